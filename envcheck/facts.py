@@ -1,0 +1,117 @@
+"""The facts document: what the node-side probe prints, what `envcheck check` builds from flags,
+what `--save` writes and `envcheck check FILE` reads. Plain JSON-able dicts, one schema.
+
+Every key is optional: `check --cuda 10.0` gives a document with only the toolkit in it, and a
+rule that needs a fact it does not have says nothing. A fact the probe could not read is None
+(or missing) and, where it had raw text, that text is kept under "raw" so nothing is lost.
+
+    {
+      "schema": 1,
+      "origin": "probe" | "flags",
+      "hostname": str, "machine_id": str,
+      "os": {"name": str, "version": str, "kernel": str, "arch": str},
+      "python": {"version": "3.7.3", "executable": str},
+      "driver": {"version": "410.48" | None, "source": "nvml"|"nvidia-smi"|"proc"|None,
+                 "cuda": "10.0" | None,            # max CUDA the driver supports (nvidia-smi header)
+                 "error": str | None, "raw": str | None},
+      "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0" | None,
+                "memory_mib": int | None, "uuid": str | None, "pci_bus_id": str | None}],
+      "cuda": {
+        "toolkits": [{"path": "/usr/local/cuda-10.0", "version": "10.0.130" | None,
+                      "source": "version.json"|"version.txt"|"nvcc", "raw": str | None}],
+        "symlink": {"path": "/usr/local/cuda", "target": "/usr/local/cuda-10.0" | None},
+        "nvcc": {"path": str | None, "version": "10.0.130" | None},   # the nvcc first on PATH
+        "version": "10.0.130" | None,   # the toolkit in use (nvcc on PATH, else CUDA_HOME, else symlink)
+      },
+      "cudnn": {
+        "version": "7.6.5" | None,       # the system cuDNN in use (header next to the toolkit in use)
+        "headers": [{"path": str, "version": "7.6.5" | None}],
+        "libs": [{"path": str, "version": "7.6.5" | None}],        # from `ldconfig -p` / toolkit lib64
+      },
+      "packages": {"torch": {"version": "1.1.0+cu100", "location": str}, "torchvision": {...},
+                   "torchaudio": {...}, "nvidia-cudnn-cu12": {...}, "nvidia-nccl-cu12": {...}, ...},
+      "torch": {                          # derived: what torch is and which CUDA it was built for
+        "version": "1.1.0", "local": "cu100" | "cpu" | None,
+        "cuda": "10.0" | None, "cuda_source": "local-tag"|"deep"|"pypi-default"|"flag"|None,
+      },
+      "deep": {  # only with --deep: facts read by importing torch
+        "torch_cuda": "10.0", "cudnn": 7605, "nccl": "2.4.8", "cuda_available": bool,
+        "device_count": int, "arch_list": ["sm_37", ...], "ops": [{"device": 0, "ok": bool, "error": str}],
+        "error": str | None,
+      },
+      "nccl": {"version": "2.4.8" | None, "source": "torch"|"libnccl"|"wheel"|None},
+      "gcc": {"version": "7.5.0" | None, "path": str | None},
+      "env": {"PATH": str, "LD_LIBRARY_PATH": str, "CUDA_HOME": str, "CUDA_PATH": str,
+              "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
+                                                   # over SSH that is the NON-interactive environment
+      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"]}],
+      "errors": [str],                    # what the probe could not do, in one line each
+    }
+
+Rules read facts through the accessors below, never by digging, so the schema lives here once.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+Facts = Dict[str, Any]
+
+SCHEMA = 1
+
+
+def _get(facts: Facts, *path: str) -> Any:
+    cur: Any = facts
+    for p in path:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(p)
+    return cur
+
+
+def driver_version(f: Facts) -> Optional[str]:
+    return _get(f, "driver", "version")
+
+
+def gpus(f: Facts) -> List[Dict[str, Any]]:
+    return list(_get(f, "gpus") or [])
+
+
+def cuda_version(f: Facts) -> Optional[str]:
+    """The toolkit in use."""
+    return _get(f, "cuda", "version")
+
+
+def cuda_toolkits(f: Facts) -> List[Dict[str, Any]]:
+    return list(_get(f, "cuda", "toolkits") or [])
+
+
+def cudnn_version(f: Facts) -> Optional[str]:
+    return _get(f, "cudnn", "version")
+
+
+def package_version(f: Facts, name: str) -> Optional[str]:
+    return _get(f, "packages", name, "version")
+
+
+def torch_version(f: Facts) -> Optional[str]:
+    return _get(f, "torch", "version")
+
+
+def torch_cuda(f: Facts) -> Optional[str]:
+    return _get(f, "torch", "cuda")
+
+
+def python_version(f: Facts) -> Optional[str]:
+    return _get(f, "python", "version")
+
+
+def gcc_version(f: Facts) -> Optional[str]:
+    return _get(f, "gcc", "version")
+
+
+def env(f: Facts) -> Dict[str, str]:
+    return dict(_get(f, "env") or {})
+
+
+def nccl_version(f: Facts) -> Optional[str]:
+    return _get(f, "nccl", "version")

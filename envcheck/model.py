@@ -1,0 +1,69 @@
+"""Plain data shared by every part of the controller: findings and their severities."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+_SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2}
+
+COMPONENTS = (
+    "driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio",
+    "gpu", "python", "gcc", "env", "nccl",
+    # fleet-level findings (issue 3) that concern the host itself rather than one component
+    "host",
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing that is wrong (or worth knowing) and how to fix it.
+
+    message names the error the user would otherwise meet ("CUDA driver version is insufficient");
+    fix is the exact command or change; source is the URL of the fact the rule relied on.
+    """
+
+    severity: str
+    code: str
+    component: str
+    message: str
+    fix: str = ""
+    source: str = ""
+    host: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity {self.severity!r} not in {SEVERITIES}")
+        if self.component not in COMPONENTS:
+            raise ValueError(f"component {self.component!r} not in {COMPONENTS}")
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        if d["host"] is None:
+            del d["host"]
+        return d
+
+
+def sort_findings(findings: List[Finding]) -> List[Finding]:
+    return sorted(findings, key=lambda f: (_SEVERITY_RANK[f.severity], f.component, f.code))
+
+
+def has_errors(findings: List[Finding]) -> bool:
+    return any(f.severity == ERROR for f in findings)
+
+
+@dataclass
+class HostResult:
+    """What an audit learnt about one host: its facts and findings, or why it could not."""
+
+    host: str
+    facts: Optional[Dict[str, Any]] = None
+    findings: List[Finding] = field(default_factory=list)
+    error: Optional[str] = None  # set when the host could not be audited (unreachable, auth, timeout …)
+
+    @property
+    def reachable(self) -> bool:
+        return self.error is None

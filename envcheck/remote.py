@@ -1,0 +1,153 @@
+"""The transport interface every orchestration module (audit, install, allreduce, doctor) codes
+against, the local implementation (no SSH: `envcheck audit` with no hosts), and bounded fan-out.
+
+The SSH implementation lives in envcheck/hosts.py, the only module that imports Fabric/paramiko.
+Failures are data: run() never raises for a remote-side problem; it returns a RunResult whose
+`error` says why the command could not run (unreachable, auth, host key, timeout).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
+
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass
+class RunResult:
+    host: str
+    command: str
+    exit_code: Optional[int]  # None when the command did not run to an exit
+    stdout: str = ""
+    stderr: str = ""
+    error: Optional[str] = None  # why it could not run or finish: one line
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.exit_code == 0
+
+    def tail(self, lines: int = 20) -> str:
+        text = (self.stderr or "") + ("\n" if self.stderr and self.stdout else "") + (self.stdout or "")
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+class Remote:
+    """One host we can run commands on. Subclasses: LocalRemote here, SSHRemote in hosts.py."""
+
+    name: str = "?"
+    is_local: bool = False
+
+    def run(self, command: str, *, stdin: Union[str, bytes, None] = None,
+            timeout: float = DEFAULT_TIMEOUT, env: Optional[Mapping[str, str]] = None) -> RunResult:
+        """Run `command` through the host's /bin/sh (non-interactive). `env` values are exported
+        before it, quoted. Never raises for a remote-side failure: see RunResult.error."""
+        raise NotImplementedError
+
+    def put(self, local_path: str, remote_path: str,
+            progress: Optional[Callable[[int, int], None]] = None) -> None:
+        """Copy a file to the host (SFTP over SSH; a copy locally). Raises RemoteError."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "Remote":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalRemote(Remote):
+    """This machine, through subprocess. Used when a command is given no hosts."""
+
+    is_local = True
+
+    def __init__(self, name: str = "localhost"):
+        self.name = name
+
+    def run(self, command: str, *, stdin: Union[str, bytes, None] = None,
+            timeout: float = DEFAULT_TIMEOUT, env: Optional[Mapping[str, str]] = None) -> RunResult:
+        full_env = dict(os.environ)
+        if env:
+            full_env.update(env)
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        start = time.monotonic()
+        # own process group so a timeout kills the whole tree, not only the shell
+        proc = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc.pid)
+            out, err = proc.communicate()
+            return RunResult(self.name, command, None, _dec(out), _dec(err),
+                             error=f"timed out after {timeout:g} s", duration=time.monotonic() - start)
+        return RunResult(self.name, command, proc.returncode, _dec(out), _dec(err),
+                         duration=time.monotonic() - start)
+
+    def put(self, local_path: str, remote_path: str,
+            progress: Optional[Callable[[int, int], None]] = None) -> None:
+        import shutil
+
+        from envcheck.errors import RemoteError
+        try:
+            tmp = remote_path + ".envcheck-part"
+            shutil.copyfile(local_path, tmp)
+            os.replace(tmp, remote_path)
+        except OSError as e:
+            raise RemoteError(f"{self.name}: cannot copy {local_path} to {remote_path}: {e.strerror}") from e
+        if progress:
+            size = os.path.getsize(remote_path)
+            progress(size, size)
+
+
+def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _dec(b: Optional[bytes]) -> str:
+    return (b or b"").decode("utf-8", "replace")
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def fan_out(items: Sequence[T], fn: Callable[[T], R], forks: int = 32,
+            on_done: Optional[Callable[[T, Union[R, BaseException]], None]] = None
+            ) -> List[Union[R, BaseException]]:
+    """Call fn on every item with at most `forks` running at once; results in input order.
+
+    An exception from fn becomes that item's result (failures are data); the others go on.
+    fn itself must bound its time (every Remote.run has a timeout), so this never waits forever.
+    """
+    results: Dict[int, Union[R, BaseException]] = {}
+    lock = threading.Lock()
+
+    def one(i: int) -> None:
+        try:
+            r: Union[R, BaseException] = fn(items[i])
+        except BaseException as e:  # noqa: BLE001 - reported per item, never lost
+            r = e
+        with lock:
+            results[i] = r
+        if on_done:
+            on_done(items[i], r)
+
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(forks, len(items)))) as pool:
+        list(pool.map(one, range(len(items))))
+    return [results[i] for i in range(len(items))]

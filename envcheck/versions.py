@@ -1,0 +1,108 @@
+"""The one place versions are parsed and compared.
+
+Driver and toolkit versions compare numerically field by field: as strings "535.104.05" sorts
+below "535.86.10", which is wrong. Missing trailing fields count as 0 ("12.4" == "12.4.0").
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional, Tuple
+
+from envcheck.errors import VersionError
+
+Key = Tuple[int, ...]
+
+_NUMERIC = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
+
+
+def vkey(text: str, what: str = "version") -> Key:
+    """'535.104.05' -> (535, 104, 5). Raises VersionError naming `what` on garbage."""
+    if text is None:
+        raise VersionError(f"{what}: no version given", f"give {what} as digits and dots, e.g. 12.4")
+    m = _NUMERIC.match(str(text))
+    if not m:
+        raise VersionError(f"{what}: cannot parse version {text!r}", f"give {what} as digits and dots, e.g. 12.4")
+    return tuple(int(p) for p in m.group(1).split("."))
+
+
+def _pad(a: Key, b: Key) -> Tuple[Key, Key]:
+    n = max(len(a), len(b))
+    return a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
+
+
+def compare(a: str, b: str) -> int:
+    """-1, 0 or 1, numerically field by field; '12.4' == '12.4.0'."""
+    ka, kb = _pad(vkey(a), vkey(b))
+    return (ka > kb) - (ka < kb)
+
+
+def at_least(a: str, b: str) -> bool:
+    return compare(a, b) >= 0
+
+
+def major(text: str) -> int:
+    return vkey(text)[0]
+
+
+def major_minor(text: str) -> str:
+    k = vkey(text) + (0,)
+    return f"{k[0]}.{k[1]}"
+
+
+def same_prefix(a: str, b: str, fields: int) -> bool:
+    """Whether a and b agree in their first `fields` numeric fields (missing fields are 0)."""
+    ka, kb = _pad(vkey(a), vkey(b))
+    return ka[:fields] == kb[:fields]
+
+
+def cu_tag_to_version(tag: str) -> Optional[str]:
+    """'cu100' -> '10.0', 'cu92' -> '9.2', 'cu121' -> '12.1', 'cu130' -> '13.0'; 'cpu' -> None."""
+    m = re.fullmatch(r"cu(\d+)", tag.strip().lower())
+    if not m:
+        return None
+    digits = m.group(1)
+    if len(digits) < 2:
+        return None
+    return f"{int(digits[:-1])}.{digits[-1]}"
+
+
+def version_to_cu_tag(cuda: str) -> str:
+    """'10.0' -> 'cu100', '9.0' -> 'cu90', '12.1' -> 'cu121'."""
+    k = vkey(cuda, "CUDA version") + (0,)
+    return f"cu{k[0]}{k[1]}"
+
+
+def parse_torch(text: str) -> Tuple[str, Optional[str]]:
+    """'1.1.0+cu100' -> ('1.1.0', 'cu100'); '2.3.1' -> ('2.3.1', None); '2.1.0+cpu' -> ('2.1.0', 'cpu').
+
+    The local tag is returned as written (lower case); callers map it with cu_tag_to_version().
+    """
+    if text is None or not str(text).strip():
+        raise VersionError("torch: no version given", "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
+    s = str(text).strip()
+    public, _, local = s.partition("+")
+    vkey(public, "torch")
+    if local and not re.fullmatch(r"[A-Za-z0-9.]+", local):
+        raise VersionError(f"torch: cannot parse local version tag {local!r} in {s!r}",
+                           "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
+    # nightlies and release candidates: keep the X.Y.Z part only
+    m = re.match(r"^(\d+(?:\.\d+)*)", public)
+    return (m.group(1) if m else public), (local.lower() or None)
+
+
+def parse_compute_capability(text: str) -> Tuple[int, int]:
+    """'sm_86' | '8.6' | '86' | 'compute_90' | 'sm_90a' -> (8, 6) / (9, 0)."""
+    s = str(text).strip().lower()
+    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)\.(\d+)", s)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    m = re.fullmatch(r"(?:sm_|compute_)?(\d{2,3})[a-z]?", s)
+    if m:
+        d = m.group(1)
+        return int(d[:-1]), int(d[-1])
+    raise VersionError(f"GPU: cannot parse compute capability {text!r}",
+                       "give --gpu as a model name (A100), sm_XY or X.Y")
+
+
+def cc_str(cc: Tuple[int, int]) -> str:
+    return f"{cc[0]}.{cc[1]}"
