@@ -1,0 +1,37 @@
+"""Shared test helpers. The simulated cluster fixture lives in tests/cluster/ (issue 3)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def envcheck_exe() -> str:
+    """The installed console script next to this interpreter (a venv's bin/), else on PATH."""
+    cand = Path(sys.executable).parent / "envcheck"
+    if cand.exists():
+        return str(cand)
+    found = shutil.which("envcheck")
+    if not found:
+        pytest.skip("the envcheck console script is not installed (pip install .)")
+    return found
+
+
+def run_cli(*args: str, env=None, input=None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run the installed `envcheck` console script as a user would."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    return subprocess.run([envcheck_exe(), *args], capture_output=True, text=True, env=full_env,
+                          input=input, timeout=timeout)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
