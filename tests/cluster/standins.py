@@ -242,3 +242,49 @@ def plant_python_package(host, name: str, version: str, python: str = "/usr/bin/
         host.write_file(f"{site}/torch/__init__.py",
                         "raise ImportError('simulated torch install: metadata and torch/version.py only')\n")
     return site
+
+
+# ---- fake libnvidia-ml.so.1 (tests/cluster/fake_nvml.c), so NVML callers (ctypes or the real
+# nvidia-ml-py binding) get the same driver and GPUs as the nvidia-smi stand-in ------------------
+_NVML_C = __import__("pathlib").Path(__file__).with_name("fake_nvml.c")
+NVML_ERRORS = {"not_loaded": 9, "mismatch": 18}
+
+
+def build_fake_nvml(out_dir) -> str:
+    """Compile fake_nvml.c once into out_dir (a directory the hosts can see, e.g. cluster.base)."""
+    import subprocess
+    from pathlib import Path
+    so = Path(out_dir) / "libnvidia-ml.so.1"
+    if not so.exists():
+        tmp = so.with_suffix(".tmp")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Wno-format-truncation",
+                        "-o", str(tmp), str(_NVML_C)], check=True, capture_output=True, text=True)
+        tmp.rename(so)
+    return str(so)
+
+
+def set_nvml(host, driver: Optional[str], gpus: Optional[Sequence[dict]] = None,
+             cuda: Optional[str] = None, fail: Optional[str] = None) -> None:
+    """Install the fake libnvidia-ml.so.1 in the host's /usr/local/lib (ldconfig'd in its private
+    /etc/ld.so.cache) with these values; driver None removes it. fail: "not_loaded" | "mismatch"."""
+    if driver is None:
+        host.run_local("rm -f /usr/local/lib/libnvidia-ml.so.1 /usr/local/share/envcheck-sim/nvml.conf; ldconfig")
+        return
+    so = build_fake_nvml(host.cluster.base)
+    cuda = cuda if cuda is not None else driver_max_cuda(driver)
+    cuda_int = int(cuda.split(".")[0]) * 1000 + int(cuda.split(".")[1]) * 10 if cuda else 0
+    lines = [f"driver={driver}", f"cuda={cuda_int}"]
+    if fail:
+        lines.append(f"fail={NVML_ERRORS[fail]}")
+    for g in (gpus if gpus is not None else gpu_list("V100", 1)):
+        lines.append(f"gpu={g['name']}|{g['memory_mib']}|{g['compute_cap']}|{g['uuid']}|{g['pci_bus_id']}")
+    host.write_file("/usr/local/share/envcheck-sim/nvml.conf", "\n".join(lines) + "\n")
+    host.run_local(f"cp {shlex.quote(so)} /usr/local/lib/libnvidia-ml.so.1 && ldconfig")
+
+
+def plant_driver(host, driver: Optional[str], gpus: Optional[Sequence[dict]] = None,
+                 cuda: Optional[str] = None, nvml: bool = True) -> None:
+    """Both driver stand-ins at once, agreeing: nvidia-smi and (nvml=True) libnvidia-ml.so.1."""
+    set_driver(host, driver, gpus, cuda)
+    if nvml:
+        set_nvml(host, driver, gpus, cuda)

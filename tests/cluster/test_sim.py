@@ -110,3 +110,21 @@ def test_sweeper_removes_leftovers_of_a_dead_run(cluster_factory):
     assert c.id in sim.sweep_stale()
     assert subprocess.run(["ip", "link", "show", c.bridge], capture_output=True).returncode != 0
     c.closed = True
+
+
+def test_fake_libnvidia_ml_serves_the_real_nvidia_ml_py_binding_on_a_node(trio):
+    pynvml = pytest.importorskip("pynvml")
+    import sys
+    h = trio[1]
+    standins.set_nvml(h, "535.104.05", standins.gpu_list("A100", 2))
+    code = ("import pynvml as n; n.nvmlInit(); h = n.nvmlDeviceGetHandleByIndex(1); "
+            "print(n.nvmlSystemGetDriverVersion(), n.nvmlSystemGetCudaDriverVersion(), n.nvmlDeviceGetCount(), "
+            "n.nvmlDeviceGetName(h), n.nvmlDeviceGetCudaComputeCapability(h), n.nvmlDeviceGetMemoryInfo(h).total >> 20)")
+    # the test interpreter (which has nvidia-ml-py) is exposed read-only on every node
+    r = trio.ssh(h, f"{sys.executable} -c '{code}'")
+    assert r.stdout.strip() == "535.104.05 12020 2 NVIDIA A100-SXM4-40GB (8, 0) 40960", r.stderr
+    standins.set_nvml(h, "535.104.05", fail="mismatch")
+    r = trio.ssh(h, f"{sys.executable} -c 'import pynvml as n; n.nvmlInit()'")
+    assert "NVMLError_LibRmVersionMismatch" in r.stderr
+    other = trio.ssh(trio[0], f"{sys.executable} -c 'import pynvml as n; n.nvmlInit()'")
+    assert "NVML Shared Library Not Found" in other.stderr  # the library exists on node02 only
