@@ -9,6 +9,7 @@ Formats follow /work/shared/compat-facts/cuda-driver-facts.md §5 (nvidia-smi he
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from typing import Dict, List, Optional, Sequence
 
@@ -248,6 +249,7 @@ def plant_python_package(host, name: str, version: str, python: str = "/usr/bin/
 # nvidia-ml-py binding) get the same driver and GPUs as the nvidia-smi stand-in ------------------
 _NVML_C = __import__("pathlib").Path(__file__).with_name("fake_nvml.c")
 NVML_ERRORS = {"not_loaded": 9, "mismatch": 18}
+_BUILD_LOCK = __import__("threading").Lock()  # per_host_setup runs on many hosts at once
 
 
 def build_fake_nvml(out_dir) -> str:
@@ -255,11 +257,12 @@ def build_fake_nvml(out_dir) -> str:
     import subprocess
     from pathlib import Path
     so = Path(out_dir) / "libnvidia-ml.so.1"
-    if not so.exists():
-        tmp = so.with_suffix(".tmp")
-        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Wno-format-truncation",
-                        "-o", str(tmp), str(_NVML_C)], check=True, capture_output=True, text=True)
-        tmp.rename(so)
+    with _BUILD_LOCK:
+        if not so.exists():
+            tmp = so.with_name(f".libnvidia-ml.{os.getpid()}.tmp")
+            subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Wno-format-truncation",
+                            "-o", str(tmp), str(_NVML_C)], check=True, capture_output=True, text=True)
+            tmp.rename(so)
     return str(so)
 
 
