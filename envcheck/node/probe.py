@@ -22,6 +22,11 @@ import subprocess
 import sys
 import time
 
+if sys.version_info < (3, 6):  # this file stays ASCII and parseable by 2.7 so it can say so
+    sys.stderr.write("envcheck probe: needs Python >= 3.6, this is %s (%s); point "
+                     "--node-python at a newer interpreter\n" % (platform.python_version(), sys.executable))
+    sys.exit(3)
+
 TIMEOUT = 15.0       # seconds for any one command (--timeout)
 DEEP_FACTOR = 12     # --deep gets 12x that: CUDA init on many GPUs can be slow
 ERRORS = []
@@ -139,7 +144,7 @@ def parse_cudnn_header(text):
 
 
 def parse_ldconfig(text):
-    """`ldconfig -p` -> [{"name": "libcudnn.so.7", "path": "/usr/lib/…/libcudnn.so.7"}]."""
+    """`ldconfig -p` -> [{"name": "libcudnn.so.7", "path": "/usr/lib/x86_64-linux-gnu/libcudnn.so.7"}]."""
     libs = []
     for line in (text or "").splitlines():
         m = re.match(r"^\s+(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)\s*$", line)
@@ -270,7 +275,7 @@ def collect_driver():
         driver["source"] = "nvml"
     except ImportError:
         why.append("nvidia-ml-py (pynvml) not installed")
-    except Exception as e:  # NVMLError_LibraryNotFound, DriverNotLoaded, version mismatch …
+    except Exception as e:  # NVMLError_LibraryNotFound, DriverNotLoaded, version mismatch ...
         why.append("NVML: %s" % (str(e) or type(e).__name__))
     if driver["source"] is None:
         smi = which("nvidia-smi", ["/usr/bin", "/usr/local/bin"])
