@@ -14,8 +14,10 @@ from typing import Optional
 
 from envcheck.errors import RemoteError
 from envcheck.facts import SCHEMA, Facts
+from envcheck.matrix import Matrix
 from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult
+from envcheck.rules import evaluate
 
 PROBE_PATH = Path(__file__).resolve().parent / "node" / "probe.py"
 
@@ -25,7 +27,13 @@ EXIT_NOT_FOUND = 127        # what sh says when the interpreter is not there
 
 
 class ProbeError(RemoteError):
-    """The probe could not run on a host, or did not print a facts document (exit code 3)."""
+    """The probe could not run on a host, or did not print a facts document (exit code 3).
+    `reason` is the message without the host, for tables that name the host already."""
+
+    def __init__(self, host: str, reason: str, fix: Optional[str] = None):
+        super().__init__(f"{host}: {reason}", fix)
+        self.host = host
+        self.reason = reason
 
 
 def probe_source() -> str:
@@ -33,7 +41,7 @@ def probe_source() -> str:
     try:
         return PROBE_PATH.read_text(encoding="utf-8")
     except OSError as e:  # a broken install, not a host problem
-        raise ProbeError(f"cannot read the probe {PROBE_PATH}: {e.strerror}",
+        raise ProbeError("localhost", f"cannot read the probe {PROBE_PATH}: {e.strerror}",
                          "reinstall envcheck (pip install --force-reinstall envcheck)") from e
 
 
@@ -65,20 +73,20 @@ def run_probe(remote: Remote, *, deep: bool = False, node_python: Optional[str] 
 def parse_probe_result(host: str, result: RunResult, node_python: Optional[str] = None) -> Facts:
     """The facts in a finished probe run, or ProbeError saying why there are none."""
     if result.error:
-        raise ProbeError(f"{host}: probe did not run: {result.error}")
+        raise ProbeError(host, f"probe did not run: {result.error}")
     if result.exit_code == EXIT_NOT_FOUND:
         which = node_python or "python3 (or python)"
-        raise ProbeError(f"{host}: {which} not found: {_tail(result.stderr, 2)}",
+        raise ProbeError(host, f"{which} not found: {_tail(result.stderr, 2)}",
                          "install python3 on the node, or name its interpreter with --node-python PATH")
     if result.exit_code != 0:
-        raise ProbeError(f"{host}: probe crashed (exit {result.exit_code}): "
+        raise ProbeError(host, f"probe crashed (exit {result.exit_code}): "
                          f"{_tail(result.stderr or result.stdout)}")
     facts = _last_json_object(result.stdout)
     if facts is None:
-        raise ProbeError(f"{host}: probe printed no JSON: {_head(result.stdout) or '(nothing)'}"
+        raise ProbeError(host, f"probe printed no JSON: {_head(result.stdout) or '(nothing)'}"
                          + (f"; stderr: {_tail(result.stderr)}" if result.stderr.strip() else ""))
     if facts.get("schema") != SCHEMA:
-        raise ProbeError(f"{host}: probe printed facts of schema {facts.get('schema')!r}, "
+        raise ProbeError(host, f"probe printed facts of schema {facts.get('schema')!r}, "
                          f"this envcheck reads schema {SCHEMA}", "use the same envcheck version everywhere")
     return facts
 
@@ -88,9 +96,20 @@ def probe_host(remote: Remote, *, deep: bool = False, node_python: Optional[str]
     """run_probe() for fan-out: a failure becomes the HostResult's error, never an exception."""
     try:
         facts = run_probe(remote, deep=deep, node_python=node_python, timeout=timeout)
+    except ProbeError as e:
+        return HostResult(host=remote.name, error=e.reason + (f" (fix: {e.fix})" if e.fix else ""))
     except RemoteError as e:
         return HostResult(host=remote.name, error=e.one_line())
     return HostResult(host=remote.name, facts=facts)
+
+
+def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
+               node_python: Optional[str] = None, timeout: Optional[float] = None) -> HostResult:
+    """Probe one host and judge its facts with the rules; never raises for a host problem."""
+    result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
+    if result.facts is not None:
+        result.findings = evaluate(result.facts, matrix)
+    return result
 
 
 def _last_json_object(stdout: str) -> Optional[Facts]:

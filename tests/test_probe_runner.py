@@ -117,7 +117,8 @@ def test_probe_host_turns_failure_into_data(tmp_path):
     ok = probe_host(LocalRemote("good"))
     bad = probe_host(LocalRemote("bad"), node_python="/nonexistent/python3")
     assert ok.reachable and ok.facts["schema"] == 1 and ok.error is None
-    assert not bad.reachable and bad.facts is None and bad.error.startswith("bad: ")
+    assert not bad.reachable and bad.facts is None
+    assert bad.error.startswith("/nonexistent/python3 not found") and "--node-python" in bad.error
 
 
 def test_the_command_quotes_what_reaches_the_shell():

@@ -12,6 +12,8 @@ from typing import Optional
 
 import envcheck
 
+# with a real driver, NVML/nvidia-smi answer before any stand-in could
+REAL_DRIVER = bool(os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi"))
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # the probe file that ships: the installed package's copy (the wheel), not only the checkout's
 PROBE = Path(envcheck.__file__).resolve().parent / "node" / "probe.py"

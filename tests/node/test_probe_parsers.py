@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probe_helpers import FIXTURES, load_probe
+from tests.node.probe_helpers import FIXTURES, load_probe
 
 probe = load_probe()
 SMI = FIXTURES / "nvidia-smi"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from probe_helpers import PROBE, old_pythons, plant_toolkit, stand_in_nvidia_smi, write_script
+from tests.node.probe_helpers import (PROBE, REAL_DRIVER, old_pythons, plant_toolkit,
+                                      stand_in_nvidia_smi, write_script)
 
-REAL_DRIVER = os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi")
 
 
 def run_probe(*args: str, python: str = sys.executable, env=None, timeout: float = 120):
@@ -40,7 +40,7 @@ def sandbox_env(tmp_path: Path, *path_dirs: Path, **extra: str):
     return env
 
 
-@pytest.mark.skipif(bool(REAL_DRIVER), reason="this machine has an NVIDIA driver")
+@pytest.mark.skipif(REAL_DRIVER, reason="this machine has an NVIDIA driver")
 def test_probe_on_this_gpu_less_machine_says_no_driver_and_still_reports_the_rest():
     facts = run_probe()
     assert facts["schema"] == 1 and facts["origin"] == "probe"
@@ -76,7 +76,7 @@ GENERATIONS = [
 ]
 
 
-@pytest.mark.skipif(bool(REAL_DRIVER), reason="a real driver would answer before the stand-in")
+@pytest.mark.skipif(REAL_DRIVER, reason="a real driver would answer before the stand-in")
 @pytest.mark.parametrize("generation, driver, cuda, gpus", GENERATIONS, ids=[g[0] for g in GENERATIONS])
 def test_probe_reports_exactly_what_the_driver_and_the_planted_toolkit_say(
         tmp_path, generation, driver, cuda, gpus):
@@ -110,7 +110,7 @@ def test_probe_reports_exactly_what_the_driver_and_the_planted_toolkit_say(
     assert facts["env"]["CUDA_HOME"] == str(tk)
 
 
-@pytest.mark.skipif(bool(REAL_DRIVER), reason="a real driver would answer before the stand-in")
+@pytest.mark.skipif(REAL_DRIVER, reason="a real driver would answer before the stand-in")
 def test_a_driver_library_mismatch_is_reported_with_nvidia_smis_own_words(tmp_path):
     fake_bin = tmp_path / "fakebin"
     stand_in_nvidia_smi(fake_bin, "mismatch")
@@ -164,7 +164,7 @@ def test_garbage_from_every_tool_never_crashes_the_probe_and_keeps_the_raw_text(
     assert facts["gcc"] == {"version": None, "path": str(fake_bin / "gcc")}
 
 
-@pytest.mark.skipif(bool(REAL_DRIVER), reason="a real driver would answer before the stand-in")
+@pytest.mark.skipif(REAL_DRIVER, reason="a real driver would answer before the stand-in")
 def test_a_hanging_nvidia_smi_is_killed_at_the_timeout_with_its_children(tmp_path):
     fake_bin = tmp_path / "fakebin"
     write_script(fake_bin / "nvidia-smi", "sleep 300 & sleep 300\n")  # a grandchild holds the pipe
