@@ -99,9 +99,11 @@ def suggest_ifname(nodes: Sequence[NodeFacts]) -> Optional[str]:
         for iface in n.interfaces:
             if iface["name"].startswith(NOT_BETWEEN_NODES):
                 continue
-            nets = [ipaddress.IPv4Interface(a).network for a in iface.get("addrs", [])]
+            mine = [ipaddress.IPv4Interface(a) for a in iface.get("addrs", [])]
+            # a peer address equal to our own is a look-alike (a default bridge), not the peer
             peers_in = [m for m in nodes if m is not n
-                        and any(a.ip in net for a in _addrs(m) for net in nets)]
+                        and any(a.ip in x.network and a.ip != x.ip for a in _addrs(m)
+                                for x in mine)]
             if len(peers_in) == len(nodes) - 1 and others:
                 fits.add(iface["name"])
         names = fits if names is None else names & fits
