@@ -257,7 +257,8 @@ def _analyse(report: Report, remotes: Sequence[Remote], results: List[Any], npro
             res = RunResult(r.name, "", None, error=f"{type(res).__name__}: {res}")
         recs = parse_records(res.stdout)
         per_host[r.name] = recs
-        report.logs[r.name] = res.tail(60)
+        # the launcher's stderr: every rank's log (NCCL_DEBUG output included), prefixed
+        report.logs[r.name] = "\n".join(((res.error or "") + "\n" + res.stderr).strip().splitlines()[-60:])
         report.host_status[r.name] = ("ok" if res.ok else res.error or f"exit {res.exit_code}")
         for rec in recs:
             if rec["type"] == "rank":
