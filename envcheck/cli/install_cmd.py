@@ -88,14 +88,7 @@ def run_on_nodes(o: HostOpts, fn: Callable[[Remote], NodeOutcome], json_out: boo
             msg = getattr(res, "one_line", lambda: str(res))()
             res = NodeOutcome(remote.name).fail("failed", msg)
         outcomes.append(res)
-    if json_out:
-        print_json([o.__dict__ for o in outcomes])
-    else:
-        for out in outcomes:
-            render(out)
-    codes = [EXIT_OK if out.ok else EXIT_UNREACHABLE if out.status == "unreachable" else EXIT_FINDINGS
-             for out in outcomes]
-    raise typer.Exit(max(codes) if codes else EXIT_OK)
+    finish(outcomes, json_out)
 
 
 def render(out: NodeOutcome) -> None:
@@ -139,3 +132,112 @@ def env_cmd(
     pw = sudo_password_source(sudo)
     run_on_nodes(o, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d, remove=remove,
                                        dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout), json_out)
+
+
+def upload_progress() -> Optional[Callable[[str, int, int], None]]:
+    """A one-line progress display on stderr when it is a terminal (none when piped)."""
+    if not sys.stderr.isatty():
+        return None
+    lock = threading.Lock()
+
+    def show(host: str, done: int, total: int) -> None:
+        with lock:
+            pct = 100 * done // total if total else 100
+            bar = "#" * (pct // 4)
+            sys.stderr.write(f"\r{host}: [{bar:<25}] {pct:3d}% {done / 1e6:8.1f} MB")
+            if done >= total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+    return show
+
+
+def _check_hex(value: Optional[str]) -> Optional[str]:
+    if value is None:
+        return None
+    v = value.strip().lower()
+    if len(v) != 64 or any(c not in "0123456789abcdef" for c in v):
+        raise UsageError(f"--sha256 {value!r} is not 64 hex digits", "give the runfile's full sha256 (sha256sum FILE)")
+    return v
+
+
+@app.command("install-cuda")
+@guard
+def install_cuda_cmd(
+    version: Annotated[str, typer.Argument(help="CUDA version: 10.0, 10.0.130, 12.4.1 … (X.Y = newest update).")],
+    hosts: HostsArg = None,
+    runfile: Annotated[Optional[Path], typer.Option("--runfile", metavar="PATH", help="Local runfile to upload (skipped where the node already has it).")] = None,
+    url: Annotated[Optional[str], typer.Option("--url", help="The nodes download the runfile from this URL.")] = None,
+    mirror: Annotated[Optional[str], typer.Option("--mirror", metavar="BASE", help="The nodes download BASE/<runfile name from the matrix>.")] = None,
+    sha256: Annotated[Optional[str], typer.Option("--sha256", metavar="HEX", help="Expected sha256 of the runfile (overrides the matrix).")] = None,
+    no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Skip the sha256 check (makeself's own check still runs).")] = False,
+    prefix: Annotated[str, typer.Option("--prefix", help="Install into PREFIX/cuda-X.Y, symlink PREFIX/cuda.")] = "/usr/local",
+    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory for the runfile and the installer's scratch (needs room).")] = "/var/tmp",
+    no_symlink: Annotated[bool, typer.Option("--no-symlink", help="Leave PREFIX/cuda as it is.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace another toolkit at the target; install even for an unsupported GPU.")] = False,
+    override: Annotated[bool, typer.Option("--override", help="Pass --override to the installer (gcc too new / missing).")] = False,
+    dry_run: DryRunOpt = False,
+    sudo: SudoOpt = False,
+    install_timeout: Annotated[float, typer.Option("--install-timeout", help="Seconds the download or the installer may take per node.")] = 3600.0,
+    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 120.0,
+    matrix: MatrixOpt = None, json_out: JsonOpt = False,
+) -> None:
+    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
+    from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
+    from envcheck.install.cuda_spec import toolkit_spec
+    from envcheck.matrix import load_matrix
+
+    if sum(x is not None for x in (runfile, url, mirror)) > 1:
+        raise UsageError("give only one of --runfile, --url, --mirror", "pick the source of the runfile")
+    if sha256 and no_checksum:
+        raise UsageError("--sha256 and --no-checksum contradict each other", "drop one of them")
+    spec = toolkit_spec(load_matrix(matrix), version)
+    expect = _check_hex(sha256) or (None if no_checksum else spec.sha256)
+    args = InstallArgs(prefix=prefix, tmpdir=tmpdir, symlink=not no_symlink, force=force, override=override,
+                       use_sudo=sudo, timeout=timeout, install_timeout=install_timeout, expect_sha256=expect)
+    if runfile is not None:
+        if not runfile.is_file():
+            raise UsageError(f"--runfile {runfile}: no such file", "give the path of the downloaded .run file")
+        args.runfile = str(runfile.resolve())
+        args.runfile_sha256 = sha256_file(args.runfile)
+        if expect and args.runfile_sha256 != expect:
+            src = "--sha256" if sha256 else f"the matrix's sha256 for CUDA {spec.version}"
+            raise UsageError(f"{runfile} has sha256 {args.runfile_sha256}, which does not match {src} ({expect}); not using it",
+                             "download it again; if you trust this file (a repackaged mirror copy, a test stand-in) pass --sha256 with its sha256")
+    elif url or mirror:
+        args.url = url or (mirror.rstrip("/") + "/" + spec.runfile)
+    if no_checksum:
+        typer.echo("envcheck: warning: --no-checksum: the runfile's sha256 is not checked (makeself's own check still runs)", err=True)
+    elif expect is None:
+        typer.echo(f"envcheck: warning: no sha256 known for CUDA {spec.version}; only makeself's own check protects "
+                   "the download (pass --sha256 HEX)", err=True)
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout)
+    pw = sudo_password_source(sudo)
+    remotes = open_remotes(o)
+    if not json_out:
+        typer.echo(f"CUDA {spec.version} ({spec.generation} installer) -> {args.target(spec)} on {len(remotes)} node(s)"
+                   + (" [dry run]" if dry_run else ""))
+    try:
+        outcomes = install_cuda(remotes, spec, args, dry_run=dry_run, forks=forks, password=pw,
+                                progress=None if json_out else upload_progress())
+    finally:
+        for r in remotes:
+            r.close()
+    finish(outcomes, json_out)
+
+
+def finish(outcomes: List[NodeOutcome], json_out: bool) -> None:
+    if json_out:
+        print_json([o.__dict__ for o in outcomes])
+    else:
+        for out in outcomes:
+            render(out)
+        n = {s: sum(o.status == s for o in outcomes) for s in ("changed", "would-change", "unchanged")}
+        bad = len(outcomes) - sum(n.values())
+        typer.echo(f"{n['changed']} changed, {n['would-change']} would change, {n['unchanged']} already in place, "
+                   f"{bad} refused/failed; "
+                   f"{sum(o.bytes_uploaded for o in outcomes)} bytes uploaded, "
+                   f"{sum(o.installers_run for o in outcomes)} installer run(s)")
+    codes = [EXIT_OK if o.ok else EXIT_UNREACHABLE if o.status == "unreachable" else EXIT_FINDINGS for o in outcomes]
+    raise typer.Exit(max(codes) if codes else EXIT_OK)
