@@ -57,6 +57,10 @@ def run_priv(remote: Remote, command: str, priv: Optional[Privilege], *, root: b
         line, stdin = priv.wrap(command)
         res = remote.run(line, stdin=stdin, timeout=timeout)
         res.command = command  # never keep the sudo wrapper (nor anything near the password)
+        if priv.mode.startswith("sudo") and res.exit_code == 1 and (
+                "incorrect password" in res.stderr or "a password is required" in res.stderr):
+            res.error = ("sudo refused: wrong or missing password (fix: check the password, "
+                         "ENVCHECK_SUDO_PASSWORD, or the node's sudoers rule)")
         return res
     return remote.run(command, timeout=timeout)
 

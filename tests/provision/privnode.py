@@ -84,6 +84,18 @@ class PrivateNode:
                             stdin=text)
         assert r.ok, r
 
+    def add_user(self, name: str, password: str, sudo: bool = True) -> "NsRemote":
+        """A non-root login on this node (in its private /etc), with a sudo rule that asks for the
+        password; returns a Remote that runs as that user."""
+        import shlex
+        cmds = [f"useradd -m -d /mnt/home/{name} -s /bin/bash {name}",
+                f"echo {shlex.quote(name + ':' + password)} | chpasswd"]
+        if sudo:
+            cmds.append(f"echo '{name} ALL=(ALL) ALL' > /etc/sudoers.d/{name} && chmod 440 /etc/sudoers.d/{name}")
+        r = self.sh(" && ".join(cmds))
+        assert r.ok, r
+        return NsRemote(self.proc.pid, f"{name}@{self.name}", user=name)
+
     def cli_argv(self, *args: str) -> list:
         """Run a command (e.g. the envcheck console script) inside this node's namespace."""
         return ["nsenter", "-t", str(self.proc.pid), "-m", "--", "env", "HOME=/mnt/home", f"PATH={NODE_PATH}", *args]
@@ -92,14 +104,18 @@ class PrivateNode:
 class NsRemote(Remote):
     """Remote for a PrivateNode: /bin/sh inside the namespace via nsenter (root, HOME=/mnt/home)."""
 
-    def __init__(self, pid: int, name: str):
-        self.pid, self.name = pid, name
+    def __init__(self, pid: int, name: str, user: Optional[str] = None):
+        self.pid, self.name, self.user = pid, name, user
         self._local = LocalRemote(name)
 
     def run(self, command: str, *, stdin: Union[str, bytes, None] = None,
             timeout: float = DEFAULT_TIMEOUT, env: Optional[Mapping[str, str]] = None) -> RunResult:
         import shlex
-        wrapped = f"nsenter -t {self.pid} -m -- env HOME=/mnt/home PATH={NODE_PATH} /bin/sh -c {shlex.quote(command)}"
+        if self.user:  # a login of that user, as sshd would start it
+            wrapped = (f"nsenter -t {self.pid} -m -- su -s /bin/sh {self.user} -c "
+                       + shlex.quote(f"PATH={NODE_PATH}; export PATH; {command}"))
+        else:
+            wrapped = f"nsenter -t {self.pid} -m -- env HOME=/mnt/home PATH={NODE_PATH} /bin/sh -c {shlex.quote(command)}"
         res = self._local.run(wrapped, stdin=stdin, timeout=timeout, env=env)
         res.command = command
         return res
@@ -110,9 +126,10 @@ class NsRemote(Remote):
         size = os.path.getsize(local_path)
         tmp = remote_path + ".envcheck-part"
         with open(local_path, "rb") as f:
-            r = subprocess.run(["nsenter", "-t", str(self.pid), "-m", "--", "sh", "-c",
-                                f"cat > {shlex.quote(tmp)} && mv -f {shlex.quote(tmp)} {shlex.quote(remote_path)}"],
-                               stdin=f, capture_output=True, timeout=300)
+            inner = f"cat > {shlex.quote(tmp)} && mv -f {shlex.quote(tmp)} {shlex.quote(remote_path)}"
+            argv = ["nsenter", "-t", str(self.pid), "-m", "--"] + (
+                ["su", "-s", "/bin/sh", self.user, "-c", inner] if self.user else ["sh", "-c", inner])
+            r = subprocess.run(argv, stdin=f, capture_output=True, timeout=300)
         if r.returncode != 0:
             from envcheck.errors import RemoteError
             raise RemoteError(f"{self.name}: cannot copy to {remote_path}: {r.stderr.decode().strip()}")

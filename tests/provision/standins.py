@@ -87,7 +87,7 @@ NVCC
   else printf '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "%s"\n   }\n}\n' "$VERSION" > "$tkpath/version.json"; fi
 fi
 echo "#define CUDA_VERSION @CUDAVER@" > "$tkpath/include/cuda.h"
-: > "$tkpath/lib64/libcudart.so.$VERSION"
+cp "$(dirname "$0")/libcudart.so" "$tkpath/lib64/libcudart.so.$VERSION"
 ln -sf "libcudart.so.$VERSION" "$tkpath/lib64/libcudart.so.@SOMAJOR@"
 ln -sf "libcudart.so.@SOMAJOR@" "$tkpath/lib64/libcudart.so"
 echo "[INFO]: Finished installation" >> $LOG
@@ -148,6 +148,8 @@ def cuda_runfile(dest: Path, version: str, mode: str = "ok", generation: Optiona
     inst = src / ("cuda-installer.pl" if gen == "perl" else "cuda-installer")
     inst.write_text(script)
     inst.chmod(0o755)
+    _shared_lib(src / "libcudart.so", "libcudart.so." + (f"{parts[0]}.{parts[1]}" if parts[0] <= 10 else str(parts[0])),
+                "int cudaRuntimeGetVersion(int *v) { *v = %d; return 0; }\n" % (parts[0] * 1000 + parts[1] * 10))
     (src / "EULA.txt").write_text("End User License Agreement (stand-in)\n" * 50)
     out = dest / (name or f"cuda_{version}_stand-in_linux.run")
     subprocess.run(["makeself", "--nox11", str(src), str(out), f"CUDA Toolkit {version} stand-in",
@@ -155,6 +157,16 @@ def cuda_runfile(dest: Path, version: str, mode: str = "ok", generation: Optiona
     shutil.rmtree(src)
     _patch_header(out)
     return out
+
+
+def _shared_lib(out: Path, soname: str, source: str) -> None:
+    """A real (tiny) ELF shared object with the given soname, so ldconfig and the loader treat
+    it like the real library."""
+    c = out.with_suffix(".c")
+    c.write_text(source)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(out), f"-Wl,-soname,{soname}", str(c)],
+                   check=True, capture_output=True)
+    c.unlink()
 
 
 def flip_byte(path: Path, offset_from_end: int = 200) -> None:
@@ -191,7 +203,8 @@ def cudnn_archive(dest: Path, version: str = "7.6.5.32", cuda: str = "10.0", lay
     if v[0] >= 8:
         (work / inc / "cudnn.h").write_text('#include "cudnn_version.h"\n')
     full = f"libcudnn.so.{v[0]}.{v[1]}.{v[2]}"
-    (work / lib / full).write_bytes(b"\x7fELF stand-in " + version.encode() + b"\n")
+    _shared_lib(work / lib / full, f"libcudnn.so.{v[0]}",
+                "unsigned long cudnnGetVersion(void) { return %d; }\n" % (v[0] * (10000 if v[0] >= 9 else 1000) + v[1] * 100 + v[2]))
     os.symlink(full, work / lib / f"libcudnn.so.{v[0]}")
     os.symlink(f"libcudnn.so.{v[0]}", work / lib / "libcudnn.so")
     (work / lib / "libcudnn_static.a").write_bytes(b"!<arch>\n")
