@@ -241,3 +241,49 @@ def finish(outcomes: List[NodeOutcome], json_out: bool) -> None:
                    f"{sum(o.installers_run for o in outcomes)} installer run(s)")
     codes = [EXIT_OK if o.ok else EXIT_UNREACHABLE if o.status == "unreachable" else EXIT_FINDINGS for o in outcomes]
     raise typer.Exit(max(codes) if codes else EXIT_OK)
+
+
+@app.command("install-cudnn")
+@guard
+def install_cudnn_cmd(
+    archive: Annotated[Optional[str], typer.Argument(metavar="ARCHIVE", help="cuDNN tarball as downloaded (.tgz or -archive.tar.xz).", show_default=False)] = None,
+    hosts: HostsArg = None,
+    cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="X.Y", help="Toolkit at PREFIX/cuda-X.Y.")] = None,
+    cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory (default /usr/local/cuda).")] = None,
+    remove: Annotated[bool, typer.Option("--remove", help="Undo: delete what the manifest lists, put back what it replaced.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a cuDNN that envcheck did not install (it is backed up).")] = False,
+    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory for the archive and extraction.")] = "/var/tmp",
+    dry_run: DryRunOpt = False,
+    sudo: SudoOpt = False,
+    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 600.0,
+    json_out: JsonOpt = False,
+) -> None:
+    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
+    from envcheck.install.cudnn import install_cudnn, read_archive
+    if cuda and cuda_home:
+        raise UsageError("give --cuda or --cuda-home, not both", "e.g. --cuda 12.4 or --cuda-home /usr/local/cuda-12.4")
+    home = cuda_home or (f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda")
+    hosts = list(hosts or [])
+    info = None
+    if remove:
+        if archive and not Path(archive).is_file():
+            hosts.insert(0, archive)  # `install-cudnn --remove node01`: no archive needed
+    else:
+        if not archive:
+            raise UsageError("install-cudnn: ARCHIVE is required (unless --remove)",
+                             "e.g. envcheck install-cudnn cudnn-10.0-linux-x64-v7.6.5.32.tgz node01 --cuda 10.0")
+        if not Path(archive).is_file():
+            raise UsageError(f"{archive}: no such file", "give the path of the downloaded cuDNN archive")
+        info = read_archive(str(Path(archive).resolve()))
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout)
+    pw = sudo_password_source(sudo)
+    remotes = open_remotes(o)
+    try:
+        outs = install_cudnn(remotes, info, home, forks=forks, tmpdir=tmpdir, remove=remove, force=force,
+                             dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout)
+    finally:
+        for r in remotes:
+            r.close()
+    finish(outs, json_out)

@@ -208,6 +208,7 @@ def cudnn_archive(dest: Path, version: str = "7.6.5.32", cuda: str = "10.0", lay
     os.symlink(full, work / lib / f"libcudnn.so.{v[0]}")
     os.symlink(f"libcudnn.so.{v[0]}", work / lib / "libcudnn.so")
     (work / lib / "libcudnn_static.a").write_bytes(b"!<arch>\n")
+    (work / lib / "libcudnn_static.a").chmod(0o600)  # owner-only in the tarball: must end world-readable
     out = dest / name
     with tarfile.open(out, "w:gz" if layout == "old" else "w:xz") as tar:
         tar.add(work / top, arcname=top)
