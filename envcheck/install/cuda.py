@@ -246,7 +246,7 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
         else:
             if not f.fetchers:
                 p.problems.append("neither curl nor wget on the node to fetch the runfile (fix: install one, or pass --runfile)")
-            p.steps.append(Step("fetch", f"node downloads {url} to {node_file}",
+            p.steps.append(Step("fetch", f"fetch {url} on the node into {node_file}",
                                 fetch_command(url or "", node_file, args.install_timeout),
                                 root=False, timeout=args.install_timeout + 30))
     expect = want_sha
@@ -274,11 +274,7 @@ def sha256_file(path: str) -> str:
 
 def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
     """One command. Run as the login user: it also tells whether we are root or have sudo."""
-    # the runfile dir depends on the uid, which this same command reports: use $(id -u) there
-    name = args.runfile_name(spec)
-    script = facts_script(args.target(spec), args.link(), args.tmpdir,
-                          f"{args.tmpdir.rstrip('/')}/envcheck-UID/{name}")
-    script = script.replace("envcheck-UID", "envcheck-'\"$(id -u)\"'")
+    script = facts_script(args.target(spec), args.link(), args.tmpdir.rstrip("/"), args.runfile_name(spec))
     res = remote.run(script, timeout=args.timeout)
     if not res.ok:
         raise RuntimeError(res.error or f"facts command failed: {res.tail(3)}")

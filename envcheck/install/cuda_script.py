@@ -19,10 +19,10 @@ from envcheck.install.cuda_spec import ToolkitSpec
 q = shlex.quote
 
 
-def facts_script(target: str, link: str, tmpdir: str, runfile: str) -> str:
-    """key=value lines; values that can hold anything are last on their line."""
+def facts_script(target: str, link: str, tmpdir: str, runfile_name: str) -> str:
+    """key=value lines. The runfile is looked for where install-cuda puts it: TMPDIR/envcheck-UID/."""
     return f"""
-T={q(target)}; L={q(link)}; D={q(tmpdir)}; F={q(runfile)}
+T={q(target)}; L={q(link)}; D={q(tmpdir)}; F="$D/envcheck-$(id -u)/"{q(runfile_name)}
 echo "uid=$(id -u)"
 if [ "$(id -u)" = 0 ]; then echo priv=root
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo priv=sudo-nopasswd

@@ -90,9 +90,9 @@ def read_archive(path: str) -> ArchiveInfo:
     return info
 
 
-def facts_command(cuda_home: str, node_archive: str) -> str:
+def facts_command(cuda_home: str, tmpdir: str, archive_name: str) -> str:
     return f"""
-CH={q(cuda_home)}; A={q(node_archive)}
+CH={q(cuda_home)}; A={q(tmpdir.rstrip('/'))}/envcheck-$(id -u)/{q(archive_name)}
 echo "uid=$(id -u)"
 if [ "$(id -u)" = 0 ]; then echo priv=root
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo priv=sudo-nopasswd
@@ -270,8 +270,7 @@ def cudnn_node(remote: Remote, info: Optional[ArchiveInfo], cuda_home: str, *, t
                remove: bool = False, force: bool = False, dry_run: bool = False, use_sudo: bool = False,
                password: Optional[Callable[[], str]] = None, timeout: float = 600.0) -> NodeOutcome:
     out = NodeOutcome(remote.name)
-    res = remote.run(facts_command(cuda_home, node_archive_path(tmpdir, 0, info.name if info else "-")
-                                   .replace("envcheck-0", "envcheck-'\"$(id -u)\"'")), timeout=60)
+    res = remote.run(facts_command(cuda_home, tmpdir, info.name if info else "-"), timeout=60)
     if not res.ok:
         return out.fail("unreachable" if res.error else "failed", f"facts: {res.error or res.tail(3)}")
     f = parse_facts(res.stdout)

@@ -187,3 +187,59 @@ def test_cli_refuses_a_runfile_whose_sha256_differs_from_the_matrix(cli, assets)
 def test_cli_unknown_version_names_the_nearest_known(cli):
     r = cli("install-cuda", "10.3", "--dry-run")
     assert r.returncode == 2 and "nearest known: 10.0.130, 10.1.243, 10.2.89" in r.stderr
+
+
+@pytest.fixture
+def http_assets(assets):
+    """A real HTTP server on loopback serving the stand-in runfiles (the nodes fetch them)."""
+    import functools
+    import http.server
+    import threading
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(assets[0]))
+    handler.log_message = lambda *a, **k: None
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
+def test_the_node_fetches_from_a_url_and_a_second_run_fetches_nothing(node, assets, http_assets):
+    run = assets[1]["12.4.1"]
+    a = InstallArgs(url=f"{http_assets}/{run.name}", expect_sha256=sha256_file(str(run)))
+    [out] = install_cuda([node.remote], spec("12.4.1"), a)
+    assert out.status == "changed" and out.bytes_uploaded == 0, out
+    assert node.sh(f"test -f /var/tmp/envcheck-0/{run.name}").ok
+    node.sh("rm -rf /usr/local/cuda-12.4 /usr/local/cuda")
+    [again] = install_cuda([node.remote], spec("12.4.1"), a, dry_run=True)
+    assert any("not downloading" in line for line in again.lines), again.lines
+
+
+def test_a_url_that_serves_something_else_is_refused_by_its_checksum(node, assets, http_assets):
+    a = InstallArgs(url=f"{http_assets}/{assets[1]['12.4.1-fail'].name}",
+                    expect_sha256=sha256_file(str(assets[1]["12.4.1"])))
+    [out] = install_cuda([node.remote], spec("12.4.1"), a)
+    assert out.status == "refused" and "expected" in out.error
+    assert not node.sh("test -e /usr/local/cuda-12.4").ok
+
+
+def test_a_missing_url_fails_with_the_download_error(node, http_assets):
+    a = InstallArgs(url=f"{http_assets}/no-such.run", expect_sha256="0" * 64)
+    [out] = install_cuda([node.remote], spec("12.4.1"), a)
+    assert out.status == "failed" and "fetch failed" in out.error and "404" in out.error
+
+
+def test_a_runfile_already_on_the_node_is_not_uploaded_again(node, assets):
+    run = assets[1]["12.4.1"]
+    assert install_cuda([node.remote], spec("12.4.1"), args_for(run))[0].bytes_uploaded == run.stat().st_size
+    node.sh("rm -rf /usr/local/cuda-12.4 /usr/local/cuda")
+    [out] = install_cuda([node.remote], spec("12.4.1"), args_for(run))
+    assert out.status == "changed" and out.bytes_uploaded == 0 and out.installers_run == 1
+    assert any("sha256 matches; not uploading" in line for line in out.lines)
+
+
+def test_no_symlink_leaves_an_existing_link_alone_even_though_the_installer_moves_it(node, assets):
+    install_cuda([node.remote], spec("10.0"), args_for(assets[1]["10.0"]))
+    [out] = install_cuda([node.remote], spec("12.4.1"), args_for(assets[1]["12.4.1"], symlink=False))
+    assert out.status == "changed"
+    assert node.sh("readlink /usr/local/cuda").stdout.strip() == "/usr/local/cuda-10.0"
