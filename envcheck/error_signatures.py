@@ -321,6 +321,15 @@ SIGNATURES = [
         checks=("envcheck audit HOSTS", "envcheck check --torch V --torchvision V"),
     ),
     dict(
+        id="pillow-too-new",
+        pattern=r"cannot import name '?PILLOW_VERSION'?",
+        title="Pillow too new for this torchvision",
+        cause=("torchvision < 0.5 imports PIL.PILLOW_VERSION, which Pillow 7.0 removed."),
+        fix="pip install 'pillow<7' (or a torchvision >= 0.5 with its matching torch).",
+        components=("torchvision",),
+        checks=("envcheck audit HOSTS",),
+    ),
+    dict(
         id="torch-not-cuda",
         pattern=r"Torch not compiled with CUDA enabled",
         title="A CPU-only torch is installed",

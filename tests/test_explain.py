@@ -86,6 +86,8 @@ CASES = [
      "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800602 milliseconds before "
      "timing out.", "watchdog-timeout", {"op": "ALLREDUCE", "ms": "1800602"}),
     ("AssertionError: Torch not compiled with CUDA enabled", "torch-not-cuda", {}),
+    ("    from PIL import Image, ImageOps, ImageEnhance, PILLOW_VERSION\nImportError: cannot import name "
+     "'PILLOW_VERSION' from 'PIL'", "pillow-too-new", {}),
 ]
 
 
