@@ -64,6 +64,7 @@ class DoctorReport:
     nodes: List[NodeVerdict] = field(default_factory=list)
     verdict: str = UNKNOWN
     suspects: List[str] = field(default_factory=list)    # hosts the bisection named
+    inventory: Dict[str, Dict[str, str]] = field(default_factory=dict)  # host -> key versions
     notes: List[str] = field(default_factory=list)
     duration: float = 0.0
 
@@ -75,6 +76,7 @@ class DoctorReport:
             "checks": [c.to_dict() for c in self.checks],
             "measurements": [asdict(m) for m in self.measurements],
             "suspects": list(self.suspects),
+            "inventory": {h: dict(v) for h, v in self.inventory.items()},
             "notes": list(self.notes),
             "duration": round(self.duration, 3),
         }
@@ -124,6 +126,8 @@ def from_dict(doc: Dict[str, Any]) -> DoctorReport:
         r.measurements.append(Measurement(m["name"], float(m["value"]), dict(m.get("labels") or {}),
                                           m.get("help", "")))
     r.verdict = doc.get("verdict", UNKNOWN)
+    r.suspects = list(doc.get("suspects") or [])
+    r.inventory = {h: dict(v) for h, v in (doc.get("inventory") or {}).items()}
     for n in doc.get("nodes") or []:
         r.nodes.append(NodeVerdict(n["host"], n["verdict"], list(n.get("reasons") or [])))
     return r
