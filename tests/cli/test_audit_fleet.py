@@ -130,3 +130,31 @@ def test_a_hung_host_costs_the_connect_timeout_and_the_rest_are_reported(eight, 
     assert "timed out connecting after 3 s" in hosts[2]["error"]
     assert hosts[0]["error"] is None and hosts[1]["error"] is None
     assert proc.returncode == 3 and took < 15
+
+
+def test_a_progress_bar_is_drawn_only_when_stderr_is_a_tty(eight, tmp_path):
+    import os
+    import pty
+    import subprocess
+
+    from tests.conftest import envcheck_exe
+    kh = _kh(eight, tmp_path)
+    cfg = eight.write_ssh_config(tmp_path / "ssh_config", known_hosts=kh)
+    master, slave = pty.openpty()
+    try:
+        p = subprocess.run([envcheck_exe(), "audit", "--ssh-config", str(cfg), "node0[1-3]"],
+                           stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120)
+        os.close(slave)
+        tty = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            tty += chunk
+    finally:
+        os.close(master)
+    assert b"audit [" in tty and b"3/3" in tty
+    assert "audit [" not in p.stdout and "3 host(s): 3 without errors" in p.stdout
