@@ -54,6 +54,7 @@ class SSHOptions:
     forks: int = DEFAULT_FORKS
     known_hosts: Optional[str] = None      # overrides ssh_config's UserKnownHostsFile
     nodelay: bool = True                    # TCP_NODELAY; off only to measure the difference
+    remote_kill: bool = True                # the node kills a command that outlives its timeout
     _cache: Dict[str, object] = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -320,6 +321,8 @@ class SSHRemote(Remote):
         if err:
             return RunResult(self.name, command, None, error=err, duration=time.monotonic() - start)
         full = _with_env(command, env)
+        if self.options.remote_kill:
+            full = _remote_timeout(full, timeout)
         try:
             chan = self._client.get_transport().open_session(timeout=self.options.connect_timeout)
         except Exception as e:  # noqa: BLE001
@@ -332,7 +335,10 @@ class SSHRemote(Remote):
 
         def watchdog() -> None:
             timed_out.set()
-            chan.close()  # unblocks every read below
+            try:
+                chan.close()  # unblocks every read below
+            except (EOFError, OSError, paramiko.SSHException):
+                pass  # the connection is already gone: the reads are unblocked anyway
 
         dog = threading.Timer(timeout, watchdog)
         dog.daemon = True
@@ -357,7 +363,10 @@ class SSHRemote(Remote):
             code = None
         finally:
             dog.cancel()
-            chan.close()
+            try:
+                chan.close()
+            except (EOFError, OSError, paramiko.SSHException):
+                pass
         result = RunResult(self.name, command, code, _dec(out), _dec(errb), duration=time.monotonic() - start)
         if timed_out.is_set() or code is None:
             result.exit_code = None
@@ -425,6 +434,21 @@ def _drain(recv: Callable[[int], bytes], into: List[bytes]) -> None:
 
 def _dec(parts: List[bytes]) -> str:
     return b"".join(parts).decode("utf-8", "replace")
+
+
+REMOTE_GRACE = 1.0  # the controller reports the timeout first; the node kills just after
+
+
+def _remote_timeout(command: str, timeout: float) -> str:
+    """Run `command` in the user's own shell, as before, but under coreutils `timeout` when the
+    node has it: closing the channel does not stop a remote process (sshd sends no signal to a
+    session without a pty, and ignores the SSH "signal" request), so without this a timed-out
+    command would run on. `timeout` kills its whole process group, grandchildren included.
+    The outer `sh -c` keeps this working when the login shell is csh or fish."""
+    secs = int(timeout + REMOTE_GRACE + 0.999)
+    wrapper = ('if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 %d "${SHELL:-/bin/sh}" -c "$0"; '
+               'else exec "${SHELL:-/bin/sh}" -c "$0"; fi' % secs)
+    return f"sh -c {shlex.quote(wrapper)} {shlex.quote(command)}"
 
 
 def _with_env(command: str, env: Optional[Mapping[str, str]]) -> str:

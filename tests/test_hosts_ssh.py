@@ -149,3 +149,22 @@ def test_one_exec_per_run_counted_by_sshd(four, tmp_path):
     with SSHRemote(four[0].name, _opts(four, known_hosts=str(kh))) as r:
         r.run("true")
     assert four[0].exec_count() == before + 1
+
+
+def test_a_timed_out_command_leaves_no_process_on_the_node(four, tmp_path):
+    kh = _fresh_known_hosts(four, tmp_path)
+    h = four[1]
+    with SSHRemote(h.name, _opts(four, known_hosts=str(kh))) as r:
+        res = r.run("sleep 31 & sleep 32; echo never", timeout=1)
+    assert res.error == "command timed out after 1 s"
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline and any("sleep 3" in p for p in h.processes()):
+        time.sleep(0.2)
+    assert not any("sleep 3" in p for p in h.processes()), h.processes()
+
+
+def test_exit_codes_and_the_login_shell_are_kept_under_the_remote_timeout(four, tmp_path):
+    kh = _fresh_known_hosts(four, tmp_path)
+    with SSHRemote(four[0].name, _opts(four, known_hosts=str(kh))) as r:
+        res = r.run('[[ -n "$BASH_VERSION" ]] && echo bash; exit 7')  # bash syntax: root's shell is bash
+    assert (res.exit_code, res.stdout) == (7, "bash\n")
