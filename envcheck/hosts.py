@@ -58,6 +58,14 @@ class SSHOptions:
     _cache: Dict[str, object] = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
+    def validate(self) -> None:
+        """Usage problems found before any host is contacted: one line, exit 2, not N reports."""
+        if self.identity and not os.path.isfile(os.path.expanduser(self.identity)):
+            raise UsageError(f"identity file {self.identity} does not exist", "check the --identity path")
+        if self.known_hosts and os.path.isdir(self.known_hosts):
+            raise UsageError(f"known_hosts {self.known_hosts} is a directory")
+        self.ssh_config_obj()
+
     def ssh_config_obj(self) -> paramiko.SSHConfig:
         with self._lock:
             if "cfg" not in self._cache:
@@ -464,6 +472,9 @@ def _with_env(command: str, env: Optional[Mapping[str, str]]) -> str:
 
 # ---- many hosts ----------------------------------------------------------------------------
 def make_remotes(targets: Sequence[Target], options: SSHOptions) -> List[SSHRemote]:
+    """One SSHRemote per target, sharing the options (and so one parse of ssh_config and
+    known_hosts). Raises UsageError for a bad --identity or ssh_config before any connection."""
+    options.validate()
     return [SSHRemote(t, options) for t in targets]
 
 
