@@ -376,6 +376,15 @@ class SSHRemote(Remote):
             except (EOFError, OSError, paramiko.SSHException):
                 pass
         result = RunResult(self.name, command, code, _dec(out), _dec(errb), duration=time.monotonic() - start)
+        if code == -1 and not timed_out.is_set():  # no exit status came: the session died
+            tr = self._client.get_transport() if self._client else None
+            result.exit_code = None
+            if tr is None or not tr.is_active():
+                self._drop()
+                result.error = "lost connection to the host during the command"
+            else:
+                result.error = "the remote shell was killed by a signal"
+            return result
         if timed_out.is_set() or code is None:
             result.exit_code = None
             result.error = f"command timed out after {timeout:g} s"

@@ -1,5 +1,6 @@
 """The SSH transport against real sshd processes on the simulated cluster."""
 import os
+import subprocess
 import time
 
 import pytest
@@ -168,3 +169,29 @@ def test_exit_codes_and_the_login_shell_are_kept_under_the_remote_timeout(four, 
     with SSHRemote(four[0].name, _opts(four, known_hosts=str(kh))) as r:
         res = r.run('[[ -n "$BASH_VERSION" ]] && echo bash; exit 7')  # bash syntax: root's shell is bash
     assert (res.exit_code, res.stdout) == (7, "bash\n")
+
+
+def test_a_connection_lost_mid_command_is_reported_at_once_not_as_a_timeout(four, tmp_path):
+    import signal
+    import threading
+    kh = _fresh_known_hosts(four, tmp_path)
+    h = four[3]
+
+    def kill_sessions():
+        time.sleep(0.8)
+        for pid in subprocess.run(["ip", "netns", "pids", h.ns], capture_output=True, text=True).stdout.split():
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if cmd.startswith(b"sshd: root"):  # this host's session processes, by pid
+                os.kill(int(pid), signal.SIGKILL)
+
+    t = threading.Thread(target=kill_sessions)
+    t.start()
+    start = time.monotonic()
+    with SSHRemote(h.name, _opts(four, known_hosts=str(kh))) as r:
+        res = r.run("sleep 20", timeout=15)
+    t.join()
+    assert res.error == "lost connection to the host during the command", res
+    assert time.monotonic() - start < 5
