@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.node.probe_helpers import (PROBE, REAL_DRIVER, old_pythons, plant_toolkit,
+from tests.node.probe_helpers import (PROBE, REAL_DRIVER, build_fake_nvml, old_pythons, plant_toolkit,
                                       stand_in_nvidia_smi, write_script)
 
 
@@ -243,3 +243,40 @@ def test_deep_imports_torch_in_a_child_and_reports_no_gpu_here(tmp_path):
     else:
         assert len(deep["ops"]) == torch.cuda.device_count()
     assert facts["probe"]["deep"] is True
+
+
+NVML_GPUS = [("NVIDIA A100-SXM4-80GB", "GPU-6a0f3b7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "00000000:07:00.0", (8, 0), 81920),
+             ("NVIDIA A100-SXM4-80GB", "GPU-d4c3b2a1-9f8e-7d6c-5b4a-392817160504", "00000000:0F:00.0", (8, 0), 81920)]
+
+
+def nvml_ready():
+    if REAL_DRIVER:
+        pytest.skip("a real driver would answer before the stand-in")
+    if not shutil.which("gcc"):
+        pytest.skip("gcc is needed to build the stand-in libnvidia-ml.so.1")
+    pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed for this interpreter")
+
+
+def test_driver_and_gpus_come_from_nvml_through_the_real_binding(tmp_path):
+    nvml_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "535.104.05", 12020, NVML_GPUS)
+    facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib)))
+    assert facts["driver"] == {"version": "535.104.05", "source": "nvml", "cuda": "12.2",
+                               "error": None, "raw": None}
+    assert facts["gpus"] == [
+        {"index": i, "name": n, "compute_capability": "8.0", "memory_mib": 81920, "uuid": u, "pci_bus_id": b}
+        for i, (n, u, b, _, _) in enumerate(NVML_GPUS)]
+
+
+def test_nvml_failing_falls_back_to_nvidia_smi_and_keeps_nvmls_reason(tmp_path):
+    nvml_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "535.104.05", 12020, NVML_GPUS, init_error=9)
+    fake_bin = tmp_path / "fakebin"
+    stand_in_nvidia_smi(fake_bin, "470.182.03")
+    facts = run_probe(env=sandbox_env(tmp_path, fake_bin, LD_LIBRARY_PATH=str(lib)))
+    assert (facts["driver"]["version"], facts["driver"]["source"]) == ("470.182.03", "nvidia-smi")
+    assert [g["name"] for g in facts["gpus"]] == ["Tesla T4"]
+
+    facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib)))  # and no nvidia-smi
+    assert facts["driver"]["version"] is None
+    assert facts["driver"]["error"].startswith("no NVIDIA driver found: NVML: Driver Not Loaded; ")
