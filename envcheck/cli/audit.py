@@ -10,7 +10,7 @@ from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
 from envcheck.matrix import load_matrix
 from envcheck.model import HostResult, has_errors
-from envcheck.probe_runner import audit_host
+from envcheck.probe_runner import audit_host, probe_source
 from envcheck.remote import LocalRemote
 from envcheck.report import audit_json, render_audit
 
@@ -41,9 +41,14 @@ def audit(
         help="Give up on the probe after this long (default 60, with --deep 240).")] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    show_probe: Annotated[bool, typer.Option(
+        "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
 ) -> None:
     """Probe a node and report its driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and
     environment, with what will break. Example: envcheck audit --json"""
+    if show_probe:
+        typer.echo(probe_source(), nl=False)
+        raise typer.Exit(EXIT_OK)
     if hosts:
         raise UsageError(f"auditing remote hosts ({hosts[0]} ...) is not available in this build yet",
                          "run `envcheck audit` with no hosts on each node")

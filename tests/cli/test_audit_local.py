@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from envcheck.probe_runner import probe_source
 from envcheck.rules import REGISTRY
 from tests.conftest import run_cli
 from tests.node.probe_helpers import REAL_DRIVER, plant_toolkit, stand_in_nvidia_smi
@@ -100,3 +101,9 @@ def test_deep_audit_reports_what_importing_torch_said():
     deep = doc["hosts"][0]["facts"]["deep"]
     assert deep["torch"] == torch.__version__ and deep["error"] is None
     assert doc["hosts"][0]["facts"]["probe"]["deep"] is True
+
+
+def test_show_probe_prints_exactly_the_script_that_is_shipped():
+    proc = run_cli("audit", "--show-probe")
+    assert proc.returncode == 0
+    assert proc.stdout == probe_source()
