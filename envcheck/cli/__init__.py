@@ -25,6 +25,10 @@ def _root() -> None:
 from envcheck.cli import version_cmd  # noqa: E402,F401
 from envcheck.cli import matrix_cmd  # noqa: E402,F401
 from envcheck.cli import check  # noqa: E402,F401
+from envcheck.cli import audit  # noqa: E402,F401
+from envcheck.cli import nccl_cmd  # noqa: E402,F401
+from envcheck.cli import install_cmd  # noqa: E402,F401
+from envcheck.cli import explain_cmd  # noqa: E402,F401
 
 
 def main() -> None:
