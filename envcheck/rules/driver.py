@@ -2,6 +2,7 @@
 new for an old GPU. Versions compare numerically field by field (535.104.05 > 535.86.10)."""
 from __future__ import annotations
 
+import re
 from typing import List, Optional
 
 from envcheck import facts as F
@@ -27,6 +28,8 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
         return []
     if need.release_min is None and need.family_min and at_least(driver, need.family_min):
         return []
+    if need.unconfirmed:
+        extra += f" (the matrix marks CUDA {need.cuda}'s minimum as unconfirmed)"
     newest = _newest_supported(m, driver)
     alt = f", or stay at CUDA <= {newest} which this driver fully supports" if newest else ""
     want = need.release_min or need.family_min
@@ -54,18 +57,19 @@ def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
     # only when a probe looked (the "driver" section exists) and found nothing
     if not F.has(f, "driver") or F.driver_version(f):
         return []
-    why = F.driver_error(f)
+    # the probe's error often starts with the same words; say them once
+    why = re.sub(r"^no nvidia driver found[:;,.]?\s*", "", F.driver_error(f) or "", flags=re.I)
     needs = []
     tb = torch_build(f, m)
     if tb and tb.cuda:
-        needs.append(f"torch {tb.label()} needs CUDA {tb.cuda}")
+        needs.append(f"torch {tb.label()} (CUDA {tb.cuda})")
     if F.cuda_version(f):
         needs.append(f"the CUDA {F.cuda_version(f)} toolkit")
-    ctx = f" ({'; '.join(needs)})" if needs else ""
+    ctx = f" Needed by {' and '.join(needs)}." if needs else ""
     return [Finding(
         WARNING, "driver-not-found", "driver",
-        f"No NVIDIA driver found{': ' + why if why else ''}{ctx}. GPU programs fail with 'Found no NVIDIA "
-        f"driver on your system' or {INSUFFICIENT}, and torch.cuda.is_available() is False.",
+        f"No NVIDIA driver found{' (' + why + ')' if why else ''}.{ctx} GPU programs fail with 'Found no "
+        f"NVIDIA driver on your system' or {INSUFFICIENT}, and torch.cuda.is_available() is False.",
         "install the NVIDIA driver and check that `nvidia-smi` lists the GPUs (ignore on a CPU-only machine)",
         src(m, "rn_t3"))]
 
