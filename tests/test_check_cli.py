@@ -100,3 +100,14 @@ def test_a_broken_facts_file(tmp_path):
     assert r.returncode == 2 and "not JSON" in r.stderr
     r = run_cli("check", str(tmp_path / "missing.json"))
     assert r.returncode == 2 and "cannot read" in r.stderr
+
+
+def test_every_check_option_is_documented():
+    from tests.conftest import REPO
+    doc = (REPO / "docs" / "check-and-matrix.md").read_text()
+    help_text = run_cli("check", "--help", env={"COLUMNS": "200"}).stdout
+    import re
+    opts = set(re.findall(r"(--[a-z][a-z-]+)", help_text)) - {"--help"}
+    assert {"--driver", "--torch", "--gpu", "--json", "--matrix"} <= opts
+    missing = [o for o in sorted(opts) if o not in doc]
+    assert missing == []
