@@ -178,3 +178,7 @@ def deep_arch_list(f: Facts) -> Optional[List[str]]:
 
 def deep_torch_cuda(f: Facts) -> Optional[str]:
     return _get(f, "deep", "torch_cuda")
+
+
+def interfaces(f: Facts) -> List[Dict[str, Any]]:
+    return list(_get(f, "interfaces") or [])

@@ -252,3 +252,38 @@ def test_unreadable_versions_in_probe_facts_never_raise(m):
 
 def test_every_rule_is_registered_once():
     assert len(REGISTRY) == len(set(REGISTRY)) >= 20
+
+
+IFACES = [{"name": "lo", "addrs": ["127.0.0.1/8"]}, {"name": "eth0", "addrs": ["10.0.0.5/24"]},
+          {"name": "ib0", "addrs": ["192.168.1.5/24"]}]
+
+
+def _with_env(**env):
+    base = {"PATH": "/usr/local/cuda-10.0/bin:/usr/bin", "CUDA_HOME": "/usr/local/cuda-10.0",
+            "LD_LIBRARY_PATH": "/usr/local/cuda-10.0/lib64"}
+    return probe_facts(interfaces=IFACES, env=dict(base, **env))
+
+
+@pytest.mark.parametrize("spec,ok", [("eth", True), ("eth0", True), ("=eth0", True), ("=eth", False),
+                                     ("ens", False), ("^eth,ib", False), ("^docker", True), ("ib,ens", True)])
+def test_nccl_socket_ifname_follows_nccl_syntax(m, spec, ok):
+    found = [x for x in evaluate(_with_env(NCCL_SOCKET_IFNAME=spec), m) if x.code == "nccl-ifname-missing"]
+    assert (found == []) == ok
+    if found:
+        assert found[0].severity == ERROR and found[0].component == "nccl"
+        assert "no socket interface found" in found[0].message
+
+
+def test_gloo_socket_ifname_must_be_an_exact_name(m):
+    assert not [x for x in evaluate(_with_env(GLOO_SOCKET_IFNAME="eth0"), m) if x.code == "gloo-ifname-missing"]
+    g = _one(evaluate(_with_env(GLOO_SOCKET_IFNAME="eth"), m), "gloo-ifname-missing")
+    assert "Unable to find address for: eth" in g.message
+
+
+def test_renamed_nccl_variables_on_torch_2_2_and_later(m):
+    f = _with_env(NCCL_ASYNC_ERROR_HANDLING="1")
+    assert not [x for x in evaluate(f, m) if x.code == "nccl-env-renamed"]  # torch 1.1.0: old name is right
+    f["packages"] = {"torch": {"version": "2.4.0+cu124"}}
+    f["torch"] = {"version": "2.4.0", "local": "cu124", "cuda": "12.4"}
+    w = _one(evaluate(f, m), "nccl-env-renamed")
+    assert w.severity == WARNING and "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1" in w.fix

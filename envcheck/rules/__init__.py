@@ -12,11 +12,11 @@ from envcheck.errors import VersionError
 from envcheck.facts import Facts
 from envcheck.matrix import Matrix
 from envcheck.model import Finding, sort_findings
-from envcheck.rules import cuda, cudnn, driver, env, gcc, gpu, python, torch
+from envcheck.rules import cuda, cudnn, driver, env, gcc, gpu, nccl, python, torch
 
 Rule = Callable[[Facts, Matrix], List[Finding]]
 REGISTRY: List[Rule] = [*driver.RULES, *gpu.RULES, *cuda.RULES, *cudnn.RULES, *torch.RULES,
-                        *python.RULES, *gcc.RULES, *env.RULES]
+                        *python.RULES, *gcc.RULES, *env.RULES, *nccl.RULES]
 
 
 def evaluate(facts: Facts, matrix: Matrix) -> List[Finding]:
