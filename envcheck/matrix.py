@@ -71,7 +71,7 @@ class Matrix:
                                        MatrixError naming the nearest known releases
       find_cuda(v) -> record|None      the same, None instead of raising (rules use this)
       family(major) -> record|None     the family entry (min_driver, minor_version_compat, disk_gb)
-      installer(name) -> record        the perl / binary installer generation (flags, log …)
+      installer(name) -> record        the perl / new installer generation (flags, log …)
       toolkit(v) -> record             resolve_cuda plus `family`, `installer` and `disk_gb` merged in
                                        (what provisioning needs: runfile, url, sha256, md5, flags …)
       driver_need(v) -> DriverNeed|None  per-release minimum and family minimum; for an "X.Y"
