@@ -111,3 +111,14 @@ def test_every_check_option_is_documented():
     assert {"--driver", "--torch", "--gpu", "--json", "--matrix"} <= opts
     missing = [o for o in sorted(opts) if o not in doc]
     assert missing == []
+
+
+def test_a_saved_audit_of_this_machine_is_judged_like_the_audit(tmp_path):
+    r = run_cli("audit", "--json", timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    audit = json.loads(r.stdout)
+    p = tmp_path / "audit.json"
+    p.write_text(r.stdout)
+    c = run_cli("check", str(p), "--json")
+    assert c.returncode == r.returncode
+    assert json.loads(c.stdout)["findings"] == audit["hosts"][0]["findings"]
