@@ -287,3 +287,12 @@ def test_renamed_nccl_variables_on_torch_2_2_and_later(m):
     f["torch"] = {"version": "2.4.0", "local": "cu124", "cuda": "12.4"}
     w = _one(evaluate(f, m), "nccl-env-renamed")
     assert w.severity == WARNING and "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1" in w.fix
+
+
+def test_a_distribution_cuda_dir_on_ld_library_path_is_not_called_missing(m):
+    env = {"PATH": "/usr/local/cuda-10.0/bin:/usr/bin", "CUDA_HOME": "/usr/local/cuda-10.0",
+           "LD_LIBRARY_PATH": "/usr/local/cuda-10.0/lib64:/usr/lib/cuda/lib64"}
+    assert serious(evaluate(probe_facts(env=env), m)) == []
+    env["LD_LIBRARY_PATH"] += ":/usr/local/cuda-9.2/lib64"
+    f = _one(evaluate(probe_facts(env=env), m), "env-missing-toolkit")
+    assert f.severity == WARNING and "/usr/local/cuda-9.2/lib64" in f.message

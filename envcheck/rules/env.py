@@ -29,7 +29,9 @@ def _cuda_entries(f: F.Facts) -> List[Tuple[str, str]]:
             out.append((var, env[var]))
     for var in ("PATH", "LD_LIBRARY_PATH"):
         for e in (env.get(var) or "").split(":"):
-            if e and CUDA_DIR.search(e):
+            # only where the probe looks for toolkits: the runfile's /usr/local/cuda[-X.Y];
+            # a distribution's /usr/lib/cuda is not a toolkit the probe lists
+            if e.startswith("/usr/local/cuda") and CUDA_DIR.search(e):
                 out.append((var, e))
     return out
 
