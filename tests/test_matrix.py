@@ -2,7 +2,6 @@
 copy fails with the key path of the problem (never a traceback)."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
