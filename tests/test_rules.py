@@ -296,3 +296,19 @@ def test_a_distribution_cuda_dir_on_ld_library_path_is_not_called_missing(m):
     env["LD_LIBRARY_PATH"] += ":/usr/local/cuda-9.2/lib64"
     f = _one(evaluate(probe_facts(env=env), m), "env-missing-toolkit")
     assert f.severity == WARNING and "/usr/local/cuda-9.2/lib64" in f.message
+
+
+@pytest.mark.parametrize("version,tag,cmd", [
+    ("1.1.0", "cu90", "pip install torch==1.1.0 torchvision==0.3.0"),
+    ("1.1.0", "cu100", "pip install --no-index torch==1.1.0 torchvision==0.3.0 -f "
+                       "https://download.pytorch.org/whl/cu100/torch_stable.html"),
+    ("1.7.1", "cu110", "pip install torch==1.7.1+cu110 torchvision==0.8.2+cu110 -f "
+                       "https://download.pytorch.org/whl/torch_stable.html"),
+    ("1.12.1", "cu113", "pip install torch==1.12.1+cu113 torchvision==0.13.1+cu113 --extra-index-url "
+                        "https://download.pytorch.org/whl/cu113"),
+    ("2.4.0", "cu121", "pip install torch==2.4.0 torchvision==0.19.0"),
+    ("2.4.0", "cu124", "pip install torch==2.4.0 torchvision==0.19.0 --index-url https://download.pytorch.org/whl/cu124"),
+])
+def test_install_commands_follow_each_era(m, version, tag, cmd):
+    from envcheck.rules.common import torch_install_cmd
+    assert torch_install_cmd(m, version, tag) == cmd

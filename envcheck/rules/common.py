@@ -87,8 +87,8 @@ def torch_install_cmd(m: Matrix, version: str, tag: str) -> str:
     pkgs = f"torch=={version}"
     if tv:
         pkgs += f" torchvision=={tv}"
-    if rec and rec["pypi"] == tag and k >= (2,):
-        return f"pip install {pkgs}"
+    if rec and rec["pypi"] == tag:
+        return f"pip install {pkgs}"  # plain PyPI is exactly this variant
     if k < (1, 2):
         # no +cuXYZ in these versions: only find-links without PyPI picks the right build
         return f"pip install --no-index {pkgs} -f https://download.pytorch.org/whl/{tag}/torch_stable.html"
