@@ -222,3 +222,10 @@ def test_cli_validate_takes_the_matrix_option(tmp_path):
     bad = _broken(tmp_path, "schema: 1", "schema: 2")
     r = run_cli("matrix", "validate", "--matrix", str(bad))
     assert r.returncode == 2 and "schema: unsupported schema 2" in r.stderr
+
+
+def test_a_torch_variant_must_bundle_a_known_cudnn_built_for_its_cuda(tmp_path):
+    msg = _error(_broken(tmp_path, 'cu100: {arch: cu100-1.0, cudnn: "7.4.1"', 'cu100: {arch: cu100-1.0, cudnn: "7.0.5"'))
+    assert "torch.releases[0].variants.cu100.cudnn: cuDNN 7.0.5.15 has no build for CUDA 10.0" in msg
+    msg = _error(_broken(tmp_path, 'cu100: {arch: cu100-1.0, cudnn: "7.4.1"', 'cu100: {arch: cu100-1.0, cudnn: "7.9.1"'))
+    assert "cuDNN 7.9.1 is not in cudnn.releases" in msg
