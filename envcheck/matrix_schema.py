@@ -155,7 +155,8 @@ _FAMILY_KEYS = ["major", "min_driver", "minor_version_compat", "disk_gb", "sourc
 _FAMILY_OPT = ["disk_source", "unconfirmed", "note"]
 _INSTALLER_KEYS = ["first", "last", "runs", "log", "version_file", "uninstall", "flags", "toolkit_only", "source"]
 _RELEASE_KEYS = ["version", "label", "min_driver", "installer", "runfile", "url", "gcc_max", "source", "gcc_source"]
-_RELEASE_OPT = ["bundled_driver", "runfile_bytes", "sha256", "md5", "sha256_source", "md5_source", "unconfirmed", "note"]
+_RELEASE_OPT = ["bundled_driver", "runfile_bytes", "sha256", "md5", "sha256_source", "md5_source", "gcc_broken",
+                "unconfirmed", "note"]
 
 
 def _cuda(c: _Checker, cuda: Any) -> Tuple[Set[str], Set[int]]:
@@ -218,6 +219,14 @@ def _cuda(c: _Checker, cuda: Any) -> Tuple[Set[str], Set[int]]:
         if not c.url(rel["url"], f"{p}.url").endswith("/" + runfile):
             c.fail(f"{p}.url", f"does not end with the runfile name {runfile!r}")
         c.integer(rel["gcc_max"], f"{p}.gcc_max")
+        for j, bad in enumerate(c.seq(rel.get("gcc_broken", []), f"{p}.gcc_broken")):
+            bp = f"{p}.gcc_broken[{j}]"
+            c.mapping(bad, bp, ["gcc", "error", "source"], ["unconfirmed"])
+            if c.integer(bad["gcc"], f"{bp}.gcc") > rel["gcc_max"]:  # type: ignore[operator]
+                c.fail(f"{bp}.gcc", f"gcc {bad['gcc']} is above gcc_max {rel['gcc_max']}: nvcc refuses it anyway")
+            c.string(bad["error"], f"{bp}.error")
+            c.url(bad["source"], f"{bp}.source")
+            c.unconfirmed(bad, bp, ["gcc", "error"])
         if "runfile_bytes" in rel:
             c.integer(rel["runfile_bytes"], f"{p}.runfile_bytes")
         for algo, length in (("sha256", 64), ("md5", 32)):

@@ -2,6 +2,7 @@
 copy fails with the key path of the problem (never a traceback)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,8 @@ def test_a_torch_variant_must_bundle_a_known_cudnn_built_for_its_cuda(tmp_path):
     assert "torch.releases[0].variants.cu100.cudnn: cuDNN 7.0.5.15 has no build for CUDA 10.0" in msg
     msg = _error(_broken(tmp_path, 'cu100: {arch: cu100-1.0, cudnn: "7.4.1"', 'cu100: {arch: cu100-1.0, cudnn: "7.9.1"'))
     assert "cuDNN 7.9.1 is not in cudnn.releases" in msg
+
+
+def test_a_broken_gcc_above_the_limit_is_refused(tmp_path):
+    msg = _error(_broken(tmp_path, "gcc_broken: [{gcc: 11,", "gcc_broken: [{gcc: 12,"))
+    assert re.search(r"cuda\.releases\[\d+\]\.gcc_broken\[0\]\.gcc: gcc 12 is above gcc_max 11", msg)

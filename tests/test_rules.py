@@ -312,3 +312,10 @@ def test_a_distribution_cuda_dir_on_ld_library_path_is_not_called_missing(m):
 def test_install_commands_follow_each_era(m, version, tag, cmd):
     from envcheck.rules.common import torch_install_cmd
     assert torch_install_cmd(m, version, tag) == cmd
+
+
+def test_a_gcc_that_passes_the_guard_but_is_known_to_break(m):
+    w = _one(judge(m, cuda="11.5.2", gcc="11.2.0"), "gcc-known-broken")
+    assert w.severity == WARNING and "parameter packs not expanded" in w.message and "gcc-10" in w.fix
+    assert not [x for x in judge(m, cuda="11.5.2", gcc="10.3.0") if x.component == "gcc"]
+    assert not [x for x in judge(m, cuda="11.8", gcc="11.4.0") if x.component == "gcc"]

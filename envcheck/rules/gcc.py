@@ -6,7 +6,7 @@ from typing import List
 from envcheck import facts as F
 from envcheck.errors import VersionError
 from envcheck.matrix import Matrix
-from envcheck.model import ERROR, Finding
+from envcheck.model import ERROR, WARNING, Finding
 from envcheck.rules.common import major
 
 
@@ -21,7 +21,7 @@ def gcc_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     limit = rec["gcc_max"]
     if g <= limit:
-        return []
+        return _known_broken(gcc, g, cuda, rec)
     override = (" (CUDA >= 11 also takes -allow-unsupported-compiler, at your own risk)"
                 if major(rec["version"]) >= 11 else "")
     return [Finding(ERROR, "gcc-too-new", "gcc",
@@ -29,6 +29,17 @@ def gcc_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
                     f"unsupported GNU version! gcc versions later than {limit} are not supported!'",
                     f"install gcc-{limit} g++-{limit} and build with them: export CC=gcc-{limit} CXX=g++-{limit} "
                     f"(nvcc -ccbin g++-{limit}){override}", rec["gcc_source"])]
+
+
+def _known_broken(gcc: str, g: int, cuda: str, rec: dict) -> List[Finding]:
+    for bad in rec.get("gcc_broken") or []:
+        if bad["gcc"] == g:
+            good = g - 1
+            return [Finding(WARNING, "gcc-known-broken", "gcc",
+                            f"gcc {gcc} passes CUDA {cuda}'s version check, but builds fail: \"{bad['error']}\".",
+                            f"build with gcc-{good}: export CC=gcc-{good} CXX=g++-{good} (nvcc -ccbin g++-{good})",
+                            bad["source"])]
+    return []
 
 
 RULES = [gcc_vs_toolkit]
