@@ -13,6 +13,8 @@ The audit JSON document (`envcheck audit --json`), the same for one host or many
         "findings": [{"severity", "code", "component", "message", "fix", "source"}],
       }],
       "fleet_findings": [...],    # findings about several hosts at once (drift); [] for one host
+      "drift": [{"component", "label", "values": {host: value}, "majority", "odd": [host]}],
+                                  # only with several hosts (envcheck/fleet.py); odd = not the majority
     }
 """
 from __future__ import annotations

@@ -61,11 +61,14 @@ def test_audit_table_shows_the_planted_driver_gpus_and_toolkit(tmp_path):
     assert [g["compute_capability"] for g in facts["gpus"]] == ["9.0", "9.0"]
 
 
-def test_hosts_are_refused_with_one_line_until_the_ssh_transport_lands():
-    proc = run_cli("audit", "node01", "--json")
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "node01" in proc.stderr and "not available" in proc.stderr
+def test_a_host_that_cannot_be_resolved_is_reported_not_audited_with_exit_3():
+    proc = run_cli("audit", "node01.invalid", "--json", "--connect-timeout", "3")
+    assert proc.returncode == 3, proc.stderr
+    doc = json.loads(proc.stdout)
+    (host,) = doc["hosts"]
+    assert host["host"] == "node01.invalid" and host["facts"] is None
+    assert host["error"].startswith("probe did not run: unreachable: cannot resolve node01.invalid") or \
+        "cannot resolve node01.invalid" in host["error"]
 
 
 def test_a_probe_that_cannot_run_exits_3_and_the_json_says_why():
