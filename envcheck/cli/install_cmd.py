@@ -1,0 +1,289 @@
+"""`envcheck env`, `envcheck install-cuda`, `envcheck install-cudnn`: parse, call envcheck.install,
+print each node's outcome, exit (0 all done or nothing to do, 1 refused/failed, 3 unreachable)."""
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
+from envcheck.install.common import NodeOutcome
+from envcheck.remote import LocalRemote, Remote, fan_out
+
+HostsArg = Annotated[Optional[List[str]], typer.Argument(
+    metavar="[HOSTS]...", help="Nodes as [user@]host[:port] or Slurm hostlists (node[01-04]); none: this machine.",
+    show_default=False)]
+HostsFileOpt = Annotated[Optional[Path], typer.Option("--hosts-file", metavar="FILE", help="One host per line, # comments.")]
+SshConfigOpt = Annotated[Optional[Path], typer.Option("--ssh-config", metavar="FILE", help="ssh_config to honour (default ~/.ssh/config).")]
+UserOpt = Annotated[Optional[str], typer.Option("--user", help="SSH login user for every host.")]
+PortOpt = Annotated[Optional[int], typer.Option("--port", help="SSH port for every host.")]
+IdentityOpt = Annotated[Optional[Path], typer.Option("--identity", "-i", metavar="FILE", help="SSH private key.")]
+ForksOpt = Annotated[int, typer.Option("--forks", min=1, help="Nodes worked on at once.")]
+ConnectTimeoutOpt = Annotated[float, typer.Option("--connect-timeout", help="Seconds to wait for an SSH connection.")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds any one remote command may take.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
+SudoOpt = Annotated[bool, typer.Option("--sudo", help="Use sudo on nodes where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")]
+
+
+class HostOpts:
+    def __init__(self, hosts: Optional[List[str]], hosts_file: Optional[Path], ssh_config: Optional[Path],
+                 user: Optional[str], port: Optional[int], identity: Optional[Path], forks: int,
+                 connect_timeout: float, timeout: float):
+        self.hosts, self.hosts_file, self.ssh_config = hosts or [], hosts_file, ssh_config
+        self.user, self.port, self.identity = user, port, identity
+        self.forks, self.connect_timeout, self.timeout = forks, connect_timeout, timeout
+
+
+def open_remotes(o: HostOpts) -> List[Remote]:
+    """The nodes to work on: this machine when none are named, else SSH (envcheck.hosts)."""
+    if not o.hosts and not o.hosts_file and not os.environ.get("SLURM_JOB_NODELIST"):
+        return [LocalRemote()]
+    try:
+        from envcheck import hosts as H  # the only module that imports Fabric
+    except ImportError as e:
+        raise UsageError(f"remote hosts need envcheck.hosts, which is not available ({e})",
+                         "run on the node itself with no HOSTS") from e
+    return H.open_remotes(hosts=o.hosts, hosts_file=o.hosts_file, ssh_config=o.ssh_config, user=o.user,
+                          port=o.port, identity=o.identity, connect_timeout=o.connect_timeout)
+
+
+def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
+    """Ask once, on first need, for all nodes (fan-out threads share it); never echoed."""
+    if not enabled:
+        return None
+    lock = threading.Lock()
+    cache: List[str] = []
+
+    def get() -> str:
+        with lock:
+            if not cache:
+                pw = os.environ.get("ENVCHECK_SUDO_PASSWORD")
+                if pw is None:
+                    if not sys.stdin.isatty():
+                        raise UsageError("--sudo needs a password and there is no terminal to ask on",
+                                         "set ENVCHECK_SUDO_PASSWORD, or configure NOPASSWD sudo")
+                    pw = getpass.getpass("sudo password for the nodes: ")
+                cache.append(pw)
+            return cache[0]
+    return get
+
+
+def run_on_nodes(o: HostOpts, fn: Callable[[Remote], NodeOutcome], json_out: bool) -> None:
+    remotes = open_remotes(o)
+    try:
+        results = fan_out(remotes, fn, forks=o.forks)
+    finally:
+        for r in remotes:
+            r.close()
+    outcomes: List[NodeOutcome] = []
+    for remote, res in zip(remotes, results):
+        if isinstance(res, BaseException):
+            msg = getattr(res, "one_line", lambda: str(res))()
+            res = NodeOutcome(remote.name).fail("failed", msg)
+        outcomes.append(res)
+    finish(outcomes, json_out)
+
+
+def render(out: NodeOutcome) -> None:
+    typer.echo(f"{out.host}: {out.status}" + (f" ({out.bytes_uploaded} bytes uploaded)" if out.bytes_uploaded else ""))
+    for line in out.lines:
+        for i, part in enumerate(line.splitlines()):
+            typer.echo(("  " if i == 0 else "    ") + part)
+    for p in out.problems:
+        typer.echo(f"  problem: {p}")
+    if out.error:
+        typer.echo(f"  error: {out.error}")
+    if out.log_tail:
+        typer.echo("  installer log (tail):")
+        for line in out.log_tail.splitlines():
+            typer.echo(f"    | {line}")
+
+
+@app.command("env")
+@guard
+def env_cmd(
+    hosts: HostsArg = None,
+    cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory to export, e.g. /usr/local/cuda-12.4.")] = None,
+    file: Annotated[str, typer.Option("--file", metavar="F", help="File to put the block in (default: the login user's ~/.bashrc).")] = "~/.bashrc",
+    profile_d: Annotated[bool, typer.Option("--profile-d", help="Write /etc/profile.d/envcheck-cuda.sh and /etc/ld.so.conf.d/envcheck-cuda.conf instead (login shells + the loader).")] = False,
+    remove: Annotated[bool, typer.Option("--remove", help="Take the envcheck block (or files) out again.")] = False,
+    dry_run: DryRunOpt = False,
+    sudo: SudoOpt = False,
+    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
+    json_out: JsonOpt = False,
+) -> None:
+    """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
+    from envcheck.install.envblock import env_node, render_block
+    if not remove:
+        if not cuda_home:
+            raise UsageError("env: --cuda-home is required (unless --remove)",
+                             "e.g. envcheck env node01 --cuda-home /usr/local/cuda-12.4")
+        render_block(cuda_home)  # validate before touching any node
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout)
+    pw = sudo_password_source(sudo)
+    run_on_nodes(o, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d, remove=remove,
+                                       dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout), json_out)
+
+
+def upload_progress() -> Optional[Callable[[str, int, int], None]]:
+    """A one-line progress display on stderr when it is a terminal (none when piped)."""
+    if not sys.stderr.isatty():
+        return None
+    lock = threading.Lock()
+
+    def show(host: str, done: int, total: int) -> None:
+        with lock:
+            pct = 100 * done // total if total else 100
+            bar = "#" * (pct // 4)
+            sys.stderr.write(f"\r{host}: [{bar:<25}] {pct:3d}% {done / 1e6:8.1f} MB")
+            if done >= total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+    return show
+
+
+def _check_hex(value: Optional[str]) -> Optional[str]:
+    if value is None:
+        return None
+    v = value.strip().lower()
+    if len(v) != 64 or any(c not in "0123456789abcdef" for c in v):
+        raise UsageError(f"--sha256 {value!r} is not 64 hex digits", "give the runfile's full sha256 (sha256sum FILE)")
+    return v
+
+
+@app.command("install-cuda")
+@guard
+def install_cuda_cmd(
+    version: Annotated[str, typer.Argument(help="CUDA version: 10.0, 10.0.130, 12.4.1 … (X.Y = newest update).")],
+    hosts: HostsArg = None,
+    runfile: Annotated[Optional[Path], typer.Option("--runfile", metavar="PATH", help="Local runfile to upload (skipped where the node already has it).")] = None,
+    url: Annotated[Optional[str], typer.Option("--url", help="The nodes download the runfile from this URL.")] = None,
+    mirror: Annotated[Optional[str], typer.Option("--mirror", metavar="BASE", help="The nodes download BASE/<runfile name from the matrix>.")] = None,
+    sha256: Annotated[Optional[str], typer.Option("--sha256", metavar="HEX", help="Expected sha256 of the runfile (overrides the matrix).")] = None,
+    no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Skip the sha256 check (makeself's own check still runs).")] = False,
+    prefix: Annotated[str, typer.Option("--prefix", help="Install into PREFIX/cuda-X.Y, symlink PREFIX/cuda.")] = "/usr/local",
+    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory for the runfile and the installer's scratch (needs room).")] = "/var/tmp",
+    no_symlink: Annotated[bool, typer.Option("--no-symlink", help="Leave PREFIX/cuda as it is.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace another toolkit at the target; install even for an unsupported GPU.")] = False,
+    override: Annotated[bool, typer.Option("--override", help="Pass --override to the installer (gcc too new / missing).")] = False,
+    dry_run: DryRunOpt = False,
+    sudo: SudoOpt = False,
+    install_timeout: Annotated[float, typer.Option("--install-timeout", help="Seconds the download or the installer may take per node.")] = 3600.0,
+    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 120.0,
+    matrix: MatrixOpt = None, json_out: JsonOpt = False,
+) -> None:
+    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
+    from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
+    from envcheck.install.cuda_spec import toolkit_spec
+    from envcheck.matrix import load_matrix
+
+    if sum(x is not None for x in (runfile, url, mirror)) > 1:
+        raise UsageError("give only one of --runfile, --url, --mirror", "pick the source of the runfile")
+    if sha256 and no_checksum:
+        raise UsageError("--sha256 and --no-checksum contradict each other", "drop one of them")
+    spec = toolkit_spec(load_matrix(matrix), version)
+    expect = _check_hex(sha256) or (None if no_checksum else spec.sha256)
+    args = InstallArgs(prefix=prefix, tmpdir=tmpdir, symlink=not no_symlink, force=force, override=override,
+                       use_sudo=sudo, timeout=timeout, install_timeout=install_timeout, expect_sha256=expect)
+    if runfile is not None:
+        if not runfile.is_file():
+            raise UsageError(f"--runfile {runfile}: no such file", "give the path of the downloaded .run file")
+        args.runfile = str(runfile.resolve())
+        args.runfile_sha256 = sha256_file(args.runfile)
+        if expect and args.runfile_sha256 != expect:
+            src = "--sha256" if sha256 else f"the matrix's sha256 for CUDA {spec.version}"
+            raise UsageError(f"{runfile} has sha256 {args.runfile_sha256}, which does not match {src} ({expect}); not using it",
+                             "download it again; if you trust this file (a repackaged mirror copy, a test stand-in) pass --sha256 with its sha256")
+    elif url or mirror:
+        args.url = url or (mirror.rstrip("/") + "/" + spec.runfile)
+    if no_checksum:
+        typer.echo("envcheck: warning: --no-checksum: the runfile's sha256 is not checked (makeself's own check still runs)", err=True)
+    elif expect is None:
+        typer.echo(f"envcheck: warning: no sha256 known for CUDA {spec.version}; only makeself's own check protects "
+                   "the download (pass --sha256 HEX)", err=True)
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout)
+    pw = sudo_password_source(sudo)
+    remotes = open_remotes(o)
+    if not json_out:
+        typer.echo(f"CUDA {spec.version} ({spec.generation} installer) -> {args.target(spec)} on {len(remotes)} node(s)"
+                   + (" [dry run]" if dry_run else ""))
+    try:
+        outcomes = install_cuda(remotes, spec, args, dry_run=dry_run, forks=forks, password=pw,
+                                progress=None if json_out else upload_progress())
+    finally:
+        for r in remotes:
+            r.close()
+    finish(outcomes, json_out)
+
+
+def finish(outcomes: List[NodeOutcome], json_out: bool) -> None:
+    if json_out:
+        print_json([o.__dict__ for o in outcomes])
+    else:
+        for out in outcomes:
+            render(out)
+        n = {s: sum(o.status == s for o in outcomes) for s in ("changed", "would-change", "unchanged")}
+        bad = len(outcomes) - sum(n.values())
+        typer.echo(f"{n['changed']} changed, {n['would-change']} would change, {n['unchanged']} already in place, "
+                   f"{bad} refused/failed; "
+                   f"{sum(o.bytes_uploaded for o in outcomes)} bytes uploaded, "
+                   f"{sum(o.installers_run for o in outcomes)} installer run(s)")
+    codes = [EXIT_OK if o.ok else EXIT_UNREACHABLE if o.status == "unreachable" else EXIT_FINDINGS for o in outcomes]
+    raise typer.Exit(max(codes) if codes else EXIT_OK)
+
+
+@app.command("install-cudnn")
+@guard
+def install_cudnn_cmd(
+    archive: Annotated[Optional[str], typer.Argument(metavar="ARCHIVE", help="cuDNN tarball as downloaded (.tgz or -archive.tar.xz).", show_default=False)] = None,
+    hosts: HostsArg = None,
+    cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="X.Y", help="Toolkit at PREFIX/cuda-X.Y.")] = None,
+    cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory (default /usr/local/cuda).")] = None,
+    remove: Annotated[bool, typer.Option("--remove", help="Undo: delete what the manifest lists, put back what it replaced.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a cuDNN that envcheck did not install (it is backed up).")] = False,
+    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory for the archive and extraction.")] = "/var/tmp",
+    dry_run: DryRunOpt = False,
+    sudo: SudoOpt = False,
+    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 600.0,
+    json_out: JsonOpt = False,
+) -> None:
+    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
+    from envcheck.install.cudnn import install_cudnn, read_archive
+    if cuda and cuda_home:
+        raise UsageError("give --cuda or --cuda-home, not both", "e.g. --cuda 12.4 or --cuda-home /usr/local/cuda-12.4")
+    home = cuda_home or (f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda")
+    hosts = list(hosts or [])
+    info = None
+    if remove:
+        if archive and not Path(archive).is_file():
+            hosts.insert(0, archive)  # `install-cudnn --remove node01`: no archive needed
+    else:
+        if not archive:
+            raise UsageError("install-cudnn: ARCHIVE is required (unless --remove)",
+                             "e.g. envcheck install-cudnn cudnn-10.0-linux-x64-v7.6.5.32.tgz node01 --cuda 10.0")
+        if not Path(archive).is_file():
+            raise UsageError(f"{archive}: no such file", "give the path of the downloaded cuDNN archive")
+        info = read_archive(str(Path(archive).resolve()))
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout)
+    pw = sudo_password_source(sudo)
+    remotes = open_remotes(o)
+    try:
+        outs = install_cudnn(remotes, info, home, forks=forks, tmpdir=tmpdir, remove=remove, force=force,
+                             dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout)
+    finally:
+        for r in remotes:
+            r.close()
+    finish(outs, json_out)

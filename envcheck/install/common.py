@@ -1,0 +1,93 @@
+"""What the provisioning operations share: privileges (root or sudo), running one node-side
+command with them, and the per-node outcome the CLI prints.
+
+The sudo password is handed to `sudo -S` on stdin only: never on a command line, in an
+environment variable of the remote command, in a RunResult's command, or in a log.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
+
+from envcheck.remote import DEFAULT_TIMEOUT, Remote, RunResult
+
+# `sudo -n` first: a host with NOPASSWD (or cached credentials) must not get a password on stdin
+# that the command itself would then read; and a missing rule fails at once instead of hanging.
+PRIV_FACT = ('u=$(id -u); if [ "$u" = 0 ]; then echo "priv root"; '
+             'elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo "priv sudo-nopasswd"; '
+             'elif command -v sudo >/dev/null 2>&1; then echo "priv sudo-password"; '
+             'else echo "priv none"; fi')
+
+
+@dataclass
+class Privilege:
+    """How commands that need root run on one node."""
+    mode: str                       # root | sudo-nopasswd | sudo-password | none
+    password: Optional[str] = field(default=None, repr=False)
+
+    @property
+    def is_root(self) -> bool:
+        return self.mode in ("root", "sudo-nopasswd") or (self.mode == "sudo-password" and self.password is not None)
+
+    def wrap(self, command: str) -> "tuple[str, Optional[str]]":
+        """(command line, stdin) that runs `command` as root."""
+        if self.mode == "root" or self.mode == "none":
+            return command, None
+        inner = "sh -c " + shlex.quote(command)
+        if self.mode == "sudo-nopasswd":
+            return "sudo -n -- " + inner, None
+        # -p '' keeps sudo's prompt out of the output; the password is the first stdin line
+        return "sudo -S -p '' -- " + inner, (self.password or "") + "\n"
+
+
+def privilege_from_fact(mode: str, use_sudo: bool, password_source: Optional[Callable[[], str]]) -> Privilege:
+    """The privilege to use on a node, given what PRIV_FACT printed there."""
+    if mode == "sudo-password" and use_sudo and password_source is not None:
+        return Privilege(mode, password_source())
+    if mode in ("sudo-nopasswd", "sudo-password") and not use_sudo:
+        return Privilege("none")
+    return Privilege(mode)
+
+
+def run_priv(remote: Remote, command: str, priv: Optional[Privilege], *, root: bool = True,
+             timeout: float = DEFAULT_TIMEOUT) -> RunResult:
+    """Run `command` on the node, as root when `root` (through sudo when that is how)."""
+    if root and priv is not None:
+        line, stdin = priv.wrap(command)
+        res = remote.run(line, stdin=stdin, timeout=timeout)
+        res.command = command  # never keep the sudo wrapper (nor anything near the password)
+        if priv.mode.startswith("sudo") and res.exit_code == 1 and (
+                "incorrect password" in res.stderr or "a password is required" in res.stderr):
+            res.error = ("sudo refused: wrong or missing password (fix: check the password, "
+                         "ENVCHECK_SUDO_PASSWORD, or the node's sudoers rule)")
+        return res
+    return remote.run(command, timeout=timeout)
+
+
+def parse_priv(stdout: str) -> str:
+    for line in stdout.splitlines():
+        if line.startswith("priv "):
+            return line.split(" ", 1)[1].strip()
+    return "none"
+
+
+@dataclass
+class NodeOutcome:
+    """What happened (or would happen) on one node; the CLI renders it."""
+    host: str
+    status: str = "unchanged"       # unchanged | changed | would-change | refused | failed
+    lines: List[str] = field(default_factory=list)   # plan / what was done, one item per line
+    problems: List[str] = field(default_factory=list)  # preflight refusals, all at once
+    error: Optional[str] = None
+    log_tail: str = ""
+    bytes_uploaded: int = 0
+    installers_run: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("unchanged", "changed", "would-change")
+
+    def fail(self, status: str, error: str, log_tail: str = "") -> "NodeOutcome":
+        self.status, self.error, self.log_tail = status, error, log_tail
+        return self

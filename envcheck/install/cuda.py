@@ -1,0 +1,369 @@
+"""`envcheck install-cuda`: facts (one command) -> plan (pure) -> execute, per node.
+
+Every node is planned (preflight) before ANY node is changed; a problem on one node stops all,
+with every problem of every node reported at once. --dry-run prints the plans and stops there.
+The node-side scripts are in cuda_script.py; what a release needs is in cuda_spec.py.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence
+
+from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
+from envcheck.install.cuda_script import facts_script, fetch_command, install_script, link_command
+from envcheck.install.cuda_spec import ToolkitSpec
+from envcheck.remote import Remote, fan_out
+from envcheck.versions import compare, major_minor, vkey
+
+GIB = 1024 ** 3
+
+
+@dataclass
+class InstallArgs:
+    prefix: str = "/usr/local"
+    tmpdir: str = "/var/tmp"                  # installer scratch and runfile cache: a disk, not tmpfs /tmp
+    runfile: Optional[str] = None             # local path, uploaded
+    runfile_sha256: Optional[str] = None      # of the local runfile (computed once on the controller)
+    url: Optional[str] = None                 # the node fetches it
+    expect_sha256: Optional[str] = None       # matrix or --sha256; None with --no-checksum
+    symlink: bool = True
+    force: bool = False
+    override: bool = False
+    use_sudo: bool = False
+    timeout: float = 60.0
+    install_timeout: float = 3600.0
+
+    def target(self, spec: ToolkitSpec) -> str:
+        return f"{self.prefix.rstrip('/')}/cuda-{spec.short}"
+
+    def link(self) -> str:
+        return f"{self.prefix.rstrip('/')}/cuda"
+
+    def runfile_name(self, spec: ToolkitSpec) -> str:
+        if self.runfile:
+            return os.path.basename(self.runfile)
+        if self.url:
+            return self.url.rstrip("/").rsplit("/", 1)[-1] or spec.runfile
+        return spec.runfile
+
+
+@dataclass
+class CudaFacts:
+    uid: int
+    priv: str
+    machine: str
+    tmp_free: int
+    target_free: int
+    target_exists: bool
+    version_txt: Optional[str]
+    version_json: Optional[str]
+    nvcc: Optional[str]
+    link: Optional[str]             # what /usr/local/cuda points at
+    link_kind: str                  # symlink | notlink | absent
+    gcc: Optional[str]
+    gpus: List[str]                 # "name, cc"
+    installer_log_uid: Optional[int]
+    varlog_writable: bool
+    runfile_sha256: Optional[str]   # of the runfile already on the node, if any
+    fetchers: List[str]
+
+
+def parse_facts(stdout: str) -> CudaFacts:
+    kv: Dict[str, List[str]] = {}
+    for line in stdout.splitlines():
+        k, sep, v = line.partition("=")
+        if sep and re.fullmatch(r"[a-z_0-9]+", k):
+            kv.setdefault(k, []).append(v.strip())
+    if "end" not in kv:
+        raise ValueError("the facts command did not finish: " + stdout[-200:])
+
+    def one(k: str) -> Optional[str]:
+        return kv[k][0] if k in kv and kv[k][0] != "" else None
+
+    def num(k: str) -> int:
+        try:
+            return int(one(k) or 0)
+        except ValueError:
+            return 0
+    link = one("link")
+    return CudaFacts(
+        uid=num("uid"), priv=one("priv") or "none", machine=one("machine") or "?",
+        tmp_free=num("tmp_free_kb") * 1024, target_free=num("target_free_kb") * 1024, target_exists=one("target_exists") == "1",
+        version_txt=one("version_txt"), version_json=one("version_json"), nvcc=one("nvcc"),
+        link=link, link_kind="symlink" if link else (one("link_kind") or "absent"), gcc=one("gcc"),
+        gpus=kv.get("gpu", []), installer_log_uid=int(one("installer_log_uid")) if one("installer_log_uid") else None,
+        varlog_writable=one("varlog_writable") == "1", runfile_sha256=one("runfile_sha256"),
+        fetchers=kv.get("fetch", []))
+
+
+def installed_version(f: CudaFacts) -> Optional[str]:
+    """The toolkit version at the target, from its version file (None if none)."""
+    if f.version_txt:
+        m = re.search(r"CUDA Version (\S+)", f.version_txt)
+        return m.group(1) if m else None
+    return f.version_json
+
+
+def matches(f: CudaFacts, spec: ToolkitSpec) -> bool:
+    """The target holds exactly spec.version: the version file and nvcc both agree."""
+    have = installed_version(f)
+    if not have or not f.nvcc or f.nvcc != f"release {spec.short}":
+        return False
+    if compare(have, spec.version) == 0:
+        return True
+    k = vkey(have)  # date-stamped version.json (X.Y.YYYYMMDD): only major.minor is comparable
+    return len(k) >= 3 and k[2] >= 1000 and major_minor(have) == spec.short
+
+
+@dataclass
+class Step:
+    kind: str                    # upload | fetch | install | link
+    text: str                    # what the user reads in --dry-run
+    command: Optional[str] = None
+    local: Optional[str] = None
+    remote_path: Optional[str] = None
+    size: int = 0
+    root: bool = True
+    timeout: float = 60.0
+
+
+@dataclass
+class CudaPlan:
+    host: str
+    problems: List[str] = field(default_factory=list)
+    in_place: List[str] = field(default_factory=list)
+    steps: List[Step] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    priv: Optional[Privilege] = None
+
+    @property
+    def noop(self) -> bool:
+        return not self.steps and not self.problems
+
+
+def runfile_dir(args: InstallArgs, f: CudaFacts) -> str:
+    # owned by the login user, mode 700: nobody else can swap the file that root will run
+    return f"{args.tmpdir.rstrip('/')}/envcheck-{f.uid}"
+
+
+def gpu_sm(gpu: str) -> Optional[int]:
+    m = re.search(r",\s*(\d+)\.(\d+)\s*$", gpu)
+    return int(m.group(1)) * 10 + int(m.group(2)) if m else None
+
+
+def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) -> CudaPlan:
+    """Facts + args -> problems (all of them), what is already in place, and the steps."""
+    p = CudaPlan(host)
+    target, link = args.target(spec), args.link()
+    have = installed_version(f)
+    done = f.target_exists and matches(f, spec)
+    if done:
+        p.in_place.append(f"CUDA {spec.version} installed at {target} (version file and nvcc -V agree)")
+    elif f.target_exists and not args.force:
+        what = f"CUDA {have}" if have else "something without a CUDA version file (a partial install?)"
+        p.problems.append(f"{target} already holds {what} (fix: pass --force to replace it, or remove it)")
+    if args.symlink and f.link_kind == "notlink":
+        p.problems.append(f"{link} is a real directory, not a symlink; not replacing it (fix: move it away, or pass --no-symlink)")
+    link_ok = not args.symlink or (f.link_kind == "symlink" and f.link.rstrip("/") == target)
+    if args.symlink and link_ok:
+        p.in_place.append(f"{link} -> {target}")
+    if done and link_ok:
+        return p
+
+    if f.priv == "root":
+        p.priv = Privilege("root")
+    elif args.use_sudo and f.priv in ("sudo-nopasswd", "sudo-password"):
+        p.priv = Privilege(f.priv)
+    else:
+        p.problems.append("this login is not root" + (" and has no sudo" if f.priv == "none" else "")
+                          + " (fix: log in as root, or pass --sudo)")
+    if done:  # only the symlink is missing
+        p.steps.append(Step("link", f"point {link} -> {target} (ln -sfn to a temp link + mv -T)",
+                            link_command(target, link)))
+        return p
+
+    # ---- preflight for an install ----
+    name = args.runfile_name(spec)
+    node_file = f"{runfile_dir(args, f)}/{name}"
+    want_sha = args.runfile_sha256 if args.runfile else args.expect_sha256
+    have_file = f.runfile_sha256 is not None and want_sha is not None and f.runfile_sha256 == want_sha
+    need_tmp = spec.need_tmp_bytes + (0 if have_file else spec.need_tmp_bytes // 2)
+    if f.tmp_free < need_tmp:
+        p.problems.append(f"{args.tmpdir} has {f.tmp_free / GIB:.1f} GiB free, CUDA {spec.version} needs about "
+                          f"{need_tmp / GIB:.1f} GiB there (fix: free space, or pass --tmpdir DIR on a bigger disk)")
+    if f.target_free < spec.need_target_bytes:
+        p.problems.append(f"{args.prefix} has {f.target_free / GIB:.1f} GiB free, CUDA {spec.version} needs about "
+                          f"{spec.need_target_bytes / GIB:.1f} GiB (fix: free space, or pass --prefix DIR)")
+    if not f.gcc:
+        if not args.override:
+            p.problems.append("gcc is not installed; the CUDA installer refuses to run without it "
+                              "(fix: install gcc, or pass --override)")
+    elif spec.max_gcc is not None and vkey(f.gcc)[0] > spec.max_gcc:
+        if args.override:
+            p.notes.append(f"gcc {f.gcc} is newer than CUDA {spec.short} accepts (max {spec.max_gcc}); "
+                           "--override given: the installer runs, but nvcc will refuse this gcc (use an older gcc when compiling)")
+        else:
+            p.problems.append(f"gcc {f.gcc} is newer than CUDA {spec.short} supports (max gcc {spec.max_gcc}) "
+                              f"(fix: install gcc-{spec.max_gcc} and make it the default, or pass --override)")
+    for gpu in f.gpus:
+        sm = gpu_sm(gpu)
+        if sm is not None and spec.sm and sm not in spec.sm:
+            msg = (f"GPU {gpu.split(',')[0].strip()} (sm_{sm}) is not supported by CUDA {spec.short}, "
+                   "which cannot build code for it")
+            if args.force:
+                p.notes.append(msg + "; installing anyway (--force)")
+            else:
+                p.problems.append(msg + " (fix: pick a CUDA that supports it, or pass --force)")
+    if not f.gpus:
+        p.notes.append("no GPU visible (no nvidia-smi): the architecture check was skipped")
+    if spec.generation == "new":
+        if f.installer_log_uid is not None and f.installer_log_uid != 0:
+            p.problems.append(f"/tmp/cuda-installer.log exists and belongs to uid {f.installer_log_uid}; the CUDA "
+                              "installer crashes on it (fix: rm -f /tmp/cuda-installer.log)")
+        if not f.varlog_writable and f.priv == "root":
+            p.problems.append("/var/log is not writable; the CUDA installer needs it for its log "
+                              "(fix: make /var/log writable, e.g. not a read-only file system)")
+    if f.machine not in ("x86_64", "?") and not args.runfile and not args.url:
+        p.problems.append(f"this node is {f.machine}; the matrix's runfile is for x86_64 (fix: pass --url or --runfile)")
+
+    # ---- steps ----
+    if args.runfile:
+        if have_file:
+            p.in_place.append(f"runfile {node_file} (sha256 matches; not uploading)")
+        else:
+            size = os.path.getsize(args.runfile)
+            p.steps.append(Step("upload", f"upload {args.runfile} ({size} bytes) to {node_file}",
+                                local=args.runfile, remote_path=node_file, size=size, root=False))
+    else:
+        url = args.url or spec.url
+        if not url:
+            p.problems.append(f"no download URL known for CUDA {spec.version} (fix: pass --runfile, --url or --mirror)")
+        elif have_file:
+            p.in_place.append(f"runfile {node_file} (sha256 matches; not downloading)")
+        else:
+            if not f.fetchers:
+                p.problems.append("neither curl nor wget on the node to fetch the runfile (fix: install one, or pass --runfile)")
+            p.steps.append(Step("fetch", f"fetch {url} on the node into {node_file}",
+                                fetch_command(url or "", node_file, args.install_timeout),
+                                root=False, timeout=args.install_timeout + 30))
+    expect = want_sha
+    flags = " ".join(spec.installer_flags(target, args.tmpdir, args.override))
+    text = (("verify sha256 " + expect[:16] + "…, " if expect else "no sha256 check (--no-checksum), ")
+            + f"sh {node_file} --check, then run: sh {node_file} {flags}"
+            + (f" (moving the existing {target} aside, restored on failure)" if f.target_exists else "")
+            + f"; success = version file + nvcc -V say {spec.version}")
+    p.steps.append(Step("install", text, install_script(
+        spec, runfile=node_file, target=target, link=link if args.symlink else None, tmpdir=args.tmpdir,
+        expect_sha256=expect, override=args.override, replace_existing=f.target_exists),
+        timeout=args.install_timeout))
+    if args.symlink:
+        p.steps[-1].text += f"; then point {link} -> {target}"
+    return p
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
+    """One command. Run as the login user: it also tells whether we are root or have sudo."""
+    script = facts_script(args.target(spec), args.link(), args.tmpdir.rstrip("/"), args.runfile_name(spec))
+    res = remote.run(script, timeout=args.timeout)
+    if not res.ok:
+        raise RuntimeError(res.error or f"facts command failed: {res.tail(3)}")
+    return parse_facts(res.stdout)
+
+
+def execute(remote: Remote, plan: CudaPlan, password: Optional[Callable[[], str]],
+            progress: Optional[Callable[[str, int, int], None]] = None) -> NodeOutcome:
+    out = NodeOutcome(plan.host, lines=list(plan.notes))
+    priv = privilege_from_fact(plan.priv.mode, True, password) if plan.priv else None
+    for step in plan.steps:
+        if step.kind == "upload":
+            d = step.remote_path.rsplit("/", 1)[0]
+            r = remote.run(f"mkdir -p -m 700 {_q(d)} && [ -O {_q(d)} ]", timeout=30)
+            if not r.ok:
+                return out.fail("failed", f"cannot create {d} owned by the login user: {r.error or r.tail(2)}")
+            remote.put(step.local, step.remote_path,
+                       progress=(lambda done, total: progress(plan.host, done, total)) if progress else None)
+            out.bytes_uploaded += step.size
+            out.lines.append(f"uploaded {step.size} bytes to {step.remote_path}")
+            continue
+        res = run_priv(remote, step.command, priv, root=step.root, timeout=step.timeout)
+        if step.kind == "install":
+            out.installers_run += 1
+        text = res.stdout + res.stderr
+        if not res.ok:
+            refused = re.search(r"envcheck-refused: (.*)", text)
+            failed = re.search(r"envcheck-failed: (.*)", text)
+            if refused:
+                return out.fail("refused", refused.group(1))
+            tail = text.split("--- installer output (tail) ---", 1)[1].strip() if "--- installer output" in text else ""
+            why = failed.group(1) if failed else (res.error or res.tail(5))
+            return out.fail("failed", f"{step.kind} failed: {why}; the node was left as it was", tail)
+        for m in re.finditer(r"envcheck-(installed|linked): (.*)", text):
+            out.lines.append(f"{m.group(1)} {m.group(2)}")
+    out.status = "changed"
+    return out
+
+
+def _q(s: str) -> str:
+    import shlex
+    return shlex.quote(s)
+
+
+def render_plan(plan: CudaPlan, dry_run: bool) -> NodeOutcome:
+    out = NodeOutcome(plan.host, lines=[f"already in place: {x}" for x in plan.in_place] + list(plan.notes),
+                      problems=list(plan.problems))
+    if plan.problems:
+        out.status = "refused"
+        out.error = f"{len(plan.problems)} problem(s) found in preflight; nothing was changed on any node"
+    elif plan.noop:
+        out.lines.append("nothing to do")
+    elif dry_run:
+        out.status = "would-change"
+        out.lines += [f"would {s.text}" for s in plan.steps]
+    return out
+
+
+def install_cuda(remotes: Sequence[Remote], spec: ToolkitSpec, args: InstallArgs, *, dry_run: bool = False,
+                 forks: int = 32, password: Optional[Callable[[], str]] = None,
+                 progress: Optional[Callable[[str, int, int], None]] = None) -> List[NodeOutcome]:
+    """Preflight every node, then (if all are clean and not dry_run) execute every plan."""
+    def preflight(remote: Remote) -> CudaPlan:
+        return plan_install(remote.name, gather(remote, spec, args), spec, args)
+
+    plans = fan_out(list(remotes), preflight, forks=forks)
+    outcomes: List[NodeOutcome] = []
+    for remote, p in zip(remotes, plans):
+        if isinstance(p, BaseException):
+            outcomes.append(NodeOutcome(remote.name).fail("unreachable", f"preflight failed: {p}"))
+        else:
+            outcomes.append(render_plan(p, dry_run))
+    if dry_run or any(not o.ok for o in outcomes):
+        if not dry_run:
+            for o in outcomes:
+                if o.ok:
+                    o.status, o.error = "refused", "not changed: another node failed preflight"
+        return outcomes
+    todo = [(r, p) for r, p in zip(remotes, plans) if not p.noop]
+    done = fan_out(todo, lambda rp: execute(rp[0], rp[1], password, progress), forks=forks)
+    by_host = {rp[1].host: res for rp, res in zip(todo, done)}
+    final = []
+    for o in outcomes:
+        res = by_host.get(o.host)
+        if res is None:
+            final.append(o)
+        elif isinstance(res, BaseException):
+            final.append(o.fail("failed", str(res)))
+        else:
+            res.lines = [line for line in o.lines if line.startswith("already")] + res.lines
+            final.append(res)
+    return final

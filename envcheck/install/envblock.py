@@ -1,0 +1,348 @@
+"""`envcheck env`: the marked block that puts a CUDA toolkit on PATH and LD_LIBRARY_PATH.
+
+Where the block goes (see docs/provisioning.md): by default the SSH user's ~/.bashrc, placed
+BEFORE the file's first early exit (Ubuntu's `case $- in *i*) ;; *) return;; esac`, or
+`[ -z "$PS1" ] && return`). sshd runs commands through `bash -c`, and bash sources ~/.bashrc for
+such non-interactive commands when it detects SSH (Debian/Ubuntu build bash with that switch), so
+a block above the guard is what Fabric, mpirun, pdsh and torchrun see; exports below the guard
+never reach them. /etc/profile.d is read by login shells only, so `--profile-d` additionally writes
+/etc/ld.so.conf.d (the loader reads it for every process) and says what it cannot reach.
+
+Three layers, pyinfra style:
+  fact     ENV_FACT_COMMAND -> parse_file_fact(): the file's resolved path, whether it exists,
+           its sha256 and its text, in one command.
+  plan     plan_env(fact, args) -> EnvPlan: the new text (or "nothing to do" with a reason).
+           The text editing is pure: apply_block / remove_block.
+  execute  write_command(plan): one small shell command that re-checks the sha256 (nobody edited
+           the file meanwhile), keeps a backup, writes a temp file with the original's mode and
+           owner beside it and renames it over the file (atomic).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Tuple
+
+from envcheck.errors import EnvcheckError, UsageError
+from envcheck.install.common import PRIV_FACT, NodeOutcome, Privilege, parse_priv, privilege_from_fact, run_priv
+from envcheck.remote import Remote
+
+BEGIN = "# >>> envcheck >>>"
+END = "# <<< envcheck <<<"
+BACKUP_SUFFIX = ".envcheck.bak"
+PROFILE_D_FILE = "/etc/profile.d/envcheck-cuda.sh"
+LDCONF_FILE = "/etc/ld.so.conf.d/envcheck-cuda.conf"
+
+# Lines after which a non-interactive shell may stop reading the file. The block must come first.
+_EARLY_EXIT = re.compile(
+    r"""^\s*(?:
+        case\s+"?\$-"?\s+in            # Ubuntu/Debian: case $- in *i*) ;; *) return;; esac
+      | \[\[?\s+.*\$-.*\]\]?.*\b(?:return|exit)\b   # [[ $- != *i* ]] && return
+      | \[\[?\s+.*\$\{?PS1.*\b(?:return|exit)\b      # [ -z "$PS1" ] && return
+      | (?:return|exit)\b               # a bare return/exit at top level
+    )""", re.X)
+# The comment line Ubuntu puts directly above its guard; keep it attached to the guard.
+_GUARD_COMMENT = re.compile(r"^\s*#.*(?:interactive|PS1)", re.I)
+
+
+def render_block(cuda_home: str) -> str:
+    """The block text (ends with a newline). Prepends, never overwrites: an empty variable gets no
+    stray ':' (an empty PATH entry means the current directory)."""
+    if not cuda_home.startswith("/"):
+        raise UsageError(f"--cuda-home {cuda_home!r} is not an absolute path",
+                         "give the toolkit directory, e.g. --cuda-home /usr/local/cuda-12.4")
+    h = shlex.quote(cuda_home.rstrip("/") or "/")
+    return (
+        f"{BEGIN}\n"
+        "# Managed by `envcheck env`; edit with `envcheck env --cuda-home PATH`, remove with\n"
+        "# `envcheck env --remove`. Above any interactive-only guard on purpose: non-interactive\n"
+        "# SSH commands (mpirun, torchrun, pdsh) read only this far.\n"
+        f"export CUDA_HOME={h}\n"
+        'export PATH="$CUDA_HOME/bin${PATH:+:$PATH}"\n'
+        'export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"\n'
+        f"{END}\n"
+    )
+
+
+def _lines(text: str) -> List[str]:
+    """Lines as the shell sees them: split at '\\n' only (str.splitlines also splits at \\f, \\x1c …)."""
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def find_blocks(text: str) -> List[Tuple[int, int]]:
+    """(start, end) character spans of every complete block, end including the END line's newline.
+    Raises UsageError on an unterminated or nested marker: we never guess where our block ends."""
+    spans: List[Tuple[int, int]] = []
+    pos = 0
+    start: Optional[int] = None
+    for line in _lines(text):
+        s = line.rstrip("\r\n").strip()
+        if s == BEGIN:
+            if start is not None:
+                raise UsageError(f"two '{BEGIN}' lines without '{END}' between them",
+                                 "fix the file by hand (a backup of each write is kept as *.envcheck.bak)")
+            start = pos
+        elif s == END:
+            if start is None:
+                raise UsageError(f"'{END}' without a '{BEGIN}' before it",
+                                 "fix the file by hand (a backup of each write is kept as *.envcheck.bak)")
+            spans.append((start, pos + len(line)))
+            start = None
+        pos += len(line)
+    if start is not None:
+        raise UsageError(f"'{BEGIN}' without a closing '{END}'",
+                         "fix the file by hand (a backup of each write is kept as *.envcheck.bak)")
+    return spans
+
+
+def remove_block(text: str) -> str:
+    """The text with every envcheck block taken out; every other byte kept."""
+    out, last = [], 0
+    for s, e in find_blocks(text):
+        out.append(text[last:s])
+        last = e
+    out.append(text[last:])
+    return "".join(out)
+
+
+def insertion_point(text: str) -> int:
+    """Offset where a new block goes: before the first early-exit line (and the comment directly
+    above it), else at the end. A file that does not end in a newline gets the block at the top, so
+    that removing it again gives back exactly the original bytes."""
+    lines = _lines(text)
+    offsets, pos = [], 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line)
+    for i, line in enumerate(lines):
+        if _EARLY_EXIT.match(line):
+            j = i
+            while j > 0 and _GUARD_COMMENT.match(lines[j - 1]) and not lines[j - 1].strip() == BEGIN:
+                j -= 1
+            return offsets[j]
+    if text and not text.endswith("\n"):
+        return 0
+    return len(text)
+
+
+def apply_block(text: str, block: str) -> str:
+    """Put `block` into `text`: replace ours in place when it already sits before any early exit,
+    otherwise take it out and insert it at insertion_point(). Bytes outside the block are kept."""
+    spans = find_blocks(text)
+    if len(spans) == 1:
+        s, e = spans[0]
+        guard = insertion_point(text[:s] + text[e:])
+        if s <= guard:
+            return text[:s] + block + text[e:]
+    base = remove_block(text)
+    at = insertion_point(base)
+    return base[:at] + block + base[at:]
+
+
+# ---- fact --------------------------------------------------------------------------------------
+
+def fact_command(path: str) -> str:
+    """One command: resolve the path (a dotfile symlink is edited at its target, not replaced by a
+    file), then print 'path exists sha256' and the file's text as base64."""
+    if path.startswith("/"):
+        p = shlex.quote(path)
+    else:  # ~/.bashrc or .bashrc: the remote user's home, expanded by the remote shell
+        rest = path[2:] if path.startswith("~/") else path
+        p = '"$HOME"/' + shlex.quote(rest)
+    # writable: whether the SSH user can replace the file without root (its directory is writable)
+    return (
+        f"f={p}; r=$(readlink -f -- \"$f\" 2>/dev/null || echo \"$f\"); "
+        "w=0; [ -w \"$(dirname \"$r\")\" ] && w=1; "
+        "if [ -f \"$r\" ]; then s=$(sha256sum < \"$r\" | cut -d' ' -f1); echo \"$r 1 $s $w\"; base64 < \"$r\"; "
+        "else echo \"$r 0 - $w\"; fi; echo " + FACT_SEP
+    )
+
+
+FACT_SEP = "--envcheck-file-end--"
+
+
+@dataclass
+class FileFact:
+    path: str
+    exists: bool
+    sha256: Optional[str]
+    text: str
+    writable: bool = True
+
+
+def parse_file_fact(stdout: str) -> FileFact:
+    """Parse one fact_command() answer (up to and without its FACT_SEP line)."""
+    head, _, body = stdout.strip("\n").partition("\n")
+    parts = head.rsplit(" ", 3)
+    if len(parts) != 4 or parts[1] not in ("0", "1"):
+        raise UsageError(f"unexpected answer reading the file: {head[:80]!r}")
+    path, exists, sha, writable = parts
+    data = base64.b64decode(body.replace(FACT_SEP, "")) if exists == "1" else b""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Editing a file we cannot round-trip byte for byte would risk the user's content.
+        raise UsageError(f"{path} is not UTF-8 text; not editing it", "pass --file with a text file")
+    return FileFact(path, exists == "1", sha if exists == "1" else None, text, writable == "1")
+
+
+def parse_file_facts(stdout: str) -> List[FileFact]:
+    body = "".join(line for line in stdout.splitlines(keepends=True) if not line.startswith("priv "))
+    return [parse_file_fact(c) for c in body.split(FACT_SEP + "\n") if c.strip()]
+
+
+# ---- plan --------------------------------------------------------------------------------------
+
+@dataclass
+class FileChange:
+    path: str
+    new_text: Optional[str]          # None: delete the file (ours entirely, e.g. profile.d)
+    expect_sha256: Optional[str]     # the file must still be this (None: must not exist)
+    mode: str = "0644"               # for a new file
+    after: List[str] = field(default_factory=list)   # commands after the write (ldconfig)
+    root: bool = False               # needs root (the SSH user cannot replace it)
+
+
+@dataclass
+class EnvPlan:
+    changes: List[FileChange]
+    noop_reason: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def noop(self) -> bool:
+        return not self.changes
+
+
+def plan_env(fact: FileFact, cuda_home: Optional[str], remove: bool = False) -> EnvPlan:
+    """Facts + args -> the change to make to one file, or a no-op with its reason."""
+    if remove:
+        new = remove_block(fact.text)
+        if not fact.exists or new == fact.text:
+            return EnvPlan([], f"{fact.path}: no envcheck block, nothing to remove")
+        return EnvPlan([FileChange(fact.path, new, fact.sha256, root=not fact.writable)])
+    if not cuda_home:
+        raise UsageError("env: --cuda-home is required (unless --remove)",
+                         "e.g. envcheck env node01 --cuda-home /usr/local/cuda-12.4")
+    new = apply_block(fact.text, render_block(cuda_home))
+    if fact.exists and new == fact.text:
+        return EnvPlan([], f"{fact.path}: block already in place for CUDA_HOME={cuda_home}")
+    return EnvPlan([FileChange(fact.path, new, fact.sha256, root=not fact.writable)])
+
+
+def plan_profile_d(profile: FileFact, ldconf: FileFact, cuda_home: Optional[str],
+                   remove: bool = False) -> EnvPlan:
+    """--profile-d: /etc/profile.d (login shells) + /etc/ld.so.conf.d (every process's loader).
+    Both files are entirely ours, so they are written whole or deleted."""
+    changes: List[FileChange] = []
+    if remove:
+        for f, after in ((profile, []), (ldconf, ["ldconfig"])):
+            if f.exists:
+                changes.append(FileChange(f.path, None, f.sha256, after=after, root=True))
+        return EnvPlan(changes, None if changes else "no envcheck profile.d / ld.so.conf.d files")
+    if not cuda_home:
+        raise UsageError("env: --cuda-home is required (unless --remove)",
+                         "e.g. envcheck env node01 --profile-d --cuda-home /usr/local/cuda-12.4")
+    want_profile = render_block(cuda_home)
+    want_ld = f"# managed by envcheck env\n{cuda_home.rstrip('/')}/lib64\n"
+    if profile.text != want_profile or not profile.exists:
+        changes.append(FileChange(profile.path, want_profile, profile.sha256, root=True))
+    if ldconf.text != want_ld or not ldconf.exists:
+        changes.append(FileChange(ldconf.path, want_ld, ldconf.sha256, after=["ldconfig"], root=True))
+    notes = ["/etc/profile.d is read by login shells only: a non-interactive `ssh node cmd` gets "
+             "the libraries (ld.so.conf.d) but not PATH/CUDA_HOME; use the default ~/.bashrc "
+             "block for those"]
+    return EnvPlan(changes, None if changes else f"profile.d and ld.so.conf.d already set for {cuda_home}", notes)
+
+
+# ---- execute -----------------------------------------------------------------------------------
+
+def write_command(change: FileChange) -> str:
+    """One node-side command doing the whole write. Content travels base64 on the command line
+    (it is not secret, and stdin stays free for a sudo password)."""
+    f = shlex.quote(change.path)
+    bak = shlex.quote(change.path + BACKUP_SUFFIX)
+    expect = shlex.quote(change.expect_sha256 or "-")
+    check = (
+        f"cur=-; if [ -e {f} ]; then cur=$(sha256sum < {f} | cut -d' ' -f1); fi; "
+        f"if [ \"$cur\" != {expect} ]; then echo \"envcheck: {change.path} changed while we "
+        "were planning; run again\" >&2; exit 3; fi; "
+    )
+    after = "".join(f"; {c}" for c in change.after)
+    if change.new_text is None:
+        return f"set -e; {check}cp -p {f} {bak}; rm -f {f}{after}"
+    b64 = base64.b64encode(change.new_text.encode("utf-8")).decode("ascii")
+    return (
+        f"set -e; umask 077; {check}"
+        f"d=$(dirname {f}); mkdir -p \"$d\"; "
+        f"t=$(mktemp \"$d/.envcheck.XXXXXX\"); trap 'rm -f \"$t\"' EXIT; "
+        f"echo {b64} | base64 -d > \"$t\"; "
+        f"if [ -e {f} ]; then cp -p {f} {bak}; chmod --reference={f} \"$t\"; "
+        f"chown --reference={f} \"$t\" 2>/dev/null || true; "
+        f"else chmod {change.mode} \"$t\"; fi; "
+        f"mv -f \"$t\" {f}; trap - EXIT{after}"
+    )
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---- orchestration: fact -> plan -> execute on one node -----------------------------------------
+
+def describe(change: FileChange) -> str:
+    if change.new_text is None:
+        return f"remove {change.path} (backup {change.path}{BACKUP_SUFFIX})" + \
+            "".join(f", then {c}" for c in change.after)
+    verb = "replace" if change.expect_sha256 else "create"
+    return f"{verb} {change.path} atomically (backup {change.path}{BACKUP_SUFFIX})" + \
+        "".join(f", then {c}" for c in change.after)
+
+
+def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc",
+             profile_d: bool = False, remove: bool = False, dry_run: bool = False,
+             use_sudo: bool = False, password: Optional[Callable[[], str]] = None,
+             timeout: float = 30.0) -> NodeOutcome:
+    """`envcheck env` on one node: one fact command, a pure plan, one write command per file."""
+    out = NodeOutcome(remote.name)
+    paths = [PROFILE_D_FILE, LDCONF_FILE] if profile_d else [file]
+    res = remote.run(PRIV_FACT + "; " + "; ".join(fact_command(p) for p in paths), timeout=timeout)
+    if not res.ok:
+        return out.fail("failed", f"cannot read {', '.join(paths)}: {res.error or res.tail(3)}")
+    try:
+        facts = parse_file_facts(res.stdout)
+        plan = (plan_profile_d(facts[0], facts[1], cuda_home, remove) if profile_d
+                else plan_env(facts[0], cuda_home, remove))
+    except EnvcheckError as e:
+        return out.fail("refused", f"{paths[-1]}: {e.one_line()}")
+    out.lines.extend(plan.notes)
+    if plan.noop:
+        out.lines.append(f"nothing to do: {plan.noop_reason}")
+        return out
+    priv = privilege_from_fact(parse_priv(res.stdout), use_sudo, password)
+    if any(c.root for c in plan.changes) and not priv.is_root:
+        return out.fail("refused", f"{plan.changes[0].path} needs root and this login is not root "
+                        "(fix: pass --sudo, or log in as root)")
+    for change in plan.changes:
+        if dry_run:
+            out.lines.append("would " + describe(change))
+            continue
+        r = run_priv(remote, write_command(change), priv, root=change.root, timeout=timeout)
+        if not r.ok:
+            return out.fail("failed", f"writing {change.path} failed: {r.error or r.tail(3)}")
+        out.lines.append("did " + describe(change))
+    if dry_run:
+        out.status = "would-change"
+        block = next((c.new_text for c in plan.changes if c.new_text), None)
+        if block and not remove and cuda_home:
+            out.lines.append("block:\n" + render_block(cuda_home).rstrip("\n"))
+    else:
+        out.status = "changed"
+    return out
