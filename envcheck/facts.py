@@ -8,20 +8,24 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
     {
       "schema": 1,
       "origin": "probe" | "flags",
+      "probe": {"deep": bool, "seconds": float},   # how the probe ran (probe only)
       "hostname": str, "machine_id": str,
-      "os": {"name": str, "version": str, "kernel": str, "arch": str},
-      "python": {"version": "3.7.3", "executable": str},
+      "os": {"name": str, "version": str, "pretty": str, "kernel": str, "arch": str},
+      "python": {"version": "3.7.3", "executable": str, "prefix": str},
       "driver": {"version": "410.48" | None, "source": "nvml"|"nvidia-smi"|"proc"|None,
                  "cuda": "10.0" | None,            # max CUDA the driver supports (nvidia-smi header)
-                 "error": str | None, "raw": str | None},
+                 "error": str | None, "raw": str | None,
+                 "kernel_module": "410.48" | None},  # /proc/driver/nvidia/version, when loaded
       "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0" | None,
                 "memory_mib": int | None, "uuid": str | None, "pci_bus_id": str | None}],
       "cuda": {
         "toolkits": [{"path": "/usr/local/cuda-10.0", "version": "10.0.130" | None,
-                      "source": "version.json"|"version.txt"|"nvcc", "raw": str | None}],
+                      "source": "version.json"|"version.txt"|"nvcc"|"cuda.h", "raw": str | None}],
         "symlink": {"path": "/usr/local/cuda", "target": "/usr/local/cuda-10.0" | None},
-        "nvcc": {"path": str | None, "version": "10.0.130" | None},   # the nvcc first on PATH
+        "nvcc": {"path": str | None, "version": "10.0.130" | None,   # the nvcc first on PATH
+                 "release": "10.0", "build": "10.0.130"},   # `release X.Y, VZ` (V is nvcc's own from 11.0)
         "version": "10.0.130" | None,   # the toolkit in use (nvcc on PATH, else CUDA_HOME, else symlink)
+        "in_use": {"path": str | None, "via": "PATH"|"CUDA_HOME"|"/usr/local/cuda"|None},
       },
       "cudnn": {
         "version": "7.6.5" | None,       # the system cuDNN in use (header next to the toolkit in use)
@@ -30,21 +34,25 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       },
       "packages": {"torch": {"version": "1.1.0+cu100", "location": str}, "torchvision": {...},
                    "torchaudio": {...}, "nvidia-cudnn-cu12": {...}, "nvidia-nccl-cu12": {...}, ...},
+                   # a package installed twice: the first on sys.path wins, the others are
+                   # listed under "shadows": [{"version", "location"}]
       "torch": {                          # derived: what torch is and which CUDA it was built for
         "version": "1.1.0", "local": "cu100" | "cpu" | None,
         "cuda": "10.0" | None, "cuda_source": "local-tag"|"deep"|"pypi-default"|"flag"|None,
       },
       "deep": {  # only with --deep: facts read by importing torch
-        "torch_cuda": "10.0", "cudnn": 7605, "nccl": "2.4.8", "cuda_available": bool,
-        "device_count": int, "arch_list": ["sm_37", ...], "ops": [{"device": 0, "ok": bool, "error": str}],
-        "error": str | None,
+        "torch": "1.1.0+cu100", "torch_cuda": "10.0", "cudnn": 7605, "nccl": "2.4.8",
+        "cuda_available": bool, "device_count": int, "arch_list": ["sm_37", ...],
+        "ops": [{"device": 0, "ok": bool, "error": str | None, "name": str, "capability": "7.0"}],
+        "error": str | None,           # torch could not be imported / the check crashed or hung
+        "errors": [str],               # single calls that failed (e.g. nccl on a CPU build)
       },
-      "nccl": {"version": "2.4.8" | None, "source": "torch"|"libnccl"|"wheel"|None},
+      "nccl": {"version": "2.4.8" | None, "source": "torch"|"libnccl"|"wheel"|None, "path": str},
       "gcc": {"version": "7.5.0" | None, "path": str | None},
       "env": {"PATH": str, "LD_LIBRARY_PATH": str, "CUDA_HOME": str, "CUDA_PATH": str,
               "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
                                                    # over SSH that is the NON-interactive environment
-      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"]}],
+      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None}],
       "errors": [str],                    # what the probe could not do, in one line each
     }
 

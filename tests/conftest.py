@@ -35,3 +35,9 @@ def run_cli(*args: str, env=None, input=None, timeout: float = 120) -> subproces
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# The simulated cluster (tests/cluster/README.md): fixtures `cluster_factory` (session) and
+# `make_cluster` (per test); tests that use them are marked `cluster` and skip where it cannot run.
+from tests.cluster.fixtures import cluster_factory, make_cluster  # noqa: E402,F401
+from tests.cluster.fixtures import pytest_collection_modifyitems  # noqa: E402,F401

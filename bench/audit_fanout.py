@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Fleet audit fan-out on the simulated cluster: wall time of `envcheck audit` on 1, 8 and 32
+hosts, SSH execs per host counted from each sshd's own log, versus a sequential `ssh` loop
+running the same probe; a dead (hung) host's extra cost; ansible/pyinfra only when installed.
+
+    python3 bench/audit_fanout.py            (root; uses the envcheck next to this python)
+
+Targets (issue 3): 32 hosts in <= 1.5x the time of 1; exactly 1 exec per host; a hung host
+adds no more than --connect-timeout.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.cluster import sim, standins  # noqa: E402
+
+PROBE = REPO / "envcheck" / "node" / "probe.py"
+CONNECT_TIMEOUT = 2.0
+
+
+def envcheck_cmd():
+    exe = Path(sys.executable).parent / "envcheck"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "envcheck"]
+
+
+def setup(h):
+    standins.plant_driver(h, "535.104.05", standins.gpu_list("A100", 8))
+    standins.plant_toolkit(h, "12.1.0")
+    standins.plant_cudnn(h, "8.9.7", "/usr/local/cuda-12.1")
+
+
+def execs(c):
+    return [h.exec_count() for h in c]
+
+
+def audit(c, hosts, extra=()):
+    before = execs(c)
+    t = time.perf_counter()
+    p = subprocess.run(envcheck_cmd() + ["audit", "--ssh-config", str(c.ssh_config), "--json",
+                                         "--connect-timeout", str(CONNECT_TIMEOUT), *extra, *hosts],
+                       capture_output=True, text=True, timeout=300)
+    wall = time.perf_counter() - t
+    per = [a - b for a, b in zip(execs(c), before)]
+    return wall, p.returncode, per, p.stderr.strip().splitlines()[-1:] if p.returncode not in (0, 1, 3) else []
+
+
+def ssh_loop(c, hosts):
+    before = execs(c)
+    probe = PROBE.read_text()
+    t = time.perf_counter()
+    for h in hosts:
+        subprocess.run(["ssh", "-F", str(c.ssh_config), h, "python3 -"], input=probe,
+                       capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - t
+    return wall, [a - b for a, b in zip(execs(c), before)]
+
+
+def main():
+    why = sim.available()
+    if why:
+        sys.exit(f"bench/audit_fanout: {why}")
+    if not PROBE.exists():
+        sys.exit("bench/audit_fanout: envcheck/node/probe.py is missing")
+    t = time.perf_counter()
+    c = sim.make_cluster(32, per_host_setup=setup)
+    build = time.perf_counter() - t
+    rows = []
+    try:
+        c.trust_all_host_keys()
+        names = c.names
+        audit(c, names[:1])  # warm the page cache and the interpreter once
+        for n in (1, 8, 32):
+            wall, rc, per, err = audit(c, names[:n])
+            sel = per[:n]
+            rows.append((f"envcheck audit, {n} host(s)", wall, rc,
+                         f"{min(sel)}..{max(sel)}" if sel else "-", err))
+        for n in (1, 8, 32):
+            wall, per = ssh_loop(c, names[:n])
+            rows.append((f"sequential ssh loop, {n} host(s)", wall, 0, f"{min(per[:n])}..{max(per[:n])}", []))
+        c[3].freeze_sshd()
+        try:
+            wall, rc, per, err = audit(c, names[:8])
+        finally:
+            c[3].thaw_sshd()
+        rows.append((f"envcheck audit, 8 hosts, node04 hung", wall, rc, f"{min(per[:8])}..{max(per[:8])}", err))
+        for tool in ("ansible", "pyinfra"):
+            if not shutil.which(tool):
+                rows.append((f"{tool}: not installed, skipped", float("nan"), None, "-", []))
+    finally:
+        c.close()
+
+    print(f"simulated cluster: 32 hosts built in {build:.2f} s; connect timeout {CONNECT_TIMEOUT:g} s; "
+          f"{os.cpu_count()} CPUs")
+    print(f"{'run':<42} {'wall s':>7} {'exit':>5} {'execs/host':>11}")
+    for name, wall, rc, per, err in rows:
+        print(f"{name:<42} {wall:>7.2f} {'' if rc is None else rc:>5} {per:>11}" + (f"  {err[0]}" if err else ""))
+    by = {r[0]: r[1] for r in rows}
+    one, thirty_two = by["envcheck audit, 1 host(s)"], by["envcheck audit, 32 host(s)"]
+    eight, hung = by["envcheck audit, 8 host(s)"], by["envcheck audit, 8 hosts, node04 hung"]
+    print(f"32 hosts / 1 host: {thirty_two / one:.2f}x (target <= 1.5x); "
+          f"hung host added {hung - eight:.2f} s (bound: connect timeout {CONNECT_TIMEOUT:g} s); "
+          f"sequential ssh loop / envcheck at 32: {by['sequential ssh loop, 32 host(s)'] / thirty_two:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

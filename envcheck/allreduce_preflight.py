@@ -1,0 +1,185 @@
+"""Preflight for `envcheck nccl-test`, run before any worker starts: what each node has (GPUs,
+interfaces), which interface the ranks should talk over, and whether every node reaches
+MASTER_ADDR:PORT over TCP — so a firewall or a wrong address is named in seconds instead of every
+rank waiting out the rendezvous timeout.
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import shlex
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from envcheck.remote import Remote, RunResult, fan_out
+
+# interfaces that never carry traffic between nodes (the classic wrong picks for NCCL/gloo)
+NOT_BETWEEN_NODES = ("lo", "docker", "virbr", "veth", "br-", "cni", "flannel", "kube-ipvs")
+
+
+@dataclass
+class PreflightError:
+    """Why the test cannot start; host is the node to look at (None: all of them)."""
+
+    message: str
+    host: Optional[str] = None
+    fix: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"message": self.message, "host": self.host, "fix": self.fix}
+
+
+@dataclass
+class NodeFacts:
+    host: str
+    hostname: str = ""
+    gpus: int = 0
+    interfaces: List[Dict[str, Any]] = field(default_factory=list)
+    free_port: Optional[int] = None
+    error: Optional[str] = None
+
+
+def parse_json_line(text: str) -> Optional[Dict[str, Any]]:
+    """The last JSON object line of a node command's stdout (stray banners before it ignored)."""
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                return obj
+    return None
+
+
+def node_cmd(python: str, mode: str, *args: Any) -> str:
+    """The launcher fed on stdin to the node's interpreter: nothing is left on the node."""
+    return " ".join([shlex.quote(python), "-", mode] + [shlex.quote(str(a)) for a in args])
+
+
+def gather_facts(remotes: Sequence[Remote], python: str, launcher_src: str, timeout: float,
+                 forks: int) -> List[NodeFacts]:
+    def one(r: Remote) -> NodeFacts:
+        res = r.run(node_cmd(python, "facts"), stdin=launcher_src, timeout=timeout)
+        doc = parse_json_line(res.stdout) if res.exit_code == 0 else None
+        if doc is None:
+            why = res.error or res.tail(3) or f"exit {res.exit_code}"
+            return NodeFacts(r.name, error=f"cannot run {python} on the node: {why}")
+        return NodeFacts(r.name, doc.get("hostname", ""), int(doc.get("gpus") or 0),
+                         doc.get("interfaces") or [], doc.get("free_port"))
+
+    out = fan_out(list(remotes), one, forks)
+    return [o if isinstance(o, NodeFacts) else NodeFacts(r.name, error=f"{type(o).__name__}: {o}")
+            for r, o in zip(remotes, out)]
+
+
+def _addrs(facts: NodeFacts) -> List[ipaddress.IPv4Interface]:
+    out = []
+    for iface in facts.interfaces:
+        for a in iface.get("addrs", []):
+            try:
+                out.append(ipaddress.IPv4Interface(a))
+            except ValueError:
+                pass
+    return out
+
+
+def suggest_ifname(nodes: Sequence[NodeFacts]) -> Optional[str]:
+    """The interface name that, on every node, holds a subnet containing an address of every
+    other node; None when there is no such single name (or only one node). lo/docker0 and
+    friends are never suggested: they hold no other node's address, or only a look-alike one."""
+    if len(nodes) < 2:
+        return None
+    names = None
+    for n in nodes:
+        others = [a.ip for m in nodes if m is not n for a in _addrs(m)]
+        fits = set()
+        for iface in n.interfaces:
+            if iface["name"].startswith(NOT_BETWEEN_NODES):
+                continue
+            mine = [ipaddress.IPv4Interface(a) for a in iface.get("addrs", [])]
+            # a peer address equal to our own is a look-alike (a default bridge), not the peer
+            peers_in = [m for m in nodes if m is not n
+                        and any(a.ip in x.network and a.ip != x.ip for a in _addrs(m)
+                                for x in mine)]
+            if len(peers_in) == len(nodes) - 1 and others:
+                fits.add(iface["name"])
+        names = fits if names is None else names & fits
+    return sorted(names)[0] if names else None
+
+
+def iface_addr(node: NodeFacts, name: str) -> Optional[str]:
+    for iface in node.interfaces:
+        if iface["name"] == name and iface.get("addrs"):
+            return str(ipaddress.IPv4Interface(iface["addrs"][0]).ip)
+    return None
+
+
+def check_ifname(nodes: Sequence[NodeFacts], ifname: str) -> List[PreflightError]:
+    errs = []
+    for n in nodes:
+        names = [i["name"] for i in n.interfaces]
+        if ifname not in names:
+            errs.append(PreflightError(
+                f"{n.host}: interface {ifname!r} (--ifname, exported as NCCL_SOCKET_IFNAME and "
+                f"GLOO_SOCKET_IFNAME) does not exist; it has {', '.join(names) or 'none'}",
+                n.host, "name the interface every node has on the shared network, or omit "
+                "--ifname to get a suggestion"))
+        elif not iface_addr(n, ifname):
+            errs.append(PreflightError(f"{n.host}: interface {ifname!r} has no IPv4 address",
+                                       n.host, f"bring {ifname} up with an address"))
+    return errs
+
+
+def check_master_reachable(master: Remote, remotes: Sequence[Remote], python: str,
+                           launcher_src: str, addr: str, port: int, connect_timeout: float,
+                           forks: int) -> List[PreflightError]:
+    """A listener on the master host, then a bounded connect from every node (the master too:
+    its own ranks connect to MASTER_ADDR like the others)."""
+    listen_res: List[RunResult] = []
+    t = threading.Thread(target=lambda: listen_res.append(master.run(
+        node_cmd(python, "listen", "--port", port, "--expect", len(remotes),
+                 "--timeout", connect_timeout + 3),
+        stdin=launcher_src, timeout=connect_timeout + 30)), daemon=True)
+    t.start()
+
+    def probe(r: Remote) -> RunResult:
+        return r.run(node_cmd(python, "connect", "--addr", addr, "--port", port,
+                              "--timeout", connect_timeout),
+                     stdin=launcher_src, timeout=connect_timeout + 30)
+
+    results = fan_out(list(remotes), probe, max(forks, 1))
+    t.join(connect_timeout + 40)
+    errs: List[PreflightError] = []
+    ldoc = parse_json_line(listen_res[0].stdout) if listen_res else None
+    if ldoc is not None and not ldoc.get("ok") and ldoc.get("error"):
+        return [PreflightError(f"{master.name}: {ldoc['error']}", master.name,
+                               "pick a free port with --master-port, or omit it")]
+    for r, res in zip(remotes, results):
+        doc = parse_json_line(res.stdout) if isinstance(res, RunResult) else None
+        if doc is None:
+            why = res.error or res.tail(3) if isinstance(res, RunResult) else str(res)
+            errs.append(PreflightError(f"{r.name}: connection test did not run: {why}", r.name))
+        elif not doc.get("ok"):
+            errs.append(PreflightError(
+                f"{r.name} cannot reach MASTER_ADDR {addr}:{port} over TCP ({doc.get('error')})",
+                r.name, "open the port between the nodes (firewall/security group), or set "
+                "--master-addr to an address of the first host that every node can route to"))
+    return errs
+
+
+def pick_master_addr(nodes: Sequence[NodeFacts], remotes: Sequence[Remote],
+                     ifname: Optional[str]) -> str:
+    if len(remotes) == 1 and (remotes[0].is_local or not ifname):
+        return "127.0.0.1"
+    if ifname:
+        a = iface_addr(nodes[0], ifname)
+        if a:
+            return a
+    return str(getattr(remotes[0], "hostname", None) or getattr(remotes[0], "host", None)
+               or remotes[0].name)
+
+
+ProgressFn = Callable[[str], None]

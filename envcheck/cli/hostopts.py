@@ -1,0 +1,94 @@
+"""The host-selection options every multi-host command shares (audit, install-*, env, nccl-test,
+doctor): declare the parameters with these Annotated types and call `remotes_for(...)`.
+
+    def cmd(hosts: HostsArg = None, hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None,
+            user: UserOpt = None, port: PortOpt = None, identity: IdentityOpt = None,
+            forks: ForksOpt = 32, connect_timeout: ConnectTimeoutOpt = 10.0,
+            timeout: TimeoutOpt = 60.0, strict_host_keys: StrictHostKeysOpt = False):
+        remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
+                              connect_timeout, timeout, strict_host_keys)
+
+No hosts given (and no $SLURM_JOB_NODELIST): [LocalRemote()] — the command runs on this machine.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+
+from envcheck.cli.common import Annotated
+from envcheck.remote import LocalRemote, Remote
+
+HostsArg = Annotated[Optional[List[str]], typer.Argument(
+    metavar="[HOSTS]...", show_default=False,
+    help="Hosts as [user@]host[:port] or Slurm hostlists (node[01-16], gpu[1-3,7]-ib). "
+         "None: --hosts-file, else $SLURM_JOB_NODELIST, else this machine.")]
+HostsFileOpt = Annotated[Optional[Path], typer.Option(
+    "--hosts-file", metavar="FILE", help="Read hosts from FILE, one per line, # comments.")]
+SshConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--ssh-config", metavar="FILE",
+    help="ssh_config to use (HostName, User, Port, IdentityFile, UserKnownHostsFile) "
+         "instead of ~/.ssh/config.")]
+UserOpt = Annotated[Optional[str], typer.Option("--user", "-u", help="Log in as this user.")]
+PortOpt = Annotated[Optional[int], typer.Option("--port", "-p", min=1, max=65535, help="SSH port.")]
+IdentityOpt = Annotated[Optional[Path], typer.Option(
+    "--identity", "-i", metavar="KEY", help="Private key file (only this key is offered).")]
+ForksOpt = Annotated[int, typer.Option("--forks", "-f", min=1, max=1024,
+                                       help="Hosts worked on at once.")]
+ConnectTimeoutOpt = Annotated[float, typer.Option(
+    "--connect-timeout", min=0.1, metavar="SECONDS",
+    help="Give up on a host whose TCP connect + SSH handshake + auth takes longer.")]
+TimeoutOpt = Annotated[float, typer.Option(
+    "--timeout", min=0.1, metavar="SECONDS", help="Give up on a remote command after this long.")]
+StrictHostKeysOpt = Annotated[bool, typer.Option(
+    "--strict-host-keys",
+    help="Refuse hosts not already in known_hosts (default: accept and remember new ones; a "
+         "CHANGED key is always refused).")]
+NodePythonOpt = Annotated[Optional[str], typer.Option(
+    "--node-python", metavar="PATH",
+    help="Python interpreter on the nodes (e.g. a venv or conda env with torch). "
+         "Default: python3, else python.")]
+
+
+def remotes_for(hosts: Optional[List[str]], hosts_file: Optional[Path] = None,
+                ssh_config: Optional[Path] = None, user: Optional[str] = None,
+                port: Optional[int] = None, identity: Optional[Path] = None, forks: int = 32,
+                connect_timeout: float = 10.0, timeout: float = 60.0,
+                strict_host_keys: bool = False) -> List[Remote]:
+    """The Remote objects the command works on (SSHRemote per host, or LocalRemote)."""
+    from envcheck.hostlist import resolve_targets
+
+    targets = resolve_targets(hosts or [], str(hosts_file) if hosts_file else None)
+    if not targets:
+        return [LocalRemote()]
+    from envcheck.hosts import SSHOptions, make_remotes  # paramiko only when SSH is used
+
+    opts = SSHOptions(ssh_config=str(ssh_config) if ssh_config else None, user=user, port=port,
+                      identity=str(identity) if identity else None, connect_timeout=connect_timeout,
+                      timeout=timeout, strict_host_keys=strict_host_keys, forks=forks)
+    return list(make_remotes(targets, opts))
+
+
+def progress_printer(total: int, label: str, enabled: Optional[bool] = None) -> Callable[[str, bool], None]:
+    """A one-line live progress bar on stderr when it is a TTY; a no-op otherwise (piped, CI,
+    --json). Call it with (host, ok) as each host finishes."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    state = {"done": 0, "failed": 0}
+
+    def tick(host: str, ok: bool) -> None:
+        if not enabled:
+            return
+        state["done"] += 1
+        state["failed"] += 0 if ok else 1
+        width = 30
+        filled = int(width * state["done"] / max(1, total))
+        fail = f", {state['failed']} failed" if state["failed"] else ""
+        end = "\n" if state["done"] >= total else ""
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{state['done']}/{total}{fail} {host[:30]:<30}{end}")
+        sys.stderr.flush()
+
+    return tick

@@ -1,0 +1,205 @@
+"""Which hosts a command targets: `[user@]host[:port]`, Slurm hostlists, hosts files, and the
+Slurm allocation. Pure: no I/O except reading a hosts file the user named.
+
+Slurm's hostlist syntax (as in `scontrol show hostnames`): `node[01-16]` expands to node01 …
+node16 keeping the zero padding of the lower bound, `gpu[1-3,7]-ib` to gpu1-ib … gpu7-ib, several
+bracket groups multiply out (`r[1-2]n[1-2]` → r1n1 r1n2 r2n1 r2n2), and commas outside brackets
+separate entries (`a,b[1-2]`).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Iterable, List, Mapping, Optional, Sequence
+
+from envcheck.errors import UsageError
+
+MAX_EXPANSION = 100_000  # a typo like node[1-9999999] must not eat memory
+
+_NAME_OK = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One host to reach: the name as the user wrote it (also the ssh_config alias to look up),
+    an optional user and port from `user@host:port`."""
+
+    host: str
+    user: Optional[str] = None
+    port: Optional[int] = None
+
+    @property
+    def label(self) -> str:
+        """How reports name this host: as the user wrote it, minus nothing."""
+        s = self.host
+        if self.user:
+            s = f"{self.user}@{s}"
+        if self.port:
+            s = f"{s}:{self.port}"
+        return s
+
+
+def _split_top_level(text: str) -> List[str]:
+    """Split on commas that are not inside brackets."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "[":
+            depth += 1
+            if depth > 1:
+                raise UsageError(f"bad host list {text!r}: nested brackets",
+                                 "write ranges as node[01-04], one bracket level")
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise UsageError(f"bad host list {text!r}: ']' without '['",
+                                 "write ranges as node[01-04]")
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if depth != 0:
+        raise UsageError(f"bad host list {text!r}: '[' without ']'", "write ranges as node[01-04]")
+    parts.append("".join(cur))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _expand_range_spec(spec: str, token: str) -> List[str]:
+    """`01-03,7` → ['01', '02', '03', '7']."""
+    out: List[str] = []
+    for item in spec.split(","):
+        item = item.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+        if not m:
+            raise UsageError(f"bad host list {token!r}: range {item!r} is not N or N-M",
+                             "use digits only inside brackets, e.g. node[01-16] or gpu[1-3,7]")
+        lo_s, hi_s = m.group(1), m.group(2)
+        if hi_s is None:
+            out.append(lo_s)
+            continue
+        lo, hi = int(lo_s), int(hi_s)
+        if hi < lo:
+            raise UsageError(f"bad host list {token!r}: range {item!r} goes backwards",
+                             f"write it as [{hi_s}-{lo_s}]")
+        if hi - lo + 1 > MAX_EXPANSION:
+            raise UsageError(f"bad host list {token!r}: range {item!r} is too large")
+        width = len(lo_s) if lo_s.startswith("0") and len(lo_s) > 1 else 0
+        out.extend(str(i).zfill(width) for i in range(lo, hi + 1))
+    return out
+
+
+def expand_hostlist(text: str) -> List[str]:
+    """Expand one Slurm hostlist expression (may hold commas) into host strings, in order."""
+    names: List[str] = []
+    for token in _split_top_level(text):
+        pieces = re.split(r"(\[[^\]]*\])", token)
+        combos = [""]
+        for piece in pieces:
+            if piece.startswith("["):
+                spec = piece[1:-1]
+                if not spec:
+                    raise UsageError(f"bad host list {token!r}: empty brackets", "e.g. node[01-04]")
+                values = _expand_range_spec(spec, token)
+                combos = [c + v for c in combos for v in values]
+                if len(combos) > MAX_EXPANSION:
+                    raise UsageError(f"bad host list {token!r}: expands to more than {MAX_EXPANSION} hosts")
+            else:
+                combos = [c + piece for c in combos]
+        names.extend(combos)
+    return names
+
+
+def parse_target(text: str) -> Target:
+    """`[user@]host[:port]` → Target. IPv6 literals go in brackets: `[fe80::1]:2222`."""
+    raw = text
+    user = None
+    if "@" in text:
+        user, text = text.rsplit("@", 1)
+        if not user or "@" in user or not _NAME_OK.match(user):
+            raise UsageError(f"bad host {raw!r}: user name {user!r} is not valid", "write user@host[:port]")
+    port = None
+    host = text
+    if text.startswith("["):  # [v6]:port
+        m = re.fullmatch(r"\[([0-9A-Fa-f:.%]+)\](?::(\d+))?", text)
+        if not m:
+            raise UsageError(f"bad host {raw!r}", "write IPv6 addresses as [addr]:port")
+        host, port_s = m.group(1), m.group(2)
+        port = int(port_s) if port_s else None
+    elif text.count(":") == 1:
+        host, port_s = text.split(":")
+        if not port_s.isdigit():
+            raise UsageError(f"bad host {raw!r}: port {port_s!r} is not a number", "write host:22")
+        port = int(port_s)
+    elif text.count(":") > 1:  # a bare IPv6 address, no port
+        host = text
+    if port is not None and not 0 < port < 65536:
+        raise UsageError(f"bad host {raw!r}: port {port} out of range 1-65535")
+    if not host or (":" not in host and not _NAME_OK.match(host)):
+        raise UsageError(f"bad host {raw!r}: {host!r} is not a host name", "write [user@]host[:port]")
+    return Target(host=host, user=user, port=port)
+
+
+def parse_targets(specs: Iterable[str]) -> List[Target]:
+    """Expand and parse every argument; duplicates (same user, host and port) dropped, order kept.
+
+    The user@ prefix and :port suffix apply to every host of a hostlist: `root@node[1-2]:2222`.
+    """
+    out: List[Target] = []
+    seen = set()
+    for spec in specs:
+        spec = spec.strip()
+        if not spec:
+            continue
+        for one in _expand_with_affixes(spec):
+            t = parse_target(one)
+            if t not in seen:
+                seen.add(t)
+                out.append(t)
+    return out
+
+
+def _expand_with_affixes(spec: str) -> List[str]:
+    # keep user@ and :port outside the expansion so `u@n[1-2]:22` gives u@n1:22, u@n2:22
+    if spec.startswith("[") and "]" in spec and re.match(r"^\[[0-9A-Fa-f:.%]+\]", spec) and ":" in spec.split("]")[0]:
+        return [spec]  # an IPv6 literal, not a hostlist
+    user = ""
+    if "@" in spec.split("[")[0]:
+        user, spec = spec.split("@", 1)
+        user += "@"
+    port = ""
+    m = re.search(r"(:\d*)$", spec)
+    if m and "]" not in m.group(1):
+        port = m.group(1)
+        spec = spec[: m.start()]
+    return [user + h + port for h in expand_hostlist(spec)]
+
+
+def read_hosts_file(path: str) -> List[str]:
+    """One host (or hostlist) per line; `#` starts a comment; blank lines ignored."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise UsageError(f"cannot read hosts file {path}: {e.strerror}", "check the --hosts-file path") from e
+    specs = []
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if line:
+            specs.extend(line.split())
+    return specs
+
+
+def resolve_targets(args: Sequence[str], hosts_file: Optional[str] = None,
+                    environ: Optional[Mapping[str, str]] = None) -> List[Target]:
+    """The hosts a command runs on: arguments plus --hosts-file; with neither, the Slurm
+    allocation ($SLURM_JOB_NODELIST); with none of these, [] (the caller runs locally)."""
+    specs = list(args)
+    if hosts_file:
+        specs.extend(read_hosts_file(hosts_file))
+    if not specs:
+        env = os.environ if environ is None else environ
+        nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
+        if nodelist:
+            specs = [nodelist]
+    return parse_targets(specs)

@@ -1,0 +1,219 @@
+"""Rendering only: facts and findings as text tables and as JSON documents. Nothing here decides
+anything; it shows what the probe saw and what the rules said.
+
+The audit JSON document (`envcheck audit --json`), the same for one host or many:
+
+    {
+      "ok": bool,                 # every host audited and no error finding anywhere
+      "hosts": [{
+        "host": "localhost",      # as given on the command line ("localhost" with no hosts)
+        "ok": bool,               # audited, and no error finding on this host
+        "error": str | None,      # why the host could not be audited (then facts is None)
+        "facts": {...} | None,    # the probe's document, envcheck/facts.py
+        "findings": [{"severity", "code", "component", "message", "fix", "source"}],
+      }],
+      "fleet_findings": [...],    # findings about several hosts at once (drift); [] for one host
+    }
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from envcheck.facts import Facts
+from envcheck.model import ERROR, Finding, HostResult, has_errors
+
+ENV_SHOWN = ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
+             "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT")
+NONE = "-"
+
+
+def _g(d: Any, *path: str) -> Any:
+    for p in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(p)
+    return d
+
+
+def _driver(f: Facts) -> str:
+    drv = _g(f, "driver") or {}
+    if not drv.get("version"):
+        return "not found: " + (drv.get("error") or "unknown") if drv else NONE
+    parts = [drv["version"]]
+    if drv.get("cuda"):
+        parts.append(f"supports CUDA <= {drv['cuda']}")
+    if drv.get("source"):
+        parts.append(f"via {drv['source']}")
+    km = drv.get("kernel_module")
+    if km and km != drv["version"]:
+        parts.append(f"kernel module {km}")
+    return ", ".join(parts)
+
+
+def _gpus(f: Facts) -> str:
+    gpus = _g(f, "gpus") or []
+    if not gpus:
+        return "none"
+    groups: Dict[Tuple[Any, Any, Any], int] = {}
+    for g in gpus:
+        key = (g.get("name"), g.get("compute_capability"), g.get("memory_mib"))
+        groups[key] = groups.get(key, 0) + 1
+    out = []
+    for (name, cc, mem), n in groups.items():
+        extra = ", ".join(x for x in (f"sm_{cc.replace('.', '')}" if cc else "",
+                                      f"{mem} MiB" if mem else "") if x)
+        out.append(f"{n} x {name or '?'}" + (f" ({extra})" if extra else ""))
+    return "; ".join(out)
+
+
+def _cuda(f: Facts) -> List[str]:
+    cuda = _g(f, "cuda") or {}
+    lines = []
+    version, in_use = cuda.get("version"), cuda.get("in_use") or {}
+    nvcc = cuda.get("nvcc") or {}
+    if version:
+        how = in_use.get("via")
+        where = in_use.get("path") or nvcc.get("path") or ""
+        lines.append(f"{version} in use" + (f" (via {how}: {where})" if how else ""))
+    else:
+        lines.append("no toolkit in use" + (" (nvcc on PATH: %s)" % nvcc["path"] if nvcc.get("path") else ""))
+    link = cuda.get("symlink") or {}
+    for t in cuda.get("toolkits") or []:
+        marks = []
+        if link.get("target") and t.get("path") == link.get("target"):
+            marks.append(f"<- {link.get('path')}")
+        if in_use.get("path") and t.get("path") == in_use.get("path"):
+            marks.append("in use")
+        lines.append(f"  {t.get('path')}  {t.get('version') or 'unknown version'}"
+                     f" ({t.get('source') or 'no version file'})" + (" " + ", ".join(marks) if marks else ""))
+    return lines
+
+
+def _cudnn(f: Facts) -> List[str]:
+    c = _g(f, "cudnn") or {}
+    lines = [c.get("version") or "not found"]
+    for h in c.get("headers") or []:
+        lines.append(f"  header {h.get('path')}  {h.get('version')}")
+    for lib in c.get("libs") or []:
+        lines.append(f"  lib    {lib.get('path')}  {lib.get('version') or '?'}")
+    return lines
+
+
+def _package(f: Facts, name: str) -> str:
+    p = _g(f, "packages", name)
+    if not p:
+        return NONE
+    text = p.get("version") or "?"
+    if name == "torch":
+        t = _g(f, "torch") or {}
+        if t.get("cuda"):
+            text += f"  (CUDA {t['cuda']}, from {t.get('cuda_source')})"
+        elif t.get("local") == "cpu":
+            text += "  (CPU-only build)"
+        else:
+            text += "  (no local tag: PyPI's default CUDA variant)"
+    if p.get("location"):
+        text += f"  {p['location']}"
+    for s in p.get("shadows") or []:
+        text += f"  [also {s.get('version')} in {s.get('location')}]"
+    return text
+
+
+def _deep(f: Facts) -> List[str]:
+    d = _g(f, "deep")
+    if not d:
+        return []
+    if d.get("error") and not d.get("torch"):
+        return [f"error: {d['error']}"]
+    lines = [f"torch {d.get('torch')} built for CUDA {d.get('torch_cuda') or 'none'}, cuDNN "
+             f"{d.get('cudnn') or NONE}, NCCL {d.get('nccl') or NONE}; cuda.is_available()="
+             f"{d.get('cuda_available')}, {d.get('device_count')} device(s)"]
+    if d.get("arch_list"):
+        lines.append("  arch list: " + " ".join(d["arch_list"]))
+    for op in d.get("ops") or []:
+        state = "ok" if op.get("ok") else f"FAILED: {op.get('error')}"
+        lines.append(f"  GPU {op.get('device')} {op.get('name') or ''}: tiny op {state}")
+    return lines
+
+
+def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
+    """(label, lines) for every component, in the order a reader checks them."""
+    os_ = _g(f, "os") or {}
+    py = _g(f, "python") or {}
+    gcc = _g(f, "gcc") or {}
+    nccl = _g(f, "nccl") or {}
+    env = _g(f, "env") or {}
+    rows: List[Tuple[str, List[str]]] = [
+        ("host", [" ".join(str(x) for x in (f.get("hostname"), os_.get("pretty") or os_.get("name"),
+                                            os_.get("kernel"), os_.get("arch")) if x) or NONE]),
+        ("driver", [_driver(f)]),
+        ("gpus", [_gpus(f)]),
+        ("cuda", _cuda(f)),
+        ("cudnn", _cudnn(f)),
+        ("torch", [_package(f, "torch")]),
+        ("torchvision", [_package(f, "torchvision")]),
+        ("torchaudio", [_package(f, "torchaudio")]),
+        ("nccl", [f"{nccl['version']} (from {nccl.get('source')})" if nccl.get("version") else NONE]),
+        ("python", [" ".join(x for x in (py.get("version"), py.get("executable")) if x) or NONE]),
+        ("gcc", [" ".join(x for x in (gcc.get("version"), gcc.get("path")) if x) or NONE]),
+        ("env", [f"{k}={env[k]}" for k in ENV_SHOWN if env.get(k)]
+                + ["unset: " + " ".join(k for k in ENV_SHOWN if not env.get(k))]),
+        ("interfaces", [", ".join(
+            f"{i.get('name')} {' '.join(i.get('addrs') or []) or 'no IPv4'}"
+            + (f" ({i['state']})" if i.get("state") else "") for i in _g(f, "interfaces") or []) or NONE]),
+    ]
+    nvidia = sorted(k for k in (_g(f, "packages") or {}) if k.startswith("nvidia-") and k != "nvidia-ml-py")
+    if nvidia:
+        rows.insert(8, ("nvidia-*", [f"{k} {_g(f, 'packages', k, 'version')}" for k in nvidia]))
+    if _deep(f):
+        rows.append(("deep", _deep(f)))
+    if f.get("errors"):
+        rows.append(("probe errors", [str(e) for e in f["errors"]]))
+    return rows
+
+
+def render_facts(f: Facts) -> str:
+    """A two-column table of one host's facts."""
+    rows = fact_rows(f)
+    width = max(len(label) for label, _ in rows)
+    out = []
+    for label, lines in rows:
+        for i, line in enumerate(lines or [NONE]):
+            out.append(f"  {(label if i == 0 else ''):<{width}}  {line}")
+    return "\n".join(out)
+
+
+def render_finding_lines(findings: Sequence[Finding]) -> str:
+    """Findings as an indented list, errors first (the order rules.evaluate returns)."""
+    if not findings:
+        return "  no findings"
+    out = []
+    for fd in findings:
+        out.append(f"  {fd.severity.upper():<7} {fd.component:<11} {fd.code}: {fd.message}")
+        if fd.fix:
+            out.append(f"          fix: {fd.fix}")
+    return "\n".join(out)
+
+
+def render_audit(results: Iterable[HostResult]) -> str:
+    """Every host: its facts table, then its findings (or why it could not be audited)."""
+    blocks = []
+    for r in results:
+        if r.error:
+            blocks.append(f"{r.host}: NOT AUDITED: {r.error}")
+            continue
+        blocks.append(f"{r.host}\n{render_facts(r.facts or {})}\nfindings\n"
+                      f"{render_finding_lines(r.findings)}")
+    return "\n\n".join(blocks)
+
+
+def host_ok(r: HostResult) -> bool:
+    return r.error is None and not has_errors(r.findings)
+
+
+def audit_json(results: Sequence[HostResult], fleet_findings: Sequence[Finding] = ()) -> Dict[str, Any]:
+    """The audit JSON document (module docstring)."""
+    hosts = [{"host": r.host, "ok": host_ok(r), "error": r.error, "facts": r.facts,
+              "findings": [fd.to_dict() for fd in r.findings]} for r in results]
+    ok = all(h["ok"] for h in hosts) and not any(fd.severity == ERROR for fd in fleet_findings)
+    return {"ok": ok, "hosts": hosts, "fleet_findings": [fd.to_dict() for fd in fleet_findings]}

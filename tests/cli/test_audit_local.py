@@ -1,0 +1,102 @@
+"""`envcheck audit` with no hosts, through the installed console script: the probe runs on this
+machine through LocalRemote, exactly the path SSH hosts take."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from envcheck.rules import REGISTRY
+from tests.conftest import run_cli
+from tests.node.probe_helpers import REAL_DRIVER, plant_toolkit, stand_in_nvidia_smi
+
+
+def audit_json(*args, env=None):
+    proc = run_cli("audit", "--json", *args, env=env)
+    doc = json.loads(proc.stdout)  # stdout is the JSON document and nothing else
+    return proc, doc
+
+
+@pytest.mark.skipif(REAL_DRIVER, reason="this machine has an NVIDIA driver")
+def test_audit_json_on_this_gpu_less_machine_says_no_driver_and_exits_by_its_findings():
+    proc, doc = audit_json()
+    assert set(doc) == {"ok", "hosts", "fleet_findings"}
+    (host,) = doc["hosts"]
+    assert host["host"] == "localhost" and host["error"] is None
+    assert host["facts"]["driver"]["version"] is None
+    assert host["facts"]["driver"]["error"].startswith("no NVIDIA driver found")
+    errors = [f for f in host["findings"] if f["severity"] == "error"]
+    assert proc.returncode == (1 if errors else 0), proc.stderr
+    assert doc["ok"] is (not errors) and host["ok"] is (not errors)
+    if REGISTRY:  # once the rules are in, the missing driver must be one of the findings
+        assert any(f["component"] == "driver" for f in host["findings"]), host["findings"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_audit_table_shows_the_planted_driver_gpus_and_toolkit(tmp_path):
+    if REAL_DRIVER:
+        pytest.skip("a real driver would answer before the stand-in")
+    fake_bin = tmp_path / "fakebin"
+    stand_in_nvidia_smi(fake_bin, "550.127.05")
+    tk = plant_toolkit(tmp_path / "cuda-12.1")
+    env = {"PATH": os.pathsep.join([str(fake_bin), str(tk / "bin"), os.path.dirname(sys.executable),
+                                    "/usr/bin", "/bin"]),
+           "CUDA_HOME": str(tk), "NCCL_SOCKET_IFNAME": "ib0"}
+    proc = run_cli("audit", env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    out = proc.stdout
+    assert "driver       550.127.05, supports CUDA <= 12.4, via nvidia-smi" in out
+    assert "gpus         2 x NVIDIA H100 80GB HBM3 (sm_90, 81559 MiB)" in out
+    assert "cuda         12.1 in use (via PATH: %s)" % os.path.realpath(tk) in out
+    assert "cudnn        8.9.7" in out
+    assert "NCCL_SOCKET_IFNAME=ib0" in out
+    assert "\nfindings\n" in out
+
+    _, doc = audit_json(env=env)
+    facts = doc["hosts"][0]["facts"]
+    assert facts["driver"]["version"] == "550.127.05"
+    assert [g["compute_capability"] for g in facts["gpus"]] == ["9.0", "9.0"]
+
+
+def test_hosts_are_refused_with_one_line_until_the_ssh_transport_lands():
+    proc = run_cli("audit", "node01", "--json")
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "node01" in proc.stderr and "not available" in proc.stderr
+
+
+def test_a_probe_that_cannot_run_exits_3_and_the_json_says_why():
+    proc, doc = audit_json("--node-python", "/nonexistent/python3")
+    assert proc.returncode == 3
+    assert doc["ok"] is False
+    (host,) = doc["hosts"]
+    assert host["facts"] is None and host["findings"] == []
+    assert "/nonexistent/python3 not found" in host["error"]
+
+
+def test_a_probe_that_cannot_run_is_named_in_the_table_too():
+    proc = run_cli("audit", "--node-python", "/nonexistent/python3")
+    assert proc.returncode == 3
+    assert proc.stdout.startswith("localhost: NOT AUDITED: /nonexistent/python3 not found")
+
+
+def test_a_missing_matrix_file_is_a_usage_error_in_one_line(tmp_path):
+    proc = run_cli("audit", "--matrix", str(tmp_path / "nope.yaml"))
+    assert proc.returncode == 2
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1 and "nope.yaml" in proc.stderr
+
+
+def test_node_python_names_the_interpreter_whose_torch_is_reported():
+    _, doc = audit_json("--node-python", sys.executable)
+    assert doc["hosts"][0]["facts"]["python"]["executable"] == sys.executable
+
+
+@pytest.mark.torch
+def test_deep_audit_reports_what_importing_torch_said():
+    torch = pytest.importorskip("torch")
+    proc, doc = audit_json("--deep", "--node-python", sys.executable)
+    deep = doc["hosts"][0]["facts"]["deep"]
+    assert deep["torch"] == torch.__version__ and deep["error"] is None
+    assert doc["hosts"][0]["facts"]["probe"]["deep"] is True

@@ -1,0 +1,69 @@
+"""pytest fixtures for the simulated cluster (re-exported by tests/conftest.py, so every test
+module can ask for them):
+
+    cluster_factory   session-scoped: cluster_factory(n, per_host_setup=None, expose=...) -> Cluster;
+                      every cluster it made is closed at the end of the session (or by .close()).
+    make_cluster      function-scoped: the same call, closed when the test ends (pass or fail).
+
+Tests using them are marked `cluster` automatically and skip, with the reason, where the cluster
+cannot run (not root, no `ip netns`, no sshd).
+"""
+from __future__ import annotations
+
+import sys
+from typing import List
+
+import pytest
+
+from tests.cluster import sim
+
+# The interpreter running the tests has torch (tests/run.sh installs it); its installation
+# usually lives under /root or /usr/local, which each host hides behind a private tmpfs, so it is
+# bound back read-only: `--node-python` can then name it on a simulated node.
+DEFAULT_EXPOSE = tuple(p for p in {sys.base_prefix, sys.prefix} if p.startswith(("/root/", "/usr/local/", "/home/")))
+
+
+def _skip_reason() -> str:
+    return sim.available() or ""
+
+
+class _Factory:
+    def __init__(self) -> None:
+        self.made: List[sim.Cluster] = []
+
+    def __call__(self, n: int, per_host_setup=None, expose=DEFAULT_EXPOSE, prefix: str = "node") -> sim.Cluster:
+        reason = _skip_reason()
+        if reason:
+            pytest.skip(reason)
+        c = sim.make_cluster(n, per_host_setup=per_host_setup, expose=expose, prefix=prefix)
+        self.made.append(c)
+        return c
+
+    def close_all(self) -> None:
+        for c in self.made:
+            c.close()
+        self.made.clear()
+
+
+@pytest.fixture(scope="session")
+def cluster_factory():
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    sim.sweep_stale()
+    f = _Factory()
+    yield f
+    f.close_all()
+
+
+@pytest.fixture
+def make_cluster(cluster_factory):
+    f = _Factory()
+    yield f
+    f.close_all()
+
+
+def pytest_collection_modifyitems(items) -> None:  # pragma: no cover - wired from conftest
+    for item in items:
+        if {"cluster_factory", "make_cluster"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.cluster)

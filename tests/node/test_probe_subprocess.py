@@ -1,0 +1,245 @@
+"""The probe run as envcheck runs it: a real interpreter reading the script on stdin
+(`python3 - [args]`), on this GPU-less machine, with planted toolkit trees and stand-in
+`nvidia-smi` scripts printing captured output of real drivers."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.node.probe_helpers import (PROBE, REAL_DRIVER, old_pythons, plant_toolkit,
+                                      stand_in_nvidia_smi, write_script)
+
+
+
+def run_probe(*args: str, python: str = sys.executable, env=None, timeout: float = 120):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run([python, "-", *args], input=PROBE.read_bytes(), capture_output=True,
+                          env=full_env, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = proc.stdout.decode()
+    assert out.count("\n") == 1, "the probe must print exactly one JSON line: %r" % out[:500]
+    return json.loads(out)
+
+
+def sandbox_env(tmp_path: Path, *path_dirs: Path, **extra: str):
+    """PATH with only our stand-ins and the system's basic tools (no /usr/local/bin, whose nvcc
+    on this machine would otherwise be found first)."""
+    env = {"PATH": os.pathsep.join([str(p) for p in path_dirs] + ["/usr/bin", "/bin"]),
+           "HOME": str(tmp_path)}
+    for key in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"):
+        env[key] = ""
+    env.update(extra)
+    return env
+
+
+@pytest.mark.skipif(REAL_DRIVER, reason="this machine has an NVIDIA driver")
+def test_probe_on_this_gpu_less_machine_says_no_driver_and_still_reports_the_rest():
+    facts = run_probe()
+    assert facts["schema"] == 1 and facts["origin"] == "probe"
+    assert facts["driver"]["version"] is None
+    assert facts["driver"]["error"].startswith("no NVIDIA driver found")
+    assert "nvidia-smi not found" in facts["driver"]["error"]
+    assert facts["gpus"] == []
+    assert facts["python"]["version"] == "%d.%d.%d" % sys.version_info[:3]
+    assert facts["python"]["executable"] == sys.executable
+    assert facts["hostname"] and facts["os"]["kernel"] and facts["os"]["arch"]
+    assert facts["env"]["PATH"] == os.environ["PATH"]
+    assert any(i["name"] == "lo" and "127.0.0.1/8" in i["addrs"] for i in facts["interfaces"])
+    assert isinstance(facts["errors"], list)
+    assert facts["probe"]["deep"] is False
+
+
+# (generation, driver, header CUDA, [(name, cc, MiB, uuid, bus)])
+GENERATIONS = [
+    ("410.48", "410.48", None, [
+        ("Tesla V100-SXM2-16GB", None, 16130, "GPU-4e1ca7a5-6bd2-1f3c-7a4e-8e2d0c4c9a21", "00000000:1A:00.0"),
+        ("Tesla V100-SXM2-16GB", None, 16130, "GPU-9b3f0c1e-52d6-77a0-3c18-2f5b6e7d8a90", "00000000:1B:00.0")]),
+    ("470.182.03", "470.182.03", "11.4", [
+        ("Tesla T4", None, 15109, "GPU-2f6d9a43-5c11-8e0b-d7f2-61a9c3e0b4d8", "00000000:00:1E.0")]),
+    ("535.104.05", "535.104.05", "12.2", [
+        ("NVIDIA A100-SXM4-80GB", "8.0", 81920, "GPU-6a0f3b7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "00000000:07:00.0"),
+        ("NVIDIA A100-SXM4-80GB", "8.0", 81920, "GPU-d4c3b2a1-9f8e-7d6c-5b4a-392817160504", "00000000:0F:00.0")]),
+    ("550.127.05", "550.127.05", "12.4", [
+        ("NVIDIA H100 80GB HBM3", "9.0", 81559, "GPU-0b8a4e2c-7d31-5f96-a4c8-e1f2d3c4b5a6", "00000000:18:00.0"),
+        ("NVIDIA H100 80GB HBM3", "9.0", 81559, "GPU-5e6f7a8b-9c0d-1e2f-3a4b-5c6d7e8f9a0b", "00000000:2A:00.0")]),
+    ("580.95.05", "580.95.05", "13.0", [
+        ("NVIDIA B200", "10.0", 183359, "GPU-a1b2c3d4-e5f6-0718-293a-4b5c6d7e8f90", "00000000:1B:00.0"),
+        ("NVIDIA B200", "10.0", 183359, "GPU-0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "00000000:43:00.0")]),
+]
+
+
+@pytest.mark.skipif(REAL_DRIVER, reason="a real driver would answer before the stand-in")
+@pytest.mark.parametrize("generation, driver, cuda, gpus", GENERATIONS, ids=[g[0] for g in GENERATIONS])
+def test_probe_reports_exactly_what_the_driver_and_the_planted_toolkit_say(
+        tmp_path, generation, driver, cuda, gpus):
+    fake_bin = tmp_path / "fakebin"
+    stand_in_nvidia_smi(fake_bin, generation)
+    tk = plant_toolkit(tmp_path / "cuda-12.1")
+    facts = run_probe(env=sandbox_env(tmp_path, fake_bin, tk / "bin", CUDA_HOME=str(tk)))
+
+    assert facts["driver"]["version"] == driver
+    assert facts["driver"]["source"] == "nvidia-smi"
+    assert facts["driver"]["cuda"] == cuda
+    assert facts["driver"]["error"] is None
+    got = [(g["name"], g["compute_capability"], g["memory_mib"], g["uuid"], g["pci_bus_id"])
+           for g in facts["gpus"]]
+    assert got == gpus
+    assert [g["index"] for g in facts["gpus"]] == list(range(len(gpus)))
+
+    real_tk = os.path.realpath(tk)
+    (planted,) = [t for t in facts["cuda"]["toolkits"] if t["path"] == real_tk]
+    assert (planted["version"], planted["source"]) == ("12.1", "version.json")
+    assert '"12.1.20230222"' in planted["raw"]
+    assert facts["cuda"]["nvcc"]["path"] == str(tk / "bin" / "nvcc")
+    assert (facts["cuda"]["nvcc"]["release"], facts["cuda"]["nvcc"]["build"]) == ("12.1", "12.1.66")
+    assert facts["cuda"]["version"] == "12.1"
+    assert facts["cuda"]["in_use"] == {"path": real_tk, "via": "PATH"}
+    assert {"path": str(tk / "include" / "cudnn_version.h"), "version": "8.9.7"} in facts["cudnn"]["headers"]
+    assert facts["cudnn"]["version"] == "8.9.7"
+    # the soname link and the file it names are one library
+    assert [lib["version"] for lib in facts["cudnn"]["libs"]
+            if lib["path"].startswith(str(tk / "lib64"))] == ["8.9.7"]
+    assert facts["env"]["CUDA_HOME"] == str(tk)
+
+
+@pytest.mark.skipif(REAL_DRIVER, reason="a real driver would answer before the stand-in")
+def test_a_driver_library_mismatch_is_reported_with_nvidia_smis_own_words(tmp_path):
+    fake_bin = tmp_path / "fakebin"
+    stand_in_nvidia_smi(fake_bin, "mismatch")
+    facts = run_probe(env=sandbox_env(tmp_path, fake_bin))
+    assert facts["driver"]["version"] is None
+    assert "Driver/library version mismatch" in facts["driver"]["error"]
+    assert "Driver/library version mismatch" in facts["driver"]["raw"]
+
+
+def test_toolkits_found_through_cuda_home_and_an_old_version_txt_with_cudnn7(tmp_path):
+    """The stack of the original setup notes: CUDA 10.0.130 (version.txt) with cuDNN 7.6.5 in
+    cudnn.h, found through CUDA_HOME alone (no nvcc on PATH)."""
+    tk = plant_toolkit(tmp_path / "cuda-10.0", version_json=None, version_txt="version-10.0.txt",
+                       nvcc="nvcc-10.0.txt", cudnn_header="cudnn-7.6.5.h", cudnn_lib="7.6.5")
+    facts = run_probe(env=sandbox_env(tmp_path, CUDA_HOME=str(tk)))
+    real_tk = os.path.realpath(tk)
+    (planted,) = [t for t in facts["cuda"]["toolkits"] if t["path"] == real_tk]
+    assert (planted["version"], planted["source"], planted["raw"]) == \
+        ("10.0.130", "version.txt", "CUDA Version 10.0.130")
+    if facts["cuda"]["nvcc"]["path"] is None:  # no other nvcc in /usr/bin on this machine
+        assert facts["cuda"]["in_use"] == {"path": real_tk, "via": "CUDA_HOME"}
+        assert facts["cuda"]["version"] == "10.0.130"
+        assert facts["cudnn"]["version"] == "7.6.5"
+    assert {"path": str(tk / "include" / "cudnn.h"), "version": "7.6.5"} in facts["cudnn"]["headers"]
+
+
+def test_toolkit_without_version_files_is_read_from_its_nvcc(tmp_path):
+    tk = plant_toolkit(tmp_path / "cuda-11.8", version_json=None, nvcc="nvcc-11.8.txt",
+                       cudnn_header=None, cudnn_lib=None)
+    facts = run_probe(env=sandbox_env(tmp_path, CUDA_HOME=str(tk)))
+    (planted,) = [t for t in facts["cuda"]["toolkits"] if t["path"] == os.path.realpath(tk)]
+    assert (planted["version"], planted["source"]) == ("11.8", "nvcc")
+    assert "V11.8.89" in planted["raw"]
+
+
+def test_garbage_from_every_tool_never_crashes_the_probe_and_keeps_the_raw_text(tmp_path):
+    fake_bin = tmp_path / "fakebin"
+    write_script(fake_bin / "nvidia-smi", "echo 'Segmentation fault (core dumped)'; echo '%%%% ,,, ;;'\n")
+    write_script(fake_bin / "gcc", "echo 'gcc: fatal error: no input files'; exit 1\n")
+    tk = tmp_path / "cuda-x"
+    (tk / "bin").mkdir(parents=True)
+    (tk / "version.json").write_text("{ this is not json")
+    write_script(tk / "bin" / "nvcc", "echo 'nvcc: cannot open shared object file'\nexit 127\n")
+    facts = run_probe(env=sandbox_env(tmp_path, fake_bin, tk / "bin", CUDA_HOME=str(tk)))
+    assert facts["driver"]["version"] is None and facts["gpus"] == []
+    (planted,) = [t for t in facts["cuda"]["toolkits"] if t["path"] == os.path.realpath(tk)]
+    assert planted["version"] is None
+    assert any("version.json" in e for e in facts["errors"])
+    assert facts["cuda"]["nvcc"]["version"] is None
+    assert "cannot open shared object file" in facts["cuda"]["nvcc"]["raw"]
+    assert facts["gcc"] == {"version": None, "path": str(fake_bin / "gcc")}
+
+
+@pytest.mark.skipif(REAL_DRIVER, reason="a real driver would answer before the stand-in")
+def test_a_hanging_nvidia_smi_is_killed_at_the_timeout_with_its_children(tmp_path):
+    fake_bin = tmp_path / "fakebin"
+    write_script(fake_bin / "nvidia-smi", "sleep 300 & sleep 300\n")  # a grandchild holds the pipe
+    start = time.monotonic()
+    facts = run_probe("--timeout", "1", env=sandbox_env(tmp_path, fake_bin), timeout=60)
+    assert time.monotonic() - start < 20
+    assert any("nvidia-smi" in e and "timed out after 1 s" in e for e in facts["errors"])
+    assert facts["driver"]["version"] is None
+
+
+def test_packages_are_read_from_metadata_without_importing_torch(tmp_path):
+    site = tmp_path / "site"
+    dist = site / "torch-1.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 1.1.0+cu100\n\nbody\n")
+    # a torch that would blow up if the probe imported it
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("raise SystemExit('the probe imported torch')\n")
+    egg = site / "torchvision-0.3.0-py3.6.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: torchvision\nVersion: 0.3.0\n")
+    nccl = site / "nvidia_nccl_cu12-2.21.5.dist-info"
+    nccl.mkdir()
+    (nccl / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.21.5\n")
+    facts = run_probe(env=sandbox_env(tmp_path, PYTHONPATH=str(site), LD_LIBRARY_PATH=""))
+    # PYTHONPATH comes first on sys.path: that torch is the one `import torch` would get
+    torch = facts["packages"]["torch"]
+    assert (torch["version"], torch["location"]) == ("1.1.0+cu100", str(site))
+    assert all(s["location"] != str(site) for s in torch.get("shadows", []))
+    assert facts["packages"]["torchvision"]["version"] == "0.3.0"
+    assert facts["packages"]["nvidia-nccl-cu12"]["version"] == "2.21.5"
+    assert facts["torch"] == {"version": "1.1.0", "local": "cu100", "cuda": "10.0",
+                              "cuda_source": "local-tag"}
+    if facts["nccl"]["source"] != "libnccl":  # a system libnccl would be preferred
+        assert facts["nccl"] == {"version": "2.21.5", "source": "wheel"}
+
+
+OLD = old_pythons()
+
+
+@pytest.mark.parametrize("minor", ["3.6", "3.7", "3.8"])
+def test_probe_runs_on_old_node_pythons_and_scans_site_packages_there(tmp_path, minor):
+    if minor not in OLD:
+        pytest.skip("no python%s on this machine" % minor)
+    site = tmp_path / "site"
+    dist = site / "torch-1.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 1.1.0\n")
+    facts = run_probe(python=OLD[minor], env=sandbox_env(tmp_path, PYTHONPATH=str(site)))
+    assert facts["python"]["version"].startswith(minor + ".")
+    assert facts["packages"]["torch"]["version"] == "1.1.0"
+    # no local tag: which CUDA PyPI's plain 1.1.0 was built for is the controller's call
+    assert facts["torch"] == {"version": "1.1.0", "local": None, "cuda": None, "cuda_source": None}
+    assert facts["errors"] == []
+
+
+def test_probe_source_is_python_3_6_compatible_by_vermin():
+    vermin = shutil.which("vermin") or shutil.which("vermin", path=os.path.dirname(sys.executable))
+    if not vermin:
+        pytest.skip("vermin is not installed")
+    out = subprocess.run([vermin, "-t=3.6-", "--no-tips", "--violations", str(PROBE)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.torch
+def test_deep_imports_torch_in_a_child_and_reports_no_gpu_here(tmp_path):
+    torch = pytest.importorskip("torch")
+    facts = run_probe("--deep", timeout=300)
+    deep = facts["deep"]
+    assert deep["error"] is None, deep
+    assert deep["torch"] == torch.__version__
+    assert deep["torch_cuda"] == torch.version.cuda
+    if not torch.cuda.is_available():
+        assert deep["cuda_available"] is False and deep["device_count"] == 0 and deep["ops"] == []
+    else:
+        assert len(deep["ops"]) == torch.cuda.device_count()
+    assert facts["probe"]["deep"] is True

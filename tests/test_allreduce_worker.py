@@ -1,0 +1,89 @@
+"""The node-side worker and launcher on their own: real torch, real processes."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+WORKER = REPO / "envcheck" / "node" / "allreduce_worker.py"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_a_rank_whose_peer_never_joins_reports_a_rendezvous_timeout_and_exits_3():
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0",
+               LOCAL_RANK="0", WORLD_SIZE="2")
+    start = time.monotonic()
+    r = subprocess.run([sys.executable, str(WORKER), "--rendezvous-timeout", "3",
+                        "--max-bytes", "64"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3, r.stderr
+    assert time.monotonic() - start < 20
+    rec = json.loads(r.stdout.strip().splitlines()[-1])
+    assert rec["type"] == "timeout" and rec["phase"] == "rendezvous" and rec["rank"] == 0
+
+
+def test_a_single_rank_runs_the_sweep_and_checks_its_sums():
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0",
+               LOCAL_RANK="0", WORLD_SIZE="1")
+    r = subprocess.run([sys.executable, str(WORKER), "--max-bytes", "1K", "--iters", "2",
+                        "--dtype", "bfloat16"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    results = [x for x in recs if x["type"] == "result"]
+    assert [x["bytes"] for x in results] == [8 * 2 ** k for k in range(8)]
+    assert all(x["wrong"] == 0 and x["busbw"] == 0.0 for x in results)   # 2(n-1)/n = 0
+    assert recs[-1]["type"] == "done"
+
+
+def test_the_worker_is_python_36_syntax():
+    vermin = Path(sys.executable).parent / "vermin"
+    exe = str(vermin) if vermin.exists() else "vermin"
+    for name in ("allreduce_worker.py", "allreduce_launcher.py"):
+        try:
+            r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
+                                str(REPO / "envcheck" / "node" / name)],
+                               capture_output=True, text=True)
+        except FileNotFoundError:
+            pytest.skip("vermin is not installed")
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_killing_the_controller_leaves_no_rank_behind(tmp_path):
+    from conftest import envcheck_exe
+    tmp = tmp_path / "t"
+    tmp.mkdir()
+    p = subprocess.Popen([envcheck_exe(), "nccl-test", "--backend", "gloo", "--max-bytes", "64K",
+                          "--iters", "400"], env=dict(os.environ, TMPDIR=str(tmp)),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def ours():
+        r = subprocess.run(["pgrep", "-f", str(tmp)], capture_output=True, text=True)
+        return r.stdout.split()
+
+    deadline = time.monotonic() + 60
+    while len(ours()) < 3 and time.monotonic() < deadline:   # launcher + 2 ranks
+        time.sleep(0.1)
+    assert len(ours()) >= 3
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    deadline = time.monotonic() + 15
+    while ours() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ours() == []
+    assert list(tmp.iterdir()) == []

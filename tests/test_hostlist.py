@@ -1,0 +1,81 @@
+import pytest
+
+from envcheck.errors import UsageError
+from envcheck.hostlist import Target, expand_hostlist, parse_target, parse_targets, resolve_targets
+
+
+def test_range_keeps_zero_padding():
+    assert expand_hostlist("node[01-03]") == ["node01", "node02", "node03"]
+    assert expand_hostlist("node[098-101]") == ["node098", "node099", "node100", "node101"]
+
+
+def test_range_list_with_suffix():
+    assert expand_hostlist("gpu[1-3,7]-ib") == ["gpu1-ib", "gpu2-ib", "gpu3-ib", "gpu7-ib"]
+
+
+def test_several_bracket_groups_multiply_out():
+    assert expand_hostlist("r[1-2]n[1-2]") == ["r1n1", "r1n2", "r2n1", "r2n2"]
+
+
+def test_commas_outside_brackets_separate_entries():
+    assert expand_hostlist("a,b[1-2],c") == ["a", "b1", "b2", "c"]
+
+
+def test_plain_name_is_itself():
+    assert expand_hostlist("login") == ["login"]
+
+
+@pytest.mark.parametrize("bad,fragment", [
+    ("node[01-", "node[01-"), ("node]1", "node]1"), ("node[a-b]", "'a-b'"), ("node[]", "empty"),
+    ("node[5-1]", "backwards"), ("n[[1]]", "nested"),
+])
+def test_bad_syntax_names_the_token(bad, fragment):
+    with pytest.raises(UsageError) as e:
+        parse_targets([bad])
+    assert fragment in e.value.message
+
+
+def test_user_and_port_apply_to_every_expanded_host():
+    assert parse_targets(["root@n[1-2]:2222"]) == [Target("n1", "root", 2222), Target("n2", "root", 2222)]
+
+
+def test_parse_target_forms():
+    assert parse_target("h") == Target("h")
+    assert parse_target("u@h:22") == Target("h", "u", 22)
+    assert parse_target("[fe80::1]:2200") == Target("fe80::1", None, 2200)
+    assert parse_target("fe80::1") == Target("fe80::1")
+
+
+@pytest.mark.parametrize("bad", ["h:abc", "h:70000", "@h", "bad host", "h:"])
+def test_bad_targets_are_usage_errors(bad):
+    with pytest.raises(UsageError):
+        parse_targets([bad])
+
+
+def test_duplicates_removed_order_kept():
+    got = parse_targets(["n2", "n[1-3]", "n2", "u@n2"])
+    assert [t.label for t in got] == ["n2", "n1", "n3", "u@n2"]
+
+
+def test_hosts_file_comments_and_blank_lines(tmp_path):
+    f = tmp_path / "hosts"
+    f.write_text("# the rack\nnode[01-02]  # first two\n\n  node05\nnode01\n")
+    got = resolve_targets([], hosts_file=str(f), environ={})
+    assert [t.host for t in got] == ["node01", "node02", "node05"]
+
+
+def test_missing_hosts_file_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError, match="hosts file"):
+        resolve_targets([], hosts_file=str(tmp_path / "nope"), environ={})
+
+
+def test_slurm_nodelist_used_only_when_no_hosts_given():
+    env = {"SLURM_JOB_NODELIST": "gpu[1-2],login"}
+    assert [t.host for t in resolve_targets([], environ=env)] == ["gpu1", "gpu2", "login"]
+    assert [t.host for t in resolve_targets(["x"], environ=env)] == ["x"]
+    assert resolve_targets([], environ={}) == []
+
+
+def test_absurd_range_is_refused_not_expanded():
+    with pytest.raises(UsageError, match="too large"):
+        expand_hostlist("n[1-99999999]")

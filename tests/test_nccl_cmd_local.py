@@ -1,0 +1,163 @@
+"""`envcheck nccl-test` on this machine (LocalRemote): real torch.distributed gloo ranks over
+loopback, started by the real launcher, checked through the installed console script."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import envcheck_exe, run_cli
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+TINY = ["--max-bytes", "64K", "--warmup", "1", "--iters", "3", "--timeout", "20"]
+
+
+def strays(marker: str) -> list:
+    r = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    return [int(p) for p in r.stdout.split()]
+
+
+@pytest.fixture
+def tmpenv(tmp_path):
+    """A TMPDIR of this test's own: every run directory (and so every launcher's and worker's
+    command line) contains it, so pgrep finds exactly this test's processes."""
+    d = tmp_path / "nodetmp"
+    d.mkdir()
+    return {"TMPDIR": str(d)}, str(d)
+
+
+def test_two_gloo_ranks_print_a_sane_table_with_no_wrong_elements(tmpenv):
+    env, marker = tmpenv
+    r = run_cli("nccl-test", "--backend", "gloo", "--nproc-per-node", "2", *TINY, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [line for line in r.stdout.splitlines() if not line.startswith("#")]
+    assert len(lines) == 14          # 8 B .. 64 KiB, doubling
+    first, last = lines[0].split(), lines[-1].split()
+    assert first[:3] == ["8", "2", "float"]
+    assert last[:3] == ["65536", "16384", "float"]
+    assert float(last[3]) > 0 and float(last[5]) > 0 and last[6] == "0"
+    assert "Wrong elements: 0 OK" in r.stdout
+    assert "localhost" in r.stdout and "local_rank" in r.stdout
+    assert strays(marker) == []
+    assert os.listdir(marker) == []   # the run directory is gone
+
+
+def test_json_report_agrees_with_the_nccl_tests_formulas(tmpenv):
+    env, _ = tmpenv
+    r = run_cli("nccl-test", "--backend", "gloo", "--nproc-per-node", "2", "--json", *TINY,
+                env=env)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["world_size"] == 2 and d["exit_code"] == 0
+    assert [x["rank"] for x in d["ranks"]] == [0, 1]
+    assert {x["local_rank"] for x in d["ranks"]} == {0, 1}
+    for row in d["rows"]:
+        assert row["count"] * 4 == row["bytes"]
+        algbw = row["bytes"] / (row["time_us"] / 1e6) / 1e9
+        assert row["algbw"] == pytest.approx(algbw)
+        assert row["busbw"] == pytest.approx(algbw * 2 * (2 - 1) / 2)
+        assert row["wrong"] == 0
+    assert d["summary"]["busbw"] == d["rows"][-1]["busbw"]
+
+
+def test_a_perturbed_rank_is_reported_as_data_corruption_with_exit_1(tmpenv):
+    env, marker = tmpenv
+    env = dict(env, ENVCHECK_TEST_PERTURB_RANK="1")
+    r = run_cli("nccl-test", "--backend", "gloo", "--nproc-per-node", "2", *TINY, env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "DATA CORRUPTION" in r.stdout
+    rows = [line.split() for line in r.stdout.splitlines() if not line.startswith("#")]
+    assert all(int(row[6]) > 0 for row in rows)   # one wrong element, seen by both ranks
+    assert strays(marker) == []
+
+
+def test_a_worker_killed_mid_run_stops_the_run_with_exit_3_naming_the_rank(tmpenv):
+    env, marker = tmpenv
+    full = dict(os.environ, **env)
+    start = time.monotonic()
+    p = subprocess.Popen([envcheck_exe(), "nccl-test", "--backend", "gloo", "--nproc-per-node",
+                          "2", "--max-bytes", "64K", "--iters", "400", "--timeout", "15",
+                          "--json"], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    victim = None
+    try:
+        while victim is None and time.monotonic() - start < 60:
+            for pid in strays(marker):
+                try:
+                    cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+                    environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+                except OSError:
+                    continue
+                if any(c.endswith(b"allreduce_worker.py") for c in cmd) and b"RANK=1" in environ:
+                    victim = pid
+            time.sleep(0.1)
+        assert victim, "rank 1 never started"
+        time.sleep(1.0)   # let it get into the sweep
+        os.kill(victim, signal.SIGKILL)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    elapsed = time.monotonic() - start
+    assert p.returncode == 3, out + err
+    d = json.loads(out)
+    assert d["failure"]["rank"] == 1 and d["failure"]["host"] == "localhost"
+    assert "rank 1 on localhost was killed by signal 9" in d["failure"]["message"]
+    assert elapsed < 15 + 20
+    time.sleep(0.2)
+    assert strays(marker) == []
+
+
+def test_a_busy_master_port_is_named_by_the_preflight_and_no_worker_starts(tmpenv):
+    env, marker = tmpenv
+    s = socket.socket()
+    s.bind(("0.0.0.0", 0))
+    s.listen(1)
+    port = s.getsockname()[1]
+    try:
+        r = run_cli("nccl-test", "--backend", "gloo", "--master-port", str(port), "--json", *TINY,
+                    env=env)
+    finally:
+        s.close()
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = json.loads(r.stdout)
+    assert d["failure"]["kind"] == "preflight" and d["failure"]["host"] == "localhost"
+    assert f"cannot listen on :{port}" in d["failure"]["message"]
+    assert d["run_id"] == "" and d["ranks"] == []     # no worker was started
+    assert strays(marker) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"),
+                    reason="needs root, unshare and ip for a private network namespace")
+def test_a_master_address_nothing_can_reach_is_named_before_any_worker_starts(tmpenv):
+    env, marker = tmpenv
+    # a private network namespace with only lo: 10.255.255.1 has no route, nothing leaves it
+    cmd = ("ip link set lo up && exec " + envcheck_exe() + " nccl-test --backend gloo "
+           "--master-addr 10.255.255.1 --connect-timeout 2 --json " + " ".join(TINY))
+    r = subprocess.run(["unshare", "-n", "sh", "-c", cmd], capture_output=True, text=True,
+                       env=dict(os.environ, **env), timeout=60)
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = json.loads(r.stdout)
+    assert d["failure"]["kind"] == "preflight"
+    assert "localhost cannot reach MASTER_ADDR 10.255.255.1:" in d["failure"]["message"]
+    assert d["ranks"] == [] and d["run_id"] == ""
+    assert strays(marker) == []
+
+
+def test_plot_without_matplotlib_is_a_clear_error_before_anything_runs(tmpenv, tmp_path):
+    env, _ = tmpenv
+    try:
+        import matplotlib  # noqa: F401
+        pytest.skip("matplotlib is installed here")
+    except ImportError:
+        pass
+    r = run_cli("nccl-test", "--plot", str(tmp_path / "bw.png"), *TINY, env=env)
+    assert r.returncode == 2
+    assert "--plot needs matplotlib" in r.stderr and "pip install" in r.stderr
+    assert "preflight" not in r.stderr
