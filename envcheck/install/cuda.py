@@ -278,7 +278,7 @@ def sha256_file(path: str) -> str:
 
 def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
     """One command. Run as the login user: it also tells whether we are root or have sudo."""
-    script = facts_script(args.target(spec), args.link(), args.tmpdir.rstrip("/"), args.runfile_name(spec))
+    script = facts_script(args.target(spec), args.link(), args.tmpdir.rstrip("/"), args.runfile_name(spec), args.force)
     res = remote.run(script, timeout=args.timeout)
     if not res.ok:
         raise RuntimeError(res.error or f"facts command failed: {res.tail(3)}")
