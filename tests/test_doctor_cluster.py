@@ -124,3 +124,20 @@ def test_a_perturbed_allreduce_is_isolated_to_its_node_with_exit_1(c3):
     assert verdicts(doc) == {"node01": "PASS", "node02": "FAIL", "node03": "PASS"}
     node02 = [n for n in doc["nodes"] if n["host"] == "node02"][0]
     assert "data corruption" in node02["reasons"][0] and "isolated" in node02["reasons"][0]
+
+
+def test_explain_with_hosts_shows_the_finding_that_diagnoses_the_error(c3):
+    h = c3["node02"]
+    plant_python_package(h, "torch", "2.1.0+cu118", python=PY, site=FAULT_DIR, torch_cuda="11.8")
+    plant_env(h, f"export PYTHONPATH={FAULT_DIR}\n")
+    try:
+        p = run_cli("explain", "RuntimeError: operator torchvision::nms does not exist", c3.hostlist,
+                    "--ssh-config", str(c3.ssh_config), "--node-python", PY, "--json", timeout=120)
+    finally:
+        unplant(h)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 1, doc
+    assert doc["matches"][0]["id"] == "torchvision-nms-missing"
+    by_host = {d["host"]: d["findings"] for d in doc["hosts"]}
+    assert any(f["component"] == "torch" and f["severity"] == "error" for f in by_host["node02"])
+    assert not any(f["severity"] == "error" for f in by_host["node01"])
