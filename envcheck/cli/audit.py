@@ -16,6 +16,7 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
 from envcheck.matrix import load_matrix
 from envcheck.model import HostResult, has_errors
+from envcheck.probe_runner import probe_source
 from envcheck.remote import LocalRemote
 from envcheck.report import audit_json, render_audit
 
@@ -56,11 +57,17 @@ def audit(
         "--full", help="With several hosts: every host's facts table and every drift row.")] = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    show_probe: Annotated[bool, typer.Option(
+        "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
 ) -> None:
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
     from envcheck.fleet import audit_fleet, save_facts, to_json
+
+    if show_probe:
+        typer.echo(probe_source(), nl=False)
+        raise typer.Exit(EXIT_OK)
 
     m = load_matrix(matrix)
     remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,

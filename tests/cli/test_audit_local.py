@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from envcheck.probe_runner import probe_source
 from envcheck.rules import REGISTRY
 from tests.conftest import run_cli
 from tests.node.probe_helpers import REAL_DRIVER, plant_toolkit, stand_in_nvidia_smi
@@ -103,3 +104,22 @@ def test_deep_audit_reports_what_importing_torch_said():
     deep = doc["hosts"][0]["facts"]["deep"]
     assert deep["torch"] == torch.__version__ and deep["error"] is None
     assert doc["hosts"][0]["facts"]["probe"]["deep"] is True
+
+
+def test_show_probe_prints_exactly_the_script_that_is_shipped():
+    proc = run_cli("audit", "--show-probe")
+    assert proc.returncode == 0
+    assert proc.stdout == probe_source()
+
+
+def test_every_audit_option_is_documented():
+    import typer.main
+
+    from envcheck.cli import app
+    from tests.conftest import REPO
+    doc = (REPO / "docs" / "probe-and-audit.md").read_text()
+    command = typer.main.get_command(app).commands["audit"]
+    opts = [o for p in command.params for o in p.opts if o.startswith("--") and o != "--help"]
+    assert opts, "no options found: the test would prove nothing"
+    missing = [o for o in opts if "`%s" % o not in doc]
+    assert not missing, "document these in docs/probe-and-audit.md: %s" % missing
