@@ -79,3 +79,8 @@ def test_slurm_nodelist_used_only_when_no_hosts_given():
 def test_absurd_range_is_refused_not_expanded():
     with pytest.raises(UsageError, match="too large"):
         expand_hostlist("n[1-99999999]")
+
+
+def test_ipv6_addresses_are_not_mistaken_for_hostlists():
+    assert parse_targets(["root@[fe80::1]:2222", "fe80::2", "[::1]"]) == [
+        Target("fe80::1", "root", 2222), Target("fe80::2"), Target("::1")]
