@@ -5,7 +5,6 @@ Used by `envcheck audit HOSTS` and by the doctor's audit step.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
