@@ -285,7 +285,7 @@ class Matrix:
 
     # ------------------------------------------------------------------ GPUs
     def gpu(self, name: Optional[str]) -> Optional[Record]:
-        if not name:
+        if not name or not isinstance(name, str):
             return None
         words = _words(name)
         best: Optional[Tuple[int, Record]] = None

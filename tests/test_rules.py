@@ -319,3 +319,16 @@ def test_a_gcc_that_passes_the_guard_but_is_known_to_break(m):
     assert w.severity == WARNING and "parameter packs not expanded" in w.message and "gcc-10" in w.fix
     assert not [x for x in judge(m, cuda="11.5.2", gcc="10.3.0") if x.component == "gcc"]
     assert not [x for x in judge(m, cuda="11.8", gcc="11.4.0") if x.component == "gcc"]
+
+
+def test_a_crashing_rule_becomes_a_finding_not_a_traceback(m, monkeypatch):
+    import envcheck.rules as rules
+
+    def broken_rule(facts, matrix):
+        return [] if not facts.get("gpus") else facts["gpus"][0]["missing"]
+
+    broken_rule.__module__ = "envcheck.rules.gpu"
+    monkeypatch.setattr(rules, "REGISTRY", [*rules.REGISTRY, broken_rule])
+    found = rules.evaluate(probe_facts(), m)
+    crash = _one(found, "rule-crashed")
+    assert crash.component == "gpu" and "KeyError" in crash.message and crash.severity == WARNING
