@@ -332,3 +332,12 @@ def test_a_crashing_rule_becomes_a_finding_not_a_traceback(m, monkeypatch):
     found = rules.evaluate(probe_facts(), m)
     crash = _one(found, "rule-crashed")
     assert crash.component == "gpu" and "KeyError" in crash.message and crash.severity == WARNING
+
+
+def test_companion_cuda_tags(m):
+    w = _one(judge(m, torch="2.4.0+cu124", torchvision="0.19.0+cu121"), "torchvision-cuda-mismatch")
+    assert w.severity == WARNING and "major" not in w.message.split("refuse")[0]
+    e = _one(judge(m, torch="2.4.0+cu124", torchaudio="2.4.0+cu121"), "torchaudio-cuda-mismatch")
+    assert e.severity == ERROR and "PyTorch and TorchAudio were compiled with different CUDA versions" in e.message
+    assert not [x for x in judge(m, torch="2.4.0+cu124", torchvision="0.19.0+cu124", torchaudio="2.4.0+cu124")
+                if x.severity != INFO]
