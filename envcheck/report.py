@@ -13,6 +13,8 @@ The audit JSON document (`envcheck audit --json`), the same for one host or many
         "findings": [{"severity", "code", "component", "message", "fix", "source"}],
       }],
       "fleet_findings": [...],    # findings about several hosts at once (drift); [] for one host
+      "drift": [{"component", "label", "values": {host: value}, "majority", "odd": [host]}],
+                                  # only with several hosts (envcheck/fleet.py); odd = not the majority
     }
 """
 from __future__ import annotations
@@ -40,7 +42,8 @@ def _g(d: Any, *path: str) -> Any:
 def _driver(f: Facts) -> str:
     drv = _g(f, "driver") or {}
     if not drv.get("version"):
-        return "not found: " + (drv.get("error") or "unknown") if drv else NONE
+        why = (drv.get("error") or "").replace("no NVIDIA driver found: ", "")
+        return f"not found ({why})" if why else (NONE if not drv else "not found")
     parts = [drv["version"]]
     if drv.get("cuda"):
         parts.append(f"supports CUDA <= {drv['cuda']}")
@@ -138,6 +141,16 @@ def _deep(f: Facts) -> List[str]:
     return lines
 
 
+def _interfaces(f: Facts) -> List[str]:
+    ifs = _g(f, "interfaces") or []
+    lines = [f"{i.get('name')} {' '.join(i['addrs'])}" + (f" ({i['state']})" if i.get("state") else "")
+             for i in ifs if i.get("addrs")]
+    rest = [i.get("name") for i in ifs if not i.get("addrs")]
+    if rest:
+        lines.append("no IPv4: " + " ".join(str(n) for n in rest))
+    return lines or [NONE]
+
+
 def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
     """(label, lines) for every component, in the order a reader checks them."""
     os_ = _g(f, "os") or {}
@@ -160,9 +173,7 @@ def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
         ("gcc", [" ".join(x for x in (gcc.get("version"), gcc.get("path")) if x) or NONE]),
         ("env", [f"{k}={env[k]}" for k in ENV_SHOWN if env.get(k)]
                 + ["unset: " + " ".join(k for k in ENV_SHOWN if not env.get(k))]),
-        ("interfaces", [", ".join(
-            f"{i.get('name')} {' '.join(i.get('addrs') or []) or 'no IPv4'}"
-            + (f" ({i['state']})" if i.get("state") else "") for i in _g(f, "interfaces") or []) or NONE]),
+        ("interfaces", _interfaces(f)),
     ]
     nvidia = sorted(k for k in (_g(f, "packages") or {}) if k.startswith("nvidia-") and k != "nvidia-ml-py")
     if nvidia:
