@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import envcheck_exe, run_cli
+from tests.conftest import envcheck_exe, run_cli
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
