@@ -161,3 +161,12 @@ def test_plot_without_matplotlib_is_a_clear_error_before_anything_runs(tmpenv, t
     assert r.returncode == 2
     assert "--plot needs matplotlib" in r.stderr and "pip install" in r.stderr
     assert "preflight" not in r.stderr
+
+
+def test_plot_writes_busbw_against_size_as_an_image(tmpenv, tmp_path):
+    pytest.importorskip("matplotlib")
+    env, _ = tmpenv
+    out = tmp_path / "bw.png"
+    r = run_cli("nccl-test", "--backend", "gloo", "--plot", str(out), *TINY, env=env)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
