@@ -206,3 +206,11 @@ def test_an_unreachable_host_is_named_and_the_others_start_nothing(cl):
     assert r.returncode == 3, r.stdout + r.stderr
     d = json.loads(r.stdout)
     assert d["failure"]["host"] == "node02" and d["ranks"] == []
+
+
+def test_killing_the_controller_mid_run_leaves_nothing_on_any_host(cl):
+    p, _ = start_and_wait_for_worker(cl, cl["node02"], ["--timeout", "30"])
+    p.kill()   # SIGKILL: no cleanup from the controller; the SSH connections just drop
+    p.communicate(timeout=30)
+    # the autouse fixture then waits up to 10 s and asserts no process or run directory is
+    # left on any host: each launcher sees its stdout (the SSH channel) close and stops its ranks

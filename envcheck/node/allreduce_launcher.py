@@ -25,7 +25,10 @@ import time
 
 
 def out(record):
-    os.write(1, (json.dumps(record, sort_keys=True) + "\n").encode())
+    try:
+        os.write(1, (json.dumps(record, sort_keys=True) + "\n").encode())
+    except OSError:   # the controller is gone: the caller's cleanup must still run
+        pass
 
 
 def facts(_args):
@@ -206,17 +209,23 @@ def launch(args):
             if p.poll() is None:
                 p.kill()
                 p.wait()
+        text = []
         for r, _, p, logf in children:
             logf.close()
             try:
                 with open(logf.name, "rb") as f:
                     lines = f.read().decode("utf-8", "replace").splitlines()[-args.log_lines:]
-                for line in lines:
-                    sys.stderr.write("[%s rank %d] %s\n" % (host, r, line))
+                text.extend("[%s rank %d] %s\n" % (host, r, line) for line in lines)
             except OSError:
                 pass
-        sys.stderr.flush()
+        # remove the run directory before writing anything: with the controller gone, the
+        # write fails (EPIPE) and nothing after it would run
         shutil.rmtree(args.dir, ignore_errors=True)
+        try:
+            sys.stderr.write("".join(text))
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
     return code
 
 
