@@ -214,3 +214,13 @@ def test_killing_the_controller_mid_run_leaves_nothing_on_any_host(cl):
     p.communicate(timeout=30)
     # the autouse fixture then waits up to 10 s and asserts no process or run directory is
     # left on any host: each launcher sees its stdout (the SSH channel) close and stops its ranks
+
+
+def test_a_node_python_without_torch_is_named_as_a_rank_that_could_not_start(cl):
+    r = run_cli("nccl-test", "node[01-02]", "--ssh-config", str(cl.ssh_config),
+                "--node-python", "/usr/bin/python3", *TINY, "--json", timeout=120)
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = json.loads(r.stdout)
+    assert d["failure"]["kind"] == "setup"
+    assert "could not start: No module named 'torch'" in d["failure"]["message"]
+    assert d["failure"]["host"] in ("node01", "node02")

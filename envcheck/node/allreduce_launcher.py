@@ -154,20 +154,20 @@ def launch(args):
     worker = os.path.join(args.dir, "allreduce_worker.py")
     wargs = [a for a in args.worker_args if a != "--"]
     children = []
-    for local in range(args.nproc):
-        env = dict(os.environ)
-        env["RANK"] = str(args.rank_base + local)
-        env["LOCAL_RANK"] = str(local)
-        logf = open(os.path.join(args.dir, "rank%d.log" % (args.rank_base + local)), "wb")
-        p = subprocess.Popen([sys.executable, worker] + wargs, env=env, stdout=None,
-                             stderr=logf, stdin=subprocess.DEVNULL)
-        children.append((args.rank_base + local, local, p, logf))
     ppid = os.getppid()
     end = time.monotonic() + args.deadline
     beat = time.monotonic()
     code = 0
     host = socket.gethostname()
     try:
+        for local in range(args.nproc):
+            env = dict(os.environ)
+            env["RANK"] = str(args.rank_base + local)
+            env["LOCAL_RANK"] = str(local)
+            logf = open(os.path.join(args.dir, "rank%d.log" % (args.rank_base + local)), "wb")
+            p = subprocess.Popen([sys.executable, worker] + wargs, env=env, stdout=None,
+                                 stderr=logf, stdin=subprocess.DEVNULL)
+            children.append((args.rank_base + local, local, p, logf))
         while True:
             if stop:
                 out({"type": "launcher", "host": host, "status": "stopped", "why": stop[0]})
