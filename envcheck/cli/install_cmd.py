@@ -15,19 +15,10 @@ from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
 from envcheck.install.common import NodeOutcome
-from envcheck.remote import LocalRemote, Remote, fan_out
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt, PortOpt,
+                                    SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, remotes_for)
+from envcheck.remote import Remote, fan_out
 
-HostsArg = Annotated[Optional[List[str]], typer.Argument(
-    metavar="[HOSTS]...", help="Nodes as [user@]host[:port] or Slurm hostlists (node[01-04]); none: this machine.",
-    show_default=False)]
-HostsFileOpt = Annotated[Optional[Path], typer.Option("--hosts-file", metavar="FILE", help="One host per line, # comments.")]
-SshConfigOpt = Annotated[Optional[Path], typer.Option("--ssh-config", metavar="FILE", help="ssh_config to honour (default ~/.ssh/config).")]
-UserOpt = Annotated[Optional[str], typer.Option("--user", help="SSH login user for every host.")]
-PortOpt = Annotated[Optional[int], typer.Option("--port", help="SSH port for every host.")]
-IdentityOpt = Annotated[Optional[Path], typer.Option("--identity", "-i", metavar="FILE", help="SSH private key.")]
-ForksOpt = Annotated[int, typer.Option("--forks", min=1, help="Nodes worked on at once.")]
-ConnectTimeoutOpt = Annotated[float, typer.Option("--connect-timeout", help="Seconds to wait for an SSH connection.")]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds any one remote command may take.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
 SudoOpt = Annotated[bool, typer.Option("--sudo", help="Use sudo on nodes where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")]
 
@@ -35,23 +26,17 @@ SudoOpt = Annotated[bool, typer.Option("--sudo", help="Use sudo on nodes where t
 class HostOpts:
     def __init__(self, hosts: Optional[List[str]], hosts_file: Optional[Path], ssh_config: Optional[Path],
                  user: Optional[str], port: Optional[int], identity: Optional[Path], forks: int,
-                 connect_timeout: float, timeout: float):
+                 connect_timeout: float, timeout: float, strict_host_keys: bool = False):
         self.hosts, self.hosts_file, self.ssh_config = hosts or [], hosts_file, ssh_config
         self.user, self.port, self.identity = user, port, identity
         self.forks, self.connect_timeout, self.timeout = forks, connect_timeout, timeout
+        self.strict_host_keys = strict_host_keys
 
 
 def open_remotes(o: HostOpts) -> List[Remote]:
     """The nodes to work on: this machine when none are named, else SSH (envcheck.hosts)."""
-    if not o.hosts and not o.hosts_file and not os.environ.get("SLURM_JOB_NODELIST"):
-        return [LocalRemote()]
-    try:
-        from envcheck import hosts as H  # the only module that imports Fabric
-    except ImportError as e:
-        raise UsageError(f"remote hosts need envcheck.hosts, which is not available ({e})",
-                         "run on the node itself with no HOSTS") from e
-    return H.open_remotes(hosts=o.hosts, hosts_file=o.hosts_file, ssh_config=o.ssh_config, user=o.user,
-                          port=o.port, identity=o.identity, connect_timeout=o.connect_timeout)
+    return remotes_for(o.hosts, o.hosts_file, o.ssh_config, o.user, o.port, o.identity, o.forks,
+                       o.connect_timeout, o.timeout, o.strict_host_keys)
 
 
 def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
@@ -119,7 +104,7 @@ def env_cmd(
     hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
-    json_out: JsonOpt = False,
+    strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
 ) -> None:
     """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
     from envcheck.install.envblock import env_node, render_block
@@ -128,7 +113,7 @@ def env_cmd(
             raise UsageError("env: --cuda-home is required (unless --remove)",
                              "e.g. envcheck env node01 --cuda-home /usr/local/cuda-12.4")
         render_block(cuda_home)  # validate before touching any node
-    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout)
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
     pw = sudo_password_source(sudo)
     run_on_nodes(o, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d, remove=remove,
                                        dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout), json_out)
@@ -181,7 +166,7 @@ def install_cuda_cmd(
     hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 120.0,
-    matrix: MatrixOpt = None, json_out: JsonOpt = False,
+    strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
     from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
@@ -212,7 +197,7 @@ def install_cuda_cmd(
     elif expect is None:
         typer.echo(f"envcheck: warning: no sha256 known for CUDA {spec.version}; only makeself's own check protects "
                    "the download (pass --sha256 HEX)", err=True)
-    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout)
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
     pw = sudo_password_source(sudo)
     remotes = open_remotes(o)
     if not json_out:
@@ -258,7 +243,7 @@ def install_cudnn_cmd(
     hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 600.0,
-    json_out: JsonOpt = False,
+    strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
 ) -> None:
     """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
     from envcheck.install.cudnn import install_cudnn, read_archive
@@ -277,7 +262,7 @@ def install_cudnn_cmd(
         if not Path(archive).is_file():
             raise UsageError(f"{archive}: no such file", "give the path of the downloaded cuDNN archive")
         info = read_archive(str(Path(archive).resolve()))
-    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout)
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
     pw = sudo_password_source(sudo)
     remotes = open_remotes(o)
     try:

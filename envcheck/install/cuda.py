@@ -10,7 +10,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
 from envcheck.install.cuda_script import facts_script, fetch_command, install_script, link_command
@@ -149,9 +149,13 @@ def runfile_dir(args: InstallArgs, f: CudaFacts) -> str:
     return f"{args.tmpdir.rstrip('/')}/envcheck-{f.uid}"
 
 
-def gpu_sm(gpu: str) -> Optional[int]:
+def gpu_cc(gpu: str, spec: ToolkitSpec) -> Optional[Tuple[int, int]]:
+    """'NVIDIA A100-SXM4-40GB, 8.0' -> (8, 0); a bare name (old drivers lack compute_cap) is
+    looked up in the matrix."""
     m = re.search(r",\s*(\d+)\.(\d+)\s*$", gpu)
-    return int(m.group(1)) * 10 + int(m.group(2)) if m else None
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    return spec.gpu_cc(gpu.split(",")[0].strip())
 
 
 def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) -> CudaPlan:
@@ -209,9 +213,9 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
             p.problems.append(f"gcc {f.gcc} is newer than CUDA {spec.short} supports (max gcc {spec.max_gcc}) "
                               f"(fix: install gcc-{spec.max_gcc} and make it the default, or pass --override)")
     for gpu in f.gpus:
-        sm = gpu_sm(gpu)
-        if sm is not None and spec.sm and sm not in spec.sm:
-            msg = (f"GPU {gpu.split(',')[0].strip()} (sm_{sm}) is not supported by CUDA {spec.short}, "
+        cc = gpu_cc(gpu, spec)
+        if cc is not None and spec.supports(cc) is False:
+            msg = (f"GPU {gpu.split(',')[0].strip()} (sm_{cc[0]}{cc[1]}) is not supported by CUDA {spec.short}, "
                    "which cannot build code for it")
             if args.force:
                 p.notes.append(msg + "; installing anyway (--force)")
@@ -274,7 +278,7 @@ def sha256_file(path: str) -> str:
 
 def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
     """One command. Run as the login user: it also tells whether we are root or have sudo."""
-    script = facts_script(args.target(spec), args.link(), args.tmpdir.rstrip("/"), args.runfile_name(spec))
+    script = facts_script(args.target(spec), args.link(), args.tmpdir.rstrip("/"), args.runfile_name(spec), args.force)
     res = remote.run(script, timeout=args.timeout)
     if not res.ok:
         raise RuntimeError(res.error or f"facts command failed: {res.tail(3)}")

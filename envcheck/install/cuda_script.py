@@ -19,8 +19,10 @@ from envcheck.install.cuda_spec import ToolkitSpec
 q = shlex.quote
 
 
-def facts_script(target: str, link: str, tmpdir: str, runfile_name: str) -> str:
-    """key=value lines. The runfile is looked for where install-cuda puts it: TMPDIR/envcheck-UID/."""
+def facts_script(target: str, link: str, tmpdir: str, runfile_name: str, force: bool = False) -> str:
+    """key=value lines. The runfile is looked for where install-cuda puts it: TMPDIR/envcheck-UID/;
+    it is hashed only when an install may follow (no target yet, or --force): hashing a 4 GB
+    runfile on every no-op run would cost seconds per node."""
     return f"""
 T={q(target)}; L={q(link)}; D={q(tmpdir)}; F="$D/envcheck-$(id -u)/"{q(runfile_name)}
 echo "uid=$(id -u)"
@@ -46,7 +48,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 [ -e /tmp/cuda-installer.log ] && echo "installer_log_uid=$(stat -c %u /tmp/cuda-installer.log)"
 if [ -w /var/log ]; then echo varlog_writable=1; else echo varlog_writable=0; fi
-if [ -f "$F" ]; then echo "runfile_sha256=$(sha256sum < "$F" | cut -d' ' -f1)"; fi
+if [ -f "$F" ] && {{ [ ! -e "$T" ] || [ {int(force)} = 1 ]; }}; then echo "runfile_sha256=$(sha256sum < "$F" | cut -d' ' -f1)"; fi
 command -v curl >/dev/null 2>&1 && echo fetch=curl
 command -v wget >/dev/null 2>&1 && echo fetch=wget
 echo end=1

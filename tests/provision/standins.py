@@ -125,8 +125,9 @@ def _patch_header(path: Path) -> None:
 
 
 def cuda_runfile(dest: Path, version: str, mode: str = "ok", generation: Optional[str] = None,
-                 name: Optional[str] = None) -> Path:
-    """Build a makeself runfile standing in for NVIDIA's CUDA `version` (full X.Y.Z)."""
+                 name: Optional[str] = None, pad_bytes: int = 0) -> Path:
+    """Build a makeself runfile standing in for NVIDIA's CUDA `version` (full X.Y.Z).
+    pad_bytes: incompressible filler in the payload, for transfer benchmarks."""
     parts = [int(p) for p in version.split(".")]
     short = f"{parts[0]}.{parts[1]}"
     gen = generation or ("perl" if (parts[0], parts[1]) < (10, 1) else "new")
@@ -151,6 +152,8 @@ def cuda_runfile(dest: Path, version: str, mode: str = "ok", generation: Optiona
     _shared_lib(src / "libcudart.so", "libcudart.so." + (f"{parts[0]}.{parts[1]}" if parts[0] <= 10 else str(parts[0])),
                 "int cudaRuntimeGetVersion(int *v) { *v = %d; return 0; }\n" % (parts[0] * 1000 + parts[1] * 10))
     (src / "EULA.txt").write_text("End User License Agreement (stand-in)\n" * 50)
+    if pad_bytes:
+        (src / "payload.bin").write_bytes(os.urandom(pad_bytes))
     out = dest / (name or f"cuda_{version}_stand-in_linux.run")
     subprocess.run(["makeself", "--nox11", str(src), str(out), f"CUDA Toolkit {version} stand-in",
                     f"./{inst.name}"], check=True, capture_output=True)
