@@ -29,6 +29,7 @@ class InstallArgs:
     runfile_sha256: Optional[str] = None      # of the local runfile (computed once on the controller)
     url: Optional[str] = None                 # the node fetches it
     expect_sha256: Optional[str] = None       # matrix or --sha256; None with --no-checksum
+    expect_md5: Optional[str] = None          # NVIDIA's published md5, used when no sha256 is known
     symlink: bool = True
     force: bool = False
     override: bool = False
@@ -255,17 +256,27 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
                                 root=False, timeout=args.install_timeout + 30))
     expect = want_sha
     flags = " ".join(spec.installer_flags(target, args.tmpdir, args.override))
-    text = (("verify sha256 " + expect[:16] + "…, " if expect else "no sha256 check (--no-checksum), ")
+    text = (("verify sha256 " + expect[:16] + "…, " if expect else
+             "verify md5 " + args.expect_md5 + ", " if args.expect_md5 else "no checksum known or wanted, ")
             + f"sh {node_file} --check, then run: sh {node_file} {flags}"
             + (f" (moving the existing {target} aside, restored on failure)" if f.target_exists else "")
             + f"; success = version file + nvcc -V say {spec.version}")
     p.steps.append(Step("install", text, install_script(
         spec, runfile=node_file, target=target, link=link if args.symlink else None, tmpdir=args.tmpdir,
-        expect_sha256=expect, override=args.override, replace_existing=f.target_exists),
+        expect_sha256=expect, override=args.override, replace_existing=f.target_exists,
+        expect_md5=None if expect else args.expect_md5),
         timeout=args.install_timeout))
     if args.symlink:
         p.steps[-1].text += f"; then point {link} -> {target}"
     return p
+
+
+def md5_file(path: str) -> str:
+    h = hashlib.md5()  # noqa: S324 - comparing with NVIDIA's published md5, not for security alone
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def sha256_file(path: str) -> str:

@@ -314,8 +314,10 @@ def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc
     out = NodeOutcome(remote.name)
     paths = [PROFILE_D_FILE, LDCONF_FILE] if profile_d else [file]
     res = remote.run(PRIV_FACT + "; " + "; ".join(fact_command(p) for p in paths), timeout=timeout)
+    if res.error and res.exit_code is None:  # could not connect / timed out: the host's state is unknown
+        return out.fail("unreachable", res.error)
     if not res.ok:
-        return out.fail("failed", f"cannot read {', '.join(paths)}: {res.error or res.tail(3)}")
+        return out.fail("failed", f"cannot read {', '.join(paths)}: {res.tail(3)}")
     try:
         facts = parse_file_facts(res.stdout)
         plan = (plan_profile_d(facts[0], facts[1], cuda_home, remove) if profile_d

@@ -243,3 +243,20 @@ def test_no_symlink_leaves_an_existing_link_alone_even_though_the_installer_move
     [out] = install_cuda([node.remote], spec("12.4.1"), args_for(assets[1]["12.4.1"], symlink=False))
     assert out.status == "changed"
     assert node.sh("readlink /usr/local/cuda").stdout.strip() == "/usr/local/cuda-10.0"
+
+
+def test_without_a_sha256_nvidias_md5_is_checked_on_the_node(node, assets, http_assets):
+    import hashlib
+    run = assets[1]["12.4.1"]
+    good = hashlib.md5(run.read_bytes()).hexdigest()
+    a = InstallArgs(url=f"{http_assets}/{run.name}", expect_md5="0" * 32)
+    [out] = install_cuda([node.remote], spec("12.4.1"), a)
+    assert out.status == "refused" and "NVIDIA's published md5" in out.error
+    a.expect_md5 = good
+    [out] = install_cuda([node.remote], spec("12.4.1"), a)
+    assert out.status == "changed", out
+
+
+def test_cli_checks_a_local_runfile_against_the_matrix_md5_when_no_sha256_is_known(cli, assets):
+    r = cli("install-cuda", "12.9.2", "--runfile", str(assets[1]["12.4.1"]), "--dry-run")
+    assert r.returncode == 2 and "does not match NVIDIA's published md5 for CUDA 12.9.2" in r.stderr
