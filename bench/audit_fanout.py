@@ -8,6 +8,7 @@ running the same probe; a dead (hung) host's extra cost; ansible/pyinfra only wh
 Targets (issue 3): 32 hosts in <= 1.5x the time of 1; exactly 1 exec per host; a hung host
 adds no more than --connect-timeout.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -47,7 +48,13 @@ def audit(c, hosts, extra=()):
                        capture_output=True, text=True, timeout=300)
     wall = time.perf_counter() - t
     per = [a - b for a, b in zip(execs(c), before)]
-    return wall, p.returncode, per, p.stderr.strip().splitlines()[-1:] if p.returncode not in (0, 1, 3) else []
+    try:
+        node_s = sum(((h.get("facts") or {}).get("probe") or {}).get("seconds") or 0
+                     for h in json.loads(p.stdout)["hosts"])
+    except ValueError:
+        node_s = float("nan")
+    err = p.stderr.strip().splitlines()[-1:] if p.returncode not in (0, 1, 3) else []
+    return wall, p.returncode, per, err, node_s
 
 
 def ssh_loop(c, hosts):
@@ -67,6 +74,7 @@ def main():
         sys.exit(f"bench/audit_fanout: {why}")
     if not PROBE.exists():
         sys.exit("bench/audit_fanout: envcheck/node/probe.py is missing")
+    load_start = os.getloadavg()[0]
     t = time.perf_counter()
     c = sim.make_cluster(32, per_host_setup=setup)
     build = time.perf_counter() - t
@@ -75,17 +83,32 @@ def main():
         c.trust_all_host_keys()
         names = c.names
         audit(c, names[:1])  # warm the page cache and the interpreter once
+        node_seconds = {}
         for n in (1, 8, 32):
-            wall, rc, per, err = audit(c, names[:n])
+            wall, rc, per, err, node_s = audit(c, names[:n])
+            node_seconds[n] = node_s
             sel = per[:n]
             rows.append((f"envcheck audit, {n} host(s)", wall, rc,
                          f"{min(sel)}..{max(sel)}" if sel else "-", err))
+        # the transport alone: the same fan-out running `true` (in-process, no CLI start-up)
+        from envcheck.hostlist import parse_targets
+        from envcheck.hosts import SSHOptions, close_all, make_remotes, run_on_all
+        for n in (1, 32):
+            rs = make_remotes(parse_targets(names[:n]), SSHOptions(ssh_config=str(c.ssh_config)))
+            before = execs(c)
+            t = time.perf_counter()
+            res = run_on_all(rs, "true")
+            wall = time.perf_counter() - t
+            close_all(rs)
+            per = [a - b for a, b in zip(execs(c), before)][:n]
+            rows.append((f"hosts.run_on_all('true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
+                         f"{min(per)}..{max(per)}", []))
         for n in (1, 8, 32):
             wall, per = ssh_loop(c, names[:n])
             rows.append((f"sequential ssh loop, {n} host(s)", wall, 0, f"{min(per[:n])}..{max(per[:n])}", []))
         c[3].freeze_sshd()
         try:
-            wall, rc, per, err = audit(c, names[:8])
+            wall, rc, per, err, _ = audit(c, names[:8])
         finally:
             c[3].thaw_sshd()
         rows.append((f"envcheck audit, 8 hosts, node04 hung", wall, rc, f"{min(per[:8])}..{max(per[:8])}", err))
@@ -94,9 +117,10 @@ def main():
                 rows.append((f"{tool}: not installed, skipped", float("nan"), None, "-", []))
     finally:
         c.close()
+    load_end = os.getloadavg()[0]
 
     print(f"simulated cluster: 32 hosts built in {build:.2f} s; connect timeout {CONNECT_TIMEOUT:g} s; "
-          f"{os.cpu_count()} CPUs")
+          f"{os.cpu_count()} CPUs; load average {load_start:.1f} at start, {load_end:.1f} at end")
     print(f"{'run':<42} {'wall s':>7} {'exit':>5} {'execs/host':>11}")
     for name, wall, rc, per, err in rows:
         print(f"{name:<42} {wall:>7.2f} {'' if rc is None else rc:>5} {per:>11}" + (f"  {err[0]}" if err else ""))
@@ -106,6 +130,8 @@ def main():
     print(f"32 hosts / 1 host: {thirty_two / one:.2f}x (target <= 1.5x); "
           f"hung host added {hung - eight:.2f} s (bound: connect timeout {CONNECT_TIMEOUT:g} s); "
           f"sequential ssh loop / envcheck at 32: {by['sequential ssh loop, 32 host(s)'] / thirty_two:.1f}x")
+    print(f"node-side probe time summed over hosts (all simulated nodes share this machine's CPUs): "
+          f"1: {node_seconds[1]:.2f} s, 8: {node_seconds[8]:.2f} s, 32: {node_seconds[32]:.2f} s")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ class Options:
     master_addr: Optional[str] = None
     master_port: Optional[int] = None
     ifname: Optional[str] = None
-    node_python: str = "python3"
+    node_python: Optional[str] = None     # None: python3, else python
     connect_timeout: float = 10.0
     forks: int = 32
     nccl_debug: str = "INFO"
@@ -103,15 +103,17 @@ def launch_cmd(opts: Options, backend: str, nproc: int, rank_base: int, run_id: 
     quoted = " ".join(shlex.quote(str(a)) for a in args)
     # the directory expands on the node ($TMPDIR there), so it goes in unquoted-but-safe
     quoted = quoted.replace(" DIR ", f' "{run_dir(run_id, index)}" ', 1)
-    return f"{shlex.quote(opts.node_python)} -c {shlex.quote(BOOT)} {quoted}"
+    return f"{pf.python_word(opts.node_python)} -c {shlex.quote(BOOT)} {quoted}"
 
 
 def kill_cmd(run_id: str, index: int) -> str:
     """Stop one host's launcher and its ranks: TERM to the launcher's process group (it cleans
     up), then KILL for anything left, then the run directory."""
     d = run_dir(run_id, index)
+    # up to 5 s for the launcher to stop its ranks (it gives them 2 s) and print their logs
     return (f'd="{d}"; p=$(cat "$d/launcher.pid" 2>/dev/null); '
-            f'if [ -n "$p" ]; then kill -TERM -- -"$p" 2>/dev/null; sleep 1; '
+            f'if [ -n "$p" ]; then kill -TERM -- -"$p" 2>/dev/null; i=0; '
+            f'while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
             f'kill -KILL -- -"$p" 2>/dev/null; fi; rm -rf "$d"; true')
 
 
@@ -156,7 +158,8 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
     nodes = pf.gather_facts(remotes, opts.node_python, launcher, opts.connect_timeout + 30,
                             opts.forks)
     errs = [pf.PreflightError(f"{n.host}: {n.error}", n.host,
-                              f"install Python or pass --node-python PATH") for n in nodes if n.error]
+                              "" if "cannot run" not in n.error else
+                              "install Python or pass --node-python PATH") for n in nodes if n.error]
     if errs:
         return fail_preflight(errs)
 
@@ -271,7 +274,11 @@ def _analyse(report: Report, remotes: Sequence[Remote], results: List[Any], npro
     report.ranks.sort(key=lambda x: x["rank"])
     report.rows.sort(key=lambda x: x["bytes"])
     report.summary = am.summarize(report.rows)
-    joined = {x["rank"] for x in report.ranks}
+    # a rank that reported anything from the rendezvous on (joined, or timed out/failed waiting
+    # in it) was there; the others never made it that far
+    joined = {x["rank"] for x in report.ranks} | {
+        x.get("rank") for recs in per_host.values() for x in recs
+        if x["type"] in ("timeout", "error") and x.get("phase") != "setup"}
     host_of = {}
     for r, n, b in zip(remotes, nprocs, bases):
         for k in range(n):
@@ -313,22 +320,33 @@ def _cause(report: Report, remotes: Sequence[Remote], results: List[Any],
                     "message": f"rank {x.get('rank')} on {name} {how} mid-run; every other "
                                f"rank was stopped{miss}",
                     "fix": "see that host's log below (out of memory? killed?)"}
+    # a rank that neither finished nor timed out itself is the one the others waited for
+    spoke = {x.get("rank") for recs in per_host.values() for x in recs
+             if x["type"] in ("timeout", "error")}
+    silent = [k for k in sorted(host_of) if k not in spoke and k not in missing]
+    if silent and spoke:
+        miss += ("; rank(s) that never reported a timeout themselves (stuck or too slow): "
+                 + ", ".join(f"{k} ({host_of[k]})" for k in silent))
     for name in order:
         for rec in per_host.get(name, []):
+            if rec["type"] not in ("timeout", "error"):
+                continue
+            phase = rec.get("phase") or "?"
+            what = phase + (f" at {am.human_size(int(rec['bytes']))}B" if rec.get("bytes") else "")
             if rec["type"] == "timeout":
-                what = rec.get("phase")
-                if rec.get("bytes"):
-                    what += f" at {am.human_size(int(rec['bytes']))}B"
-                return {"kind": "timeout", "host": name, "rank": rec.get("rank"),
-                        "message": f"rank {rec.get('rank')} on {name}: {what} did not finish "
-                                   f"in {rec.get('seconds'):g} s{miss}",
-                        "fix": "a rank is missing or cannot reach the others: check --ifname "
-                               "and the firewall between the nodes"}
-            if rec["type"] == "error":
-                return {"kind": "rank_lost", "host": name, "rank": rec.get("rank"),
-                        "message": f"rank {rec.get('rank')} on {name}: {rec.get('phase')} "
-                                   f"failed: {rec.get('message')}{miss}",
-                        "fix": "a peer rank died or its connection broke; see the logs"}
+                how = f"{what} did not finish in {rec.get('seconds'):g} s"
+            else:
+                how = f"{what} failed: {rec.get('message')}"
+            if phase == "rendezvous":
+                return {"kind": "rendezvous", "host": name, "rank": rec.get("rank"),
+                        "message": f"rank {rec.get('rank')} on {name}: {how}{miss}",
+                        "fix": "a rank never joined: see its host's log; check --ifname and "
+                               "the firewall between the nodes"}
+            return {"kind": "timeout" if rec["type"] == "timeout" else "rank_lost", "host": name,
+                    "rank": rec.get("rank"), "message": f"rank {rec.get('rank')} on {name}: "
+                                                        f"{how}{miss}",
+                    "fix": "a peer rank died, hung or cannot reach the others: check --ifname "
+                           "and the firewall between the nodes; see the logs"}
     for r, res in zip(remotes, results):
         if not (isinstance(res, RunResult) and res.ok):
             why = res.error if isinstance(res, RunResult) else str(res)

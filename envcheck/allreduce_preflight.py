@@ -54,19 +54,28 @@ def parse_json_line(text: str) -> Optional[Dict[str, Any]]:
     return None
 
 
-def node_cmd(python: str, mode: str, *args: Any) -> str:
+def python_word(python: Optional[str]) -> str:
+    """The node interpreter as a shell word: --node-python quoted, else python3, else python."""
+    if python:
+        return shlex.quote(python)
+    return '"$(command -v python3 || command -v python || echo python3)"'
+
+
+def node_cmd(python: Optional[str], mode: str, *args: Any) -> str:
     """The launcher fed on stdin to the node's interpreter: nothing is left on the node."""
-    return " ".join([shlex.quote(python), "-", mode] + [shlex.quote(str(a)) for a in args])
+    return " ".join([python_word(python), "-", mode] + [shlex.quote(str(a)) for a in args])
 
 
-def gather_facts(remotes: Sequence[Remote], python: str, launcher_src: str, timeout: float,
+def gather_facts(remotes: Sequence[Remote], python: Optional[str], launcher_src: str, timeout: float,
                  forks: int) -> List[NodeFacts]:
     def one(r: Remote) -> NodeFacts:
         res = r.run(node_cmd(python, "facts"), stdin=launcher_src, timeout=timeout)
         doc = parse_json_line(res.stdout) if res.exit_code == 0 else None
         if doc is None:
-            why = res.error or res.tail(3) or f"exit {res.exit_code}"
-            return NodeFacts(r.name, error=f"cannot run {python} on the node: {why}")
+            if res.error:   # unreachable, auth, host key, timeout: the transport's own words
+                return NodeFacts(r.name, error=res.error)
+            why = res.tail(3) or f"exit {res.exit_code}"
+            return NodeFacts(r.name, error=f"cannot run {python or 'python3'} on the node: {why}")
         return NodeFacts(r.name, doc.get("hostname", ""), int(doc.get("gpus") or 0),
                          doc.get("interfaces") or [], doc.get("free_port"))
 
@@ -133,7 +142,7 @@ def check_ifname(nodes: Sequence[NodeFacts], ifname: str) -> List[PreflightError
     return errs
 
 
-def check_master_reachable(master: Remote, remotes: Sequence[Remote], python: str,
+def check_master_reachable(master: Remote, remotes: Sequence[Remote], python: Optional[str],
                            launcher_src: str, addr: str, port: int, connect_timeout: float,
                            forks: int) -> List[PreflightError]:
     """A listener on the master host, then a bounded connect from every node (the master too:

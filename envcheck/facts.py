@@ -123,3 +123,62 @@ def env(f: Facts) -> Dict[str, str]:
 
 def nccl_version(f: Facts) -> Optional[str]:
     return _get(f, "nccl", "version")
+
+
+# Accessors added for the rules (issue 2). Presence matters as much as value: a section the probe
+# wrote but left empty ("the probe looked and found nothing") differs from one it never wrote
+# (`check --cuda 10.0` says nothing about drivers).
+def origin(f: Facts) -> Optional[str]:
+    return _get(f, "origin")
+
+
+def has(f: Facts, *path: str) -> bool:
+    """Whether the document contains this key at all (its value may be None or empty)."""
+    cur: Any = f
+    for p in path:
+        if not isinstance(cur, dict) or p not in cur:
+            return False
+        cur = cur[p]
+    return True
+
+
+def driver_error(f: Facts) -> Optional[str]:
+    return _get(f, "driver", "error")
+
+
+def torch_local(f: Facts) -> Optional[str]:
+    return _get(f, "torch", "local")
+
+
+def torch_cuda_source(f: Facts) -> Optional[str]:
+    return _get(f, "torch", "cuda_source")
+
+
+def cuda_symlink(f: Facts) -> Dict[str, Any]:
+    return dict(_get(f, "cuda", "symlink") or {})
+
+
+def nvcc(f: Facts) -> Dict[str, Any]:
+    return dict(_get(f, "cuda", "nvcc") or {})
+
+
+def cudnn_libs(f: Facts) -> List[Dict[str, Any]]:
+    return list(_get(f, "cudnn", "libs") or [])
+
+
+def packages(f: Facts) -> Dict[str, Dict[str, Any]]:
+    return dict(_get(f, "packages") or {})
+
+
+def deep_arch_list(f: Facts) -> Optional[List[str]]:
+    """torch.cuda.get_arch_list() as read by `--deep`; None without it."""
+    arch = _get(f, "deep", "arch_list")
+    return list(arch) if arch else None
+
+
+def deep_torch_cuda(f: Facts) -> Optional[str]:
+    return _get(f, "deep", "torch_cuda")
+
+
+def interfaces(f: Facts) -> List[Dict[str, Any]]:
+    return list(_get(f, "interfaces") or [])

@@ -45,19 +45,13 @@ class FleetAudit:
 
 def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
                 node_python: Optional[str] = None, timeout: Optional[float] = None,
-                forks: int = 32, on_done: Optional[Callable[[HostResult], None]] = None,
-                evaluate: Optional[Callable] = None) -> FleetAudit:
-    """Probe every host (at most `forks` at once), evaluate, compare across hosts."""
-    from envcheck.probe_runner import probe_host
-    if evaluate is None:
-        from envcheck.rules import evaluate as evaluate  # noqa: PLW0127 - the registry's
+                forks: int = 32, on_done: Optional[Callable[[HostResult], None]] = None) -> FleetAudit:
+    """Audit every host (the probe over one remote command each, at most `forks` at once), then
+    compare the hosts. Host failures are data: they come back as HostResult.error."""
+    from envcheck.probe_runner import audit_host
 
     def one(remote: Remote) -> HostResult:
-        res = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
-        if res.facts is not None:
-            res.findings = [dataclasses.replace(f, host=f.host or res.host)
-                            for f in evaluate(res.facts, matrix)]
-        return res
+        return audit_host(remote, matrix, deep=deep, node_python=node_python, timeout=timeout)
 
     def done(_remote: Remote, res) -> None:
         if on_done and isinstance(res, HostResult):
@@ -119,11 +113,9 @@ def save_facts(audit: FleetAudit, directory: str) -> List[str]:
 
 
 def to_json(audit: FleetAudit) -> Dict:
-    return {
-        "hosts": [{"host": r.host, "reachable": r.reachable, "error": r.error, "facts": r.facts,
-                   "findings": [f.to_dict() for f in r.findings]} for r in audit.results],
-        "fleet_findings": [f.to_dict() for f in audit.fleet],
-        "drift": [{"component": row.key, "label": row.label, "values": row.values,
-                   "majority": row.majority, "odd": row.odd} for row in audit.drift],
-        "exit_code": audit.exit_code(),
-    }
+    """The audit JSON document of envcheck/report.py, plus the drift table."""
+    from envcheck.report import audit_json
+    doc = audit_json(audit.results, audit.fleet)
+    doc["drift"] = [{"component": row.key, "label": row.label, "values": row.values,
+                     "majority": row.majority, "odd": row.odd} for row in audit.drift]
+    return doc

@@ -59,6 +59,7 @@ class DriverNeed:
     minor_version_compat: bool
     source: str
     family_source: str
+    unconfirmed: bool = False  # the matrix marks release_min unconfirmed
 
 
 class Matrix:
@@ -70,7 +71,7 @@ class Matrix:
                                        MatrixError naming the nearest known releases
       find_cuda(v) -> record|None      the same, None instead of raising (rules use this)
       family(major) -> record|None     the family entry (min_driver, minor_version_compat, disk_gb)
-      installer(name) -> record        the perl / binary installer generation (flags, log …)
+      installer(name) -> record        the perl / new installer generation (flags, log …)
       toolkit(v) -> record             resolve_cuda plus `family`, `installer` and `disk_gb` merged in
                                        (what provisioning needs: runfile, url, sha256, md5, flags …)
       driver_need(v) -> DriverNeed|None  per-release minimum and family minimum; for an "X.Y"
@@ -165,12 +166,14 @@ class Matrix:
         release_min = None
         label = version
         source = fam["source"]
+        unconfirmed = False
         if found:
             lowest = min(found, key=lambda r: _k(r["min_driver"]))
             release_min, source = lowest["min_driver"], lowest["source"]
+            unconfirmed = "min_driver" in (lowest.get("unconfirmed") or [])
             label = found[0]["version"] if len(found) == 1 else f"{_mm(found[0]['version'])}.x"
         return DriverNeed(label, release_min, fam["min_driver"], bool(fam["minor_version_compat"]),
-                          source, fam["source"])
+                          source, fam["source"], unconfirmed)
 
     def gcc_max(self, version: Optional[str]) -> Optional[int]:
         rec = self.find_cuda(version)

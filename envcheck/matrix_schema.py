@@ -145,17 +145,18 @@ def validate(data: Any, file: Optional[str] = None) -> None:
     minors, majors = _cuda(c, data["cuda"])
     archs = _archs(c, data["archs"])
     _gpus(c, data["gpus"], archs)
-    _cudnn(c, data["cudnn"], minors, majors)
+    cudnn_builds = _cudnn(c, data["cudnn"], minors, majors)
     tv = _companion(c, data["torchvision"], "torchvision")
     ta = _companion(c, data["torchaudio"], "torchaudio")
-    _torch(c, data["torch"], minors, tv, ta)
+    _torch(c, data["torch"], minors, tv, ta, cudnn_builds)
 
 
 _FAMILY_KEYS = ["major", "min_driver", "minor_version_compat", "disk_gb", "source"]
 _FAMILY_OPT = ["disk_source", "unconfirmed", "note"]
 _INSTALLER_KEYS = ["first", "last", "runs", "log", "version_file", "uninstall", "flags", "toolkit_only", "source"]
 _RELEASE_KEYS = ["version", "label", "min_driver", "installer", "runfile", "url", "gcc_max", "source", "gcc_source"]
-_RELEASE_OPT = ["bundled_driver", "runfile_bytes", "sha256", "md5", "sha256_source", "md5_source", "unconfirmed", "note"]
+_RELEASE_OPT = ["bundled_driver", "runfile_bytes", "sha256", "md5", "sha256_source", "md5_source", "gcc_broken",
+                "unconfirmed", "note"]
 
 
 def _cuda(c: _Checker, cuda: Any) -> Tuple[Set[str], Set[int]]:
@@ -218,6 +219,14 @@ def _cuda(c: _Checker, cuda: Any) -> Tuple[Set[str], Set[int]]:
         if not c.url(rel["url"], f"{p}.url").endswith("/" + runfile):
             c.fail(f"{p}.url", f"does not end with the runfile name {runfile!r}")
         c.integer(rel["gcc_max"], f"{p}.gcc_max")
+        for j, bad in enumerate(c.seq(rel.get("gcc_broken", []), f"{p}.gcc_broken")):
+            bp = f"{p}.gcc_broken[{j}]"
+            c.mapping(bad, bp, ["gcc", "error", "source"], ["unconfirmed"])
+            if c.integer(bad["gcc"], f"{bp}.gcc") > rel["gcc_max"]:  # type: ignore[operator]
+                c.fail(f"{bp}.gcc", f"gcc {bad['gcc']} is above gcc_max {rel['gcc_max']}: nvcc refuses it anyway")
+            c.string(bad["error"], f"{bp}.error")
+            c.url(bad["source"], f"{bp}.source")
+            c.unconfirmed(bad, bp, ["gcc", "error"])
         if "runfile_bytes" in rel:
             c.integer(rel["runfile_bytes"], f"{p}.runfile_bytes")
         for algo, length in (("sha256", 64), ("md5", 32)):
@@ -275,7 +284,7 @@ def _gpus(c: _Checker, gpus: Any, archs: Set[str]) -> None:
         c.unconfirmed(g, p, ["cc", "names"])
 
 
-def _cudnn(c: _Checker, cudnn: Any, minors: Set[str], majors: Set[int]) -> None:
+def _cudnn(c: _Checker, cudnn: Any, minors: Set[str], majors: Set[int]) -> Dict[str, List[str]]:
     c.mapping(cudnn, "cudnn", ["headers", "layouts", "releases"])
     header_majors: Set[int] = set()
     for i, h in enumerate(c.seq(cudnn["headers"], "cudnn.headers", True)):
@@ -329,6 +338,7 @@ def _cudnn(c: _Checker, cudnn: Any, minors: Set[str], majors: Set[int]) -> None:
             c.url(rel.get("sha256_source"), f"{p}.sha256_source")
         c.unconfirmed(rel, p, keys + opt + ["url"])
     c.ascending(versions, "cudnn.releases")
+    return {rel["version"]: list(rel["cuda"]) for rel in cudnn["releases"]}
 
 
 def _companion(c: _Checker, table: Any, name: str) -> Set[str]:
@@ -341,7 +351,14 @@ def _companion(c: _Checker, table: Any, name: str) -> Set[str]:
     return set(vs)
 
 
-def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]) -> None:
+def _builds_for(builds: List[str], cuda: str) -> bool:
+    """A cuDNN build serves its own minor before CUDA 11 and the whole major from 11 on."""
+    k = _vkey(cuda)
+    return any(_vkey(b)[0] == k[0] and (k[0] >= 11 or _vkey(b)[1:2] == k[1:2]) for b in builds)
+
+
+def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str],
+           cudnn_builds: Dict[str, List[str]]) -> None:
     c.mapping(torch, "torch", ["arch_sets", "releases"])
     sets = c.mapping(torch["arch_sets"], "torch.arch_sets", [], list(torch["arch_sets"] or {}))
     for name, s in sets.items():
@@ -378,6 +395,13 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
             for key in ("cudnn", "nccl"):
                 if var and key in var:
                     c.version(var[key], f"{vp}.{key}", fields=(3, 4))
+            if var and "cudnn" in var:
+                k = _vkey(var["cudnn"])
+                found = [v for v in cudnn_builds if _vkey(v)[:len(k)] == k]
+                if not found:
+                    c.fail(f"{vp}.cudnn", f"cuDNN {var['cudnn']} is not in cudnn.releases")
+                if not _builds_for(cudnn_builds[found[-1]], cuda):
+                    c.fail(f"{vp}.cudnn", f"cuDNN {found[-1]} has no build for CUDA {cuda} in cudnn.releases")
         if rel["pypi"] is not None and rel["pypi"] not in variants:
             c.fail(f"{p}.pypi", f"{rel['pypi']!r} is not one of this release's variants")
         for key, known in (("torchvision", tv), ("torchaudio", ta)):

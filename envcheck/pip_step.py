@@ -143,3 +143,36 @@ def plan_pip(installed: Dict[str, Optional[Dict[str, Any]]], args: Dict[str, Any
     if plan.reasons:
         plan.command = install_command(python, args, force=force)
     return plan
+
+
+def pip_node(remote, args: Dict[str, Any], *, python: str = "python3", dry_run: bool = False,
+             timeout: float = 60.0, install_timeout: float = 3600.0):
+    """The pip step on one node: fact, plan, and `pip install` only when something is missing."""
+    import json as _json
+
+    from envcheck.install.common import NodeOutcome
+    out = NodeOutcome(remote.name)
+    res = remote.run(fact_command(python, args["packages"]), stdin=FACT_SCRIPT, timeout=timeout)
+    if not res.ok:
+        return out.fail("unreachable" if res.error and "timed out" not in res.error else "failed",
+                        f"pip facts under {python}: {res.error or res.tail(3)}")
+    try:
+        installed = _json.loads(res.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return out.fail("failed", f"pip facts under {python}: unreadable output {res.stdout[-200:]!r}")
+    plan = plan_pip(installed, args, python)
+    out.lines += [f"already in place: {s}" for s in plan.satisfied]
+    if plan.command is None:
+        out.lines.append("nothing to do")
+        return out
+    out.lines += [f"needed: {r}" for r in plan.reasons]
+    if dry_run:
+        out.status = "would-change"
+        out.lines.append(f"would run {plan.command}")
+        return out
+    done = remote.run(plan.command, timeout=install_timeout)
+    if not done.ok:
+        return out.fail("failed", f"pip install failed: {done.error or 'exit ' + str(done.exit_code)}", done.tail(15))
+    out.lines.append(f"ran {plan.command}")
+    out.status = "changed"
+    return out

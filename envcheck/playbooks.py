@@ -44,7 +44,7 @@ STACK = {"driver_min": VER, "cuda": VER, "cudnn": VER, "torch": VER, "torchvisio
 STEPS: Dict[str, Tuple[Dict[str, _Kind], Tuple[str, ...]]] = {
     "install-cuda": ({"version": VER, "runfile": STR, "url": STR, "sha256": STR, "symlink": BOOL,
                       "tmpdir": STR}, ("version",)),
-    "install-cudnn": ({"archive": STR, "cuda": VER, "cuda_home": STR}, ("archive",)),
+    "install-cudnn": ({"archive": STR, "cuda": VER, "cuda_home": STR, "tmpdir": STR}, ("archive",)),
     "env": ({"cuda_home": STR, "file": STR, "profile_d": BOOL}, ("cuda_home",)),
     "pip": ({"packages": STRLIST, "index_url": STR, "extra_index_url": STR, "find_links": STR,
              "no_index": BOOL, "no_deps": BOOL}, ("packages",)),

@@ -13,14 +13,18 @@ The audit JSON document (`envcheck audit --json`), the same for one host or many
         "findings": [{"severity", "code", "component", "message", "fix", "source"}],
       }],
       "fleet_findings": [...],    # findings about several hosts at once (drift); [] for one host
+      "drift": [{"component", "label", "values": {host: value}, "majority", "odd": [host]}],
+                                  # only with several hosts (envcheck/fleet.py); odd = not the majority
     }
 """
 from __future__ import annotations
 
+import shutil
+import textwrap
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts import Facts
-from envcheck.model import ERROR, Finding, HostResult, has_errors
+from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, has_errors
 
 ENV_SHOWN = ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
              "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT")
@@ -38,7 +42,8 @@ def _g(d: Any, *path: str) -> Any:
 def _driver(f: Facts) -> str:
     drv = _g(f, "driver") or {}
     if not drv.get("version"):
-        return "not found: " + (drv.get("error") or "unknown") if drv else NONE
+        why = (drv.get("error") or "").replace("no NVIDIA driver found: ", "")
+        return f"not found ({why})" if why else (NONE if not drv else "not found")
     parts = [drv["version"]]
     if drv.get("cuda"):
         parts.append(f"supports CUDA <= {drv['cuda']}")
@@ -136,6 +141,16 @@ def _deep(f: Facts) -> List[str]:
     return lines
 
 
+def _interfaces(f: Facts) -> List[str]:
+    ifs = _g(f, "interfaces") or []
+    lines = [f"{i.get('name')} {' '.join(i['addrs'])}" + (f" ({i['state']})" if i.get("state") else "")
+             for i in ifs if i.get("addrs")]
+    rest = [i.get("name") for i in ifs if not i.get("addrs")]
+    if rest:
+        lines.append("no IPv4: " + " ".join(str(n) for n in rest))
+    return lines or [NONE]
+
+
 def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
     """(label, lines) for every component, in the order a reader checks them."""
     os_ = _g(f, "os") or {}
@@ -158,9 +173,7 @@ def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
         ("gcc", [" ".join(x for x in (gcc.get("version"), gcc.get("path")) if x) or NONE]),
         ("env", [f"{k}={env[k]}" for k in ENV_SHOWN if env.get(k)]
                 + ["unset: " + " ".join(k for k in ENV_SHOWN if not env.get(k))]),
-        ("interfaces", [", ".join(
-            f"{i.get('name')} {' '.join(i.get('addrs') or []) or 'no IPv4'}"
-            + (f" ({i['state']})" if i.get("state") else "") for i in _g(f, "interfaces") or []) or NONE]),
+        ("interfaces", _interfaces(f)),
     ]
     nvidia = sorted(k for k in (_g(f, "packages") or {}) if k.startswith("nvidia-") and k != "nvidia-ml-py")
     if nvidia:
@@ -217,3 +230,25 @@ def audit_json(results: Sequence[HostResult], fleet_findings: Sequence[Finding] 
               "findings": [fd.to_dict() for fd in r.findings]} for r in results]
     ok = all(h["ok"] for h in hosts) and not any(fd.severity == ERROR for fd in fleet_findings)
     return {"ok": ok, "hosts": hosts, "fleet_findings": [fd.to_dict() for fd in fleet_findings]}
+
+
+def render_findings(findings: Iterable[Finding], width: int = 0) -> str:
+    """`envcheck check`'s table: severity, component, message (with its code), the fix under it,
+    then a count line. Wrapped to the terminal width."""
+    items: List[Finding] = list(findings)
+    width = width or max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
+    if not items:
+        return "No findings: nothing in this stack is known to break.\n"
+    lines = [f"{'SEVERITY':<8} {'COMPONENT':<11} MESSAGE"]
+    indent = " " * 21
+    for fd in items:
+        head = f"{fd.severity:<8} {fd.component:<11} "
+        body = f"{fd.message} [{fd.code}]" + (f" ({fd.host})" if fd.host else "")
+        lines.extend(textwrap.wrap(body, width, initial_indent=head, subsequent_indent=indent))
+        if fd.fix:
+            lines.extend(textwrap.wrap(fd.fix, width, initial_indent=indent + "fix: ",
+                                       subsequent_indent=indent + "     ", break_on_hyphens=False))
+    n = {s: sum(1 for fd in items if fd.severity == s) for s in (ERROR, WARNING, INFO)}
+    lines.append("")
+    lines.append(f"{n[ERROR]} error(s), {n[WARNING]} warning(s), {n[INFO]} note(s)")
+    return "\n".join(lines) + "\n"

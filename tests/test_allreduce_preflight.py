@@ -71,8 +71,8 @@ def test_a_rendezvous_timeout_names_the_ranks_that_never_joined():
     lost = RunResult("node02", "", None, error="timed out after 40 s")
     rep = _analyse(Report(hosts=["node01", "node02"], world_size=3), [a, b], [waited, lost],
                    [1, 2], [0, 1], ["node01"])
-    assert rep.failure["kind"] == "timeout"
-    assert "rendezvous did not finish in 5 s" in rep.failure["message"]
+    assert rep.failure["kind"] == "rendezvous"
+    assert "rank 0 on node01: rendezvous did not finish in 5 s" in rep.failure["message"]
     assert "1 (node02), 2 (node02)" in rep.failure["message"]
 
 
@@ -80,3 +80,17 @@ def test_a_bridge_with_the_same_address_on_every_node_is_not_mistaken_for_the_ne
     x = node("node01", br0=["172.20.0.1/16"], eth1=["10.1.0.1/24"])
     y = node("node02", br0=["172.20.0.1/16"], eth1=["10.1.0.2/24"])
     assert suggest_ifname([x, y]) == "eth1"
+
+
+def test_a_rank_that_hangs_mid_run_is_named_as_the_one_that_never_timed_out_itself():
+    a, b = LocalRemote("node01"), LocalRemote("node02")
+    waited = RunResult("node01", "", 3, stdout='{"type": "rank", "rank": 0}\n{"type": "timeout",'
+                       ' "rank": 0, "phase": "warmup", "bytes": 1024, "seconds": 5}\n'
+                       '{"type": "rank_exit", "rank": 0, "code": 3}\n')
+    hung = RunResult("node02", "", 3, stdout='{"type": "rank", "rank": 1}\n{"type": "launcher",'
+                     ' "status": "stopped", "why": "signal 15"}\n')
+    rep = _analyse(Report(hosts=["node01", "node02"], world_size=2), [a, b], [waited, hung],
+                   [1, 1], [0, 1], ["node01"])
+    assert rep.failure["kind"] == "timeout"
+    assert "rank 0 on node01: warmup at 1KB did not finish in 5 s" in rep.failure["message"]
+    assert "(stuck or too slow): 1 (node02)" in rep.failure["message"]

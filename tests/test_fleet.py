@@ -56,4 +56,4 @@ def test_json_has_facts_findings_and_drift_per_host():
     rs = [HostResult("n1", facts("n1"), [Finding(ERROR, "x", "cuda", "m", host="n1")]), HostResult("n2", facts("n2"))]
     doc = to_json(compare(rs))
     assert doc["hosts"][0]["findings"][0]["code"] == "x" and doc["hosts"][1]["facts"]["hostname"] == "n2"
-    assert doc["exit_code"] == 1 and {r["component"] for r in doc["drift"]} >= {"driver", "cuda"}
+    assert doc["ok"] is False and {r["component"] for r in doc["drift"]} >= {"driver", "cuda"}

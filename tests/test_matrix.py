@@ -64,7 +64,7 @@ def test_toolkit_record_has_what_provisioning_needs(m):
     assert len(t["sha256"]) == 64
     assert t["installer"] == "perl" and "--toolkitpath={prefix}" in t["installer_info"]["toolkit_only"]
     assert t["gcc_max"] == 7 and t["disk_gb"]["prefix"] >= 4
-    assert m.toolkit("10.1")["installer"] == "binary"
+    assert m.toolkit("10.1")["installer"] == "new"
 
 
 def test_driver_minimum_per_release_and_family(m):
@@ -112,7 +112,8 @@ def test_torch_variants_and_pypi_default(m):
     ("NVIDIA A100-SXM4-80GB", (8, 0)), ("A100", (8, 0)), ("Tesla V100-PCIE-16GB", (7, 0)),
     ("GeForce RTX 3090", (8, 6)), ("NVIDIA GeForce GTX 1080 Ti", (6, 1)), ("NVIDIA H100 80GB HBM3", (9, 0)),
     ("Quadro RTX 6000", (7, 5)), ("NVIDIA RTX 6000 Ada Generation", (8, 9)), ("A10", (8, 6)),
-    ("Tesla K80", (3, 7)), ("NVIDIA L4", (8, 9)),
+    ("Tesla K80", (3, 7)), ("NVIDIA L4", (8, 9)), ("NVIDIA RTX 4000 Ada Generation", (8, 9)),
+    ("Quadro RTX 4000", (7, 5)), ("NVIDIA RTX A4000", (8, 6)), ("Tesla V100S-PCIE-32GB", (7, 0)),
 ])
 def test_gpu_names_match_tolerantly(m, name, cc):
     assert m.gpu_cc(name) == cc
@@ -194,9 +195,9 @@ def test_torch_naming_an_unknown_torchvision(tmp_path):
 def test_installer_generation_must_fit_the_version(tmp_path):
     text = TOP.read_text()
     i = text.index('    - version: "10.1.105"')
-    j = text.index("installer: binary", i)
+    j = text.index("installer: new", i)
     p = tmp_path / "m.yaml"
-    p.write_text(text[:j] + "installer: perl" + text[j + len("installer: binary"):])
+    p.write_text(text[:j] + "installer: perl" + text[j + len("installer: new"):])
     assert "cuda.releases[5].installer: CUDA 10.1.105 is outside the perl installer's range" in _error(p)
 
 
@@ -222,3 +223,15 @@ def test_cli_validate_takes_the_matrix_option(tmp_path):
     bad = _broken(tmp_path, "schema: 1", "schema: 2")
     r = run_cli("matrix", "validate", "--matrix", str(bad))
     assert r.returncode == 2 and "schema: unsupported schema 2" in r.stderr
+
+
+def test_a_torch_variant_must_bundle_a_known_cudnn_built_for_its_cuda(tmp_path):
+    msg = _error(_broken(tmp_path, 'cu100: {arch: cu100-1.0, cudnn: "7.4.1"', 'cu100: {arch: cu100-1.0, cudnn: "7.0.5"'))
+    assert "torch.releases[0].variants.cu100.cudnn: cuDNN 7.0.5.15 has no build for CUDA 10.0" in msg
+    msg = _error(_broken(tmp_path, 'cu100: {arch: cu100-1.0, cudnn: "7.4.1"', 'cu100: {arch: cu100-1.0, cudnn: "7.9.1"'))
+    assert "cuDNN 7.9.1 is not in cudnn.releases" in msg
+
+
+def test_a_broken_gcc_above_the_limit_is_refused(tmp_path):
+    msg = _error(_broken(tmp_path, "gcc_broken: [{gcc: 11,", "gcc_broken: [{gcc: 12,"))
+    assert re.search(r"cuda\.releases\[\d+\]\.gcc_broken\[0\]\.gcc: gcc 12 is above gcc_max 11", msg)

@@ -57,7 +57,8 @@ def test_each_component_has_its_row_with_the_version_and_where_it_came_from():
     assert row("nccl").endswith("2.4.2 (from torch)")
     assert row("python").endswith("3.6.9 /opt/venv/bin/python3")
     assert row("gcc").endswith("7.5.0 /usr/bin/gcc")
-    assert row("interfaces").endswith("eno1 10.1.4.17/16 (up), ib0 no IPv4 (down)")
+    assert row("interfaces").endswith("eno1 10.1.4.17/16 (up)")
+    assert "               no IPv4: ib0" in render_facts(FACTS)
 
 
 def test_torch_without_a_local_tag_says_pypi_decides_and_shows_the_shadowed_copy():
@@ -84,7 +85,7 @@ def test_deep_results_name_the_gpu_whose_op_failed_and_the_error():
 
 def test_facts_from_check_flags_with_almost_nothing_render_without_error():
     text = render_facts({"schema": 1, "origin": "flags", "cuda": {"version": "10.0"}})
-    assert "10.0 in use" in text and "driver       -" in text
+    assert "10.0 in use" in text and "driver       -" in text and "interfaces   -" in text
 
 
 def test_audit_document_and_text_carry_findings_and_unreachable_hosts():
@@ -102,3 +103,12 @@ def test_audit_document_and_text_carry_findings_and_unreachable_hosts():
     assert "          fix: install driver >= 410.48" in text
     assert "gpu08: NOT AUDITED: probe did not run: timed out after 60 s" in text
     assert audit_json([HostResult("a", facts=FACTS)])["ok"] is True
+
+
+def test_a_missing_driver_shows_the_reason_once():
+    f = dict(FACTS, driver={"version": None, "error": "no NVIDIA driver found: nvidia-smi not found"})
+    assert row_of(f, "driver").endswith("not found (nvidia-smi not found)")
+
+
+def row_of(facts, label):
+    return [l for l in render_facts(facts).splitlines() if l.split()[:1] == [label]][0]

@@ -1,16 +1,22 @@
-"""`envcheck audit`: probe nodes and judge what they have. With no HOSTS, this machine."""
+"""`envcheck audit [HOSTS]`: probe nodes and judge what they have. With no HOSTS (and no
+--hosts-file or $SLURM_JOB_NODELIST), this machine; with hosts, one SSH exec per host, at most
+--forks at once, then the cross-node comparison (envcheck/fleet.py)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
+                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
+                                   progress_printer, remotes_for)
+from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
 from envcheck.matrix import load_matrix
 from envcheck.model import HostResult, has_errors
-from envcheck.probe_runner import audit_host
+from envcheck.probe_runner import probe_source
 from envcheck.remote import LocalRemote
 from envcheck.report import audit_json, render_audit
 
@@ -26,10 +32,7 @@ def exit_code(results: List[HostResult]) -> int:
 @app.command("audit")
 @guard
 def audit(
-    hosts: Annotated[Optional[List[str]], typer.Argument(
-        metavar="HOSTS", show_default=False,
-        help="Nodes to audit over SSH, as user@host:port (user and port optional). "
-             "None: this machine.")] = None,
+    hosts: HostsArg = None,
     deep: Annotated[bool, typer.Option(
         "--deep", help="Also import torch on the node and run a tiny op on every GPU (slower).")] = False,
     node_python: Annotated[Optional[str], typer.Option(
@@ -39,19 +42,59 @@ def audit(
     timeout: Annotated[Optional[float], typer.Option(
         "--timeout", metavar="SECONDS", min=1,
         help="Give up on the probe after this long (default 60, with --deep 240).")] = None,
+    hosts_file: HostsFileOpt = None,
+    ssh_config: SshConfigOpt = None,
+    user: UserOpt = None,
+    port: PortOpt = None,
+    identity: IdentityOpt = None,
+    forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    strict_host_keys: StrictHostKeysOpt = False,
+    save: Annotated[Optional[Path], typer.Option(
+        "--save", metavar="DIR",
+        help="Write each audited host's facts to DIR/HOST.json, for `envcheck check FILE`.")] = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="With several hosts: every host's facts table and every drift row.")] = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    show_probe: Annotated[bool, typer.Option(
+        "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
 ) -> None:
-    """Probe a node and report its driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and
-    environment, with what will break. Example: envcheck audit --json"""
-    if hosts:
-        raise UsageError(f"auditing remote hosts ({hosts[0]} ...) is not available in this build yet",
-                         "run `envcheck audit` with no hosts on each node")
+    """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
+    non-interactive environment, what will break, and what differs across nodes.
+    Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
+    from envcheck.fleet import audit_fleet, save_facts, to_json
+
+    if show_probe:
+        typer.echo(probe_source(), nl=False)
+        raise typer.Exit(EXIT_OK)
+
     m = load_matrix(matrix)
-    results = [audit_host(LocalRemote("localhost"), m, deep=deep, node_python=node_python,
-                          timeout=timeout)]
+    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
+                          connect_timeout, timeout or 60.0, strict_host_keys)
+    local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
+    tick = progress_printer(len(remotes), "audit", enabled=None if not (json_out or local) else False)
+    try:
+        fleet = audit_fleet(remotes, m, deep=deep, node_python=node_python, timeout=timeout,
+                            forks=forks, on_done=lambda r: tick(r.host, r.reachable))
+    finally:
+        for r in remotes:
+            r.close()
+    if save:
+        written = save_facts(fleet, str(save))
+        typer.echo(f"saved {len(written)} facts file(s) to {save}", err=True)
+    if local:
+        # one machine: the facts table and its findings, the same document as ever
+        if json_out:
+            print_json(audit_json(fleet.results))
+        else:
+            typer.echo(render_audit(fleet.results))
+        raise typer.Exit(exit_code(fleet.results))
     if json_out:
-        print_json(audit_json(results))
+        print_json(to_json(fleet))
     else:
-        typer.echo(render_audit(results))
-    raise typer.Exit(exit_code(results))
+        from envcheck.report_fleet import render
+        if full:
+            typer.echo(render_audit(fleet.results) + "\n")
+        typer.echo(render(fleet, all_rows=full), nl=False)
+    raise typer.Exit(fleet.exit_code())

@@ -22,8 +22,9 @@ from envcheck.cli.common import Annotated
 from envcheck.remote import LocalRemote, Remote
 
 HostsArg = Annotated[Optional[List[str]], typer.Argument(
-    metavar="[HOSTS]...", show_default=False,
-    help="Hosts as [user@]host[:port] or Slurm hostlists (node[01-16], gpu[1-3,7]-ib). "
+    metavar="HOSTS", show_default=False,
+    help="Hosts as user@host:port (user and port optional) or Slurm hostlists "
+         "(node[01-16], gpu[1-3,7]-ib). "
          "None: --hosts-file, else $SLURM_JOB_NODELIST, else this machine.")]
 HostsFileOpt = Annotated[Optional[Path], typer.Option(
     "--hosts-file", metavar="FILE", help="Read hosts from FILE, one per line, # comments.")]

@@ -547,8 +547,10 @@ def collect_deep():
     if res is None:
         return {"error": "importing torch / touching the GPUs did not finish in %g s"
                          % (TIMEOUT * DEEP_FACTOR)}
-    try:
-        deep = json.loads(res[1])
+    try:  # the last line: importing torch may itself print to stdout
+        deep = json.loads((res[1].strip().splitlines() or [""])[-1])
+        if not isinstance(deep, dict):
+            raise ValueError("not an object")
     except ValueError:
         tail = (res[2] or res[1]).strip().splitlines()[-3:]
         return {"error": "torch check crashed (exit %s): %s" % (res[0], " | ".join(tail))}

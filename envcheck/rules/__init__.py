@@ -1,20 +1,31 @@
 """Rules: small pure functions from facts (envcheck/facts.py) to findings (envcheck/model.py).
-One module per component; REGISTRY lists them. (Being built: issue 2.)"""
+
+One module per component; each exports RULES, a list of `(facts, matrix) -> List[Finding]`.
+REGISTRY is all of them in order. A rule reads facts only through envcheck.facts accessors and
+says nothing when a fact it needs is missing (`check --cuda 10.0` judges only the toolkit).
+"""
 from __future__ import annotations
 
 from typing import Callable, List
 
+from envcheck.errors import VersionError
 from envcheck.facts import Facts
 from envcheck.matrix import Matrix
 from envcheck.model import Finding, sort_findings
+from envcheck.rules import cuda, cudnn, driver, env, gcc, gpu, nccl, python, torch
 
 Rule = Callable[[Facts, Matrix], List[Finding]]
-REGISTRY: List[Rule] = []
+REGISTRY: List[Rule] = [*driver.RULES, *gpu.RULES, *cuda.RULES, *cudnn.RULES, *torch.RULES,
+                        *python.RULES, *gcc.RULES, *env.RULES, *nccl.RULES]
 
 
 def evaluate(facts: Facts, matrix: Matrix) -> List[Finding]:
     """Every rule over one host's facts, errors first."""
     out: List[Finding] = []
     for rule in REGISTRY:
-        out.extend(rule(facts, matrix))
+        try:
+            out.extend(rule(facts, matrix))
+        except VersionError:
+            # an unreadable version in the facts: the *-unknown rule of that component reports it
+            continue
     return sort_findings(out)

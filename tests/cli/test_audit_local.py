@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from envcheck.probe_runner import probe_source
 from envcheck.rules import REGISTRY
 from tests.conftest import run_cli
 from tests.node.probe_helpers import REAL_DRIVER, plant_toolkit, stand_in_nvidia_smi
@@ -60,11 +61,14 @@ def test_audit_table_shows_the_planted_driver_gpus_and_toolkit(tmp_path):
     assert [g["compute_capability"] for g in facts["gpus"]] == ["9.0", "9.0"]
 
 
-def test_hosts_are_refused_with_one_line_until_the_ssh_transport_lands():
-    proc = run_cli("audit", "node01", "--json")
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "node01" in proc.stderr and "not available" in proc.stderr
+def test_a_host_that_cannot_be_resolved_is_reported_not_audited_with_exit_3():
+    proc = run_cli("audit", "node01.invalid", "--json", "--connect-timeout", "3")
+    assert proc.returncode == 3, proc.stderr
+    doc = json.loads(proc.stdout)
+    (host,) = doc["hosts"]
+    assert host["host"] == "node01.invalid" and host["facts"] is None
+    assert host["error"].startswith("probe did not run: unreachable: cannot resolve node01.invalid") or \
+        "cannot resolve node01.invalid" in host["error"]
 
 
 def test_a_probe_that_cannot_run_exits_3_and_the_json_says_why():
@@ -100,3 +104,22 @@ def test_deep_audit_reports_what_importing_torch_said():
     deep = doc["hosts"][0]["facts"]["deep"]
     assert deep["torch"] == torch.__version__ and deep["error"] is None
     assert doc["hosts"][0]["facts"]["probe"]["deep"] is True
+
+
+def test_show_probe_prints_exactly_the_script_that_is_shipped():
+    proc = run_cli("audit", "--show-probe")
+    assert proc.returncode == 0
+    assert proc.stdout == probe_source()
+
+
+def test_every_audit_option_is_documented():
+    import typer.main
+
+    from envcheck.cli import app
+    from tests.conftest import REPO
+    doc = (REPO / "docs" / "probe-and-audit.md").read_text()
+    command = typer.main.get_command(app).commands["audit"]
+    opts = [o for p in command.params for o in p.opts if o.startswith("--") and o != "--help"]
+    assert opts, "no options found: the test would prove nothing"
+    missing = [o for o in opts if "`%s" % o not in doc]
+    assert not missing, "document these in docs/probe-and-audit.md: %s" % missing

@@ -54,7 +54,7 @@ def gpu_list(model: str = "V100", count: int = 1) -> List[dict]:
              "pci_bus_id": f"00000000:{0x07 + i * 0x10:02X}:00.0"} for i in range(count)]
 
 
-_NVIDIA_SMI = r'''#!/usr/bin/python3
+_NVIDIA_SMI = r'''#!/usr/bin/python3 -SE
 # envcheck simulated cluster: stand-in for the NVIDIA driver's nvidia-smi (no GPU exists here)
 import json, sys, time
 CFG = json.loads(%(cfg)r)

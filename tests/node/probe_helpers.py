@@ -96,3 +96,58 @@ def old_pythons():
                 found[minor] = c
                 break
     return found
+
+
+FAKE_NVML_C = r"""
+/* Stand-in for the NVIDIA driver's libnvidia-ml.so.1: the NVML entry points the probe reaches
+   through the real nvidia-ml-py binding, answering with one machine's values. */
+#include <string.h>
+typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct { char busIdLegacy[16]; unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+                 char busId[32]; } nvmlPciInfo_t;
+typedef struct { const char *name, *uuid, *bus; int major, minor; unsigned long long mem; } gpu_t;
+static const gpu_t GPUS[] = { %(gpus)s };
+static const unsigned NGPUS = %(ngpus)d;
+static int up = 0;
+static int put(char *dst, const char *src, unsigned n) {
+    if (strlen(src) + 1 > n) return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+    strcpy(dst, src); return 0; }
+int nvmlInitWithFlags(unsigned flags) { (void)flags; if (%(init_error)d) return %(init_error)d; up = 1; return 0; }
+int nvmlInit_v2(void) { return nvmlInitWithFlags(0); }
+int nvmlShutdown(void) { up = 0; return 0; }
+const char *nvmlErrorString(int r) {
+    switch (r) { case 9: return "Driver Not Loaded";
+                 case 18: return "RM has detected an NVML/RM version mismatch.";
+                 default: return "Unknown Error"; } }
+int nvmlSystemGetDriverVersion(char *v, unsigned n) { return up ? put(v, "%(driver)s", n) : 1; }
+int nvmlSystemGetCudaDriverVersion(int *v) { if (!up) return 1; *v = %(cuda)d; return 0; }
+int nvmlSystemGetCudaDriverVersion_v2(int *v) { return nvmlSystemGetCudaDriverVersion(v); }
+int nvmlDeviceGetCount_v2(unsigned *n) { if (!up) return 1; *n = NGPUS; return 0; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned i, const gpu_t **h) {
+    if (!up) return 1; if (i >= NGPUS) return 2; *h = &GPUS[i]; return 0; }
+int nvmlDeviceGetName(const gpu_t *h, char *s, unsigned n) { return put(s, h->name, n); }
+int nvmlDeviceGetUUID(const gpu_t *h, char *s, unsigned n) { return put(s, h->uuid, n); }
+int nvmlDeviceGetCudaComputeCapability(const gpu_t *h, int *ma, int *mi) {
+    *ma = h->major; *mi = h->minor; return 0; }
+int nvmlDeviceGetMemoryInfo(const gpu_t *h, nvmlMemory_t *m) {
+    m->total = h->mem; m->free = h->mem; m->used = 0; return 0; }
+int nvmlDeviceGetPciInfo_v3(const gpu_t *h, nvmlPciInfo_t *p) {
+    memset(p, 0, sizeof *p); strncpy(p->busIdLegacy, h->bus, 15); strncpy(p->busId, h->bus, 31);
+    return 0; }
+"""
+
+
+def build_fake_nvml(out_dir: Path, driver: str, cuda: int, gpus, init_error: int = 0) -> Path:
+    """Compile a libnvidia-ml.so.1 answering with `driver`, `cuda` (e.g. 12020) and `gpus`
+    [(name, uuid, bus_id, (major, minor), memory_mib)]; returns the directory to put on
+    LD_LIBRARY_PATH. init_error makes nvmlInit fail with that NVML code (9: driver not loaded)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = ", ".join('{"%s", "%s", "%s", %d, %d, %dULL}' % (n, u, b, cc[0], cc[1], mib << 20)
+                     for n, u, b, cc, mib in gpus) or "{0}"
+    src = out_dir / "fake_nvml.c"
+    src.write_text(FAKE_NVML_C % {"gpus": rows, "ngpus": len(gpus), "driver": driver,
+                                  "cuda": cuda, "init_error": init_error})
+    import subprocess
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O0", "-o", str(out_dir / "libnvidia-ml.so.1"),
+                    str(src)], check=True, capture_output=True, timeout=120)
+    return out_dir

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.node.probe_helpers import (PROBE, REAL_DRIVER, old_pythons, plant_toolkit,
+from tests.node.probe_helpers import (PROBE, REAL_DRIVER, build_fake_nvml, old_pythons, plant_toolkit,
                                       stand_in_nvidia_smi, write_script)
 
 
@@ -243,3 +243,121 @@ def test_deep_imports_torch_in_a_child_and_reports_no_gpu_here(tmp_path):
     else:
         assert len(deep["ops"]) == torch.cuda.device_count()
     assert facts["probe"]["deep"] is True
+
+
+NVML_GPUS = [("NVIDIA A100-SXM4-80GB", "GPU-6a0f3b7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "00000000:07:00.0", (8, 0), 81920),
+             ("NVIDIA A100-SXM4-80GB", "GPU-d4c3b2a1-9f8e-7d6c-5b4a-392817160504", "00000000:0F:00.0", (8, 0), 81920)]
+
+
+def nvml_ready():
+    if REAL_DRIVER:
+        pytest.skip("a real driver would answer before the stand-in")
+    if not shutil.which("gcc"):
+        pytest.skip("gcc is needed to build the stand-in libnvidia-ml.so.1")
+    pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed for this interpreter")
+
+
+def test_driver_and_gpus_come_from_nvml_through_the_real_binding(tmp_path):
+    nvml_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "535.104.05", 12020, NVML_GPUS)
+    facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib)))
+    assert facts["driver"] == {"version": "535.104.05", "source": "nvml", "cuda": "12.2",
+                               "error": None, "raw": None}
+    assert facts["gpus"] == [
+        {"index": i, "name": n, "compute_capability": "8.0", "memory_mib": 81920, "uuid": u, "pci_bus_id": b}
+        for i, (n, u, b, _, _) in enumerate(NVML_GPUS)]
+
+
+def test_nvml_failing_falls_back_to_nvidia_smi_and_keeps_nvmls_reason(tmp_path):
+    nvml_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "535.104.05", 12020, NVML_GPUS, init_error=9)
+    fake_bin = tmp_path / "fakebin"
+    stand_in_nvidia_smi(fake_bin, "470.182.03")
+    facts = run_probe(env=sandbox_env(tmp_path, fake_bin, LD_LIBRARY_PATH=str(lib)))
+    assert (facts["driver"]["version"], facts["driver"]["source"]) == ("470.182.03", "nvidia-smi")
+    assert [g["name"] for g in facts["gpus"]] == ["Tesla T4"]
+
+    facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib)))  # and no nvidia-smi
+    assert facts["driver"]["version"] is None
+    assert facts["driver"]["error"].startswith("no NVIDIA driver found: NVML: Driver Not Loaded; ")
+
+
+CUDA_TORCH_STAND_IN = '''
+# Stands in for a CUDA build of torch on two GPUs, which cannot exist on this machine: the second
+# GPU is too old for the build's kernels, as on a node of mixed GPU generations.
+print("torch: some banner on stdout")
+__version__ = "1.1.0"
+class version:
+    cuda = "10.0.130"
+class backends:
+    class cudnn:
+        @staticmethod
+        def version():
+            return 7501
+class _Nccl:
+    @staticmethod
+    def version():
+        return 2402
+class _T:
+    def __init__(self, device):
+        self.device = device
+    def __mul__(self, k):
+        return self
+    def sum(self):
+        return self
+    def item(self):
+        return 8.0
+class cuda:
+    nccl = _Nccl
+    @staticmethod
+    def is_available():
+        return True
+    @staticmethod
+    def device_count():
+        return 2
+    @staticmethod
+    def get_device_name(i):
+        return ["Tesla V100-SXM2-16GB", "Tesla K80"][i]
+    @staticmethod
+    def get_device_capability(i):
+        return [(7, 0), (3, 7)][i]
+    @staticmethod
+    def synchronize(i):
+        pass
+def ones(n, device):
+    if device == "cuda:1":
+        raise RuntimeError("CUDA error: no kernel image is available for execution on the device\\n"
+                           "CUDA kernel errors might be asynchronously reported")
+    return _T(device)
+'''
+
+
+def test_deep_reports_each_gpus_op_and_the_builds_versions_despite_stdout_noise(tmp_path):
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text(CUDA_TORCH_STAND_IN)
+    dist = site / "torch-1.1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 1.1.0\n")
+    facts = run_probe("--deep", env=sandbox_env(tmp_path, PYTHONPATH=str(site)))
+    deep = facts["deep"]
+    assert deep["error"] is None
+    assert (deep["torch"], deep["torch_cuda"], deep["cudnn"], deep["nccl"]) == \
+        ("1.1.0", "10.0.130", 7501, "2.4.2")
+    assert deep["cuda_available"] is True and deep["device_count"] == 2
+    assert deep["ops"] == [
+        {"device": 0, "ok": True, "error": None, "name": "Tesla V100-SXM2-16GB", "capability": "7.0"},
+        {"device": 1, "ok": False, "name": "Tesla K80", "capability": "3.7",
+         "error": "RuntimeError: CUDA error: no kernel image is available for execution on the device"}]
+    assert any(e.startswith("arch_list: AttributeError") for e in deep["errors"])  # torch 1.1 had none
+    assert facts["torch"] == {"version": "1.1.0", "local": None, "cuda": "10.0.130", "cuda_source": "deep"}
+    assert facts["nccl"] == {"version": "2.4.2", "source": "torch"}
+
+
+def test_deep_without_torch_says_so_and_keeps_the_rest(tmp_path):
+    if not OLD:
+        pytest.skip("no interpreter without torch on this machine")
+    python = OLD[sorted(OLD)[0]]
+    facts = run_probe("--deep", python=python, env=sandbox_env(tmp_path))
+    assert facts["deep"]["error"] == "ModuleNotFoundError: No module named 'torch'"
+    assert facts["torch"] is None and facts["python"]["executable"] == python

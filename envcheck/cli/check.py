@@ -1,0 +1,50 @@
+"""`envcheck check`: judge a stack offline, from flags or a saved facts file."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from envcheck.matrix import load_matrix
+from envcheck.model import has_errors
+from envcheck.report import render_findings
+from envcheck.rules import evaluate
+from envcheck.stack import load_facts_file, stack_facts
+
+
+@app.command("check")
+@guard
+def check(
+    facts_file: Annotated[Optional[Path], typer.Argument(metavar="[FACTS.json]", help="A saved facts document (or an audit --json output with one host); flags override its values.")] = None,
+    driver: Annotated[Optional[str], typer.Option("--driver", metavar="V", help="NVIDIA driver, e.g. 410.48")] = None,
+    cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="V", help="CUDA toolkit (nvcc) in use, e.g. 10.0 or 10.0.130")] = None,
+    cudnn: Annotated[Optional[str], typer.Option("--cudnn", metavar="V", help="system cuDNN, e.g. 7.6.5")] = None,
+    torch: Annotated[Optional[str], typer.Option("--torch", metavar="V[+cuXYZ]", help="torch, e.g. 1.1.0+cu100; a plain 1.1.0 means the PyPI build")] = None,
+    torchvision: Annotated[Optional[str], typer.Option("--torchvision", metavar="V", help="torchvision, e.g. 0.3.0")] = None,
+    torchaudio: Annotated[Optional[str], typer.Option("--torchaudio", metavar="V", help="torchaudio, e.g. 0.2.0")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", metavar="NAME|sm_XY|X.Y", help="GPU model or compute capability, e.g. V100, sm_70, 7.0")] = None,
+    python: Annotated[Optional[str], typer.Option("--python", metavar="X.Y", help="Python, e.g. 3.7")] = None,
+    gcc: Annotated[Optional[str], typer.Option("--gcc", metavar="V", help="host gcc, e.g. 7.5.0")] = None,
+    matrix: MatrixOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100"""
+    m = load_matrix(matrix)
+    base = load_facts_file(facts_file) if facts_file else None
+    given = dict(driver=driver, cuda=cuda, cudnn=cudnn, torch=torch, torchvision=torchvision,
+                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc)
+    if base is None and not any(given.values()):
+        raise UsageError("check: nothing to judge", "give a FACTS.json file or at least one of --driver --cuda "
+                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc")
+    facts = stack_facts(base, matrix=m, **given)
+    findings = evaluate(facts, m)
+    bad = has_errors(findings)
+    if json_out:
+        print_json({"ok": not bad, "findings": [f.to_dict() for f in findings]})
+    else:
+        typer.echo(render_findings(findings), nl=False)
+    raise typer.Exit(EXIT_FINDINGS if bad else EXIT_OK)

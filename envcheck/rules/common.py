@@ -1,0 +1,179 @@
+"""Helpers the rule modules share: which torch build a host has (resolving a plain `torch==X`
+to the variant PyPI served), the exact pip command for a variant, GPU compute capabilities, and
+toolkit paths. Pure functions of (facts, matrix)."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+from envcheck import facts as F
+from envcheck.errors import VersionError
+from envcheck.matrix import Matrix
+from envcheck.versions import cu_tag_to_version, parse_compute_capability, parse_torch, version_to_cu_tag, vkey
+
+CC = Tuple[int, int]
+
+
+def mm(version: str) -> str:
+    k = vkey(version) + (0,)
+    return f"{k[0]}.{k[1]}"
+
+
+def major(version: str) -> int:
+    return vkey(version)[0]
+
+
+def src(m: Matrix, name: str) -> str:
+    """A named source URL from the matrix's `sources:` table ('' when absent)."""
+    return str((m.data.get("sources") or {}).get(name, ""))
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    version: str            # "1.1.0"
+    tag: Optional[str]      # "cu100", "cpu", None when unknown
+    cuda: Optional[str]     # "10.0"
+    how: str                # local-tag | deep | flag | pypi-default | cpu | unknown
+    record: Optional[Dict[str, Any]]
+
+    def label(self) -> str:
+        if self.how == "pypi-default" or not self.tag:
+            return self.version
+        return f"{self.version}+{self.tag}"
+
+    def pypi_note(self) -> str:
+        """Say so when the CUDA was inferred from PyPI's default, not read from the host."""
+        if self.how == "pypi-default":
+            return f" (a plain torch=={self.version} from PyPI is the {self.tag} build)"
+        return ""
+
+
+def torch_build(f: F.Facts, m: Matrix) -> Optional[TorchBuild]:
+    text = F.torch_version(f) or F.package_version(f, "torch")
+    if not text:
+        return None
+    try:
+        public, local = parse_torch(text)
+    except VersionError:
+        return None
+    if not local:  # the package metadata may carry the local tag the derived section dropped
+        pkg = F.package_version(f, "torch") or ""
+        local = pkg.partition("+")[2].lower() or None
+    tag = F.torch_local(f) or local
+    cuda = F.torch_cuda(f) or F.deep_torch_cuda(f)
+    rec = m.torch(public)
+    if tag == "cpu":
+        return TorchBuild(public, "cpu", None, "cpu", rec)
+    if tag and tag.startswith("cu"):
+        return TorchBuild(public, tag, cuda and mm(cuda) or cu_tag_to_version(tag), "local-tag", rec)
+    if cuda:
+        try:
+            return TorchBuild(public, version_to_cu_tag(cuda), mm(cuda), F.torch_cuda_source(f) or "deep", rec)
+        except VersionError:
+            pass
+    default = m.pypi_variant(public)
+    if default:
+        return TorchBuild(public, default, cu_tag_to_version(default), "pypi-default", rec)
+    return TorchBuild(public, None, None, "unknown", rec)
+
+
+def torch_install_cmd(m: Matrix, version: str, tag: str) -> str:
+    """The pip command that installs exactly this variant with its paired torchvision."""
+    rec = m.torch(version)
+    tv = rec["torchvision"][-1] if rec and rec["torchvision"] else None
+    k = vkey(version)
+    pkgs = f"torch=={version}"
+    if tv:
+        pkgs += f" torchvision=={tv}"
+    if rec and rec["pypi"] == tag:
+        return f"pip install {pkgs}"  # plain PyPI is exactly this variant
+    if k < (1, 2):
+        # no +cuXYZ in these versions: only find-links without PyPI picks the right build
+        return f"pip install --no-index {pkgs} -f https://download.pytorch.org/whl/{tag}/torch_stable.html"
+    tagged = f"torch=={version}+{tag}" + (f" torchvision=={tv}+{tag}" if tv else "")
+    if k < (1, 11):
+        return f"pip install {tagged} -f https://download.pytorch.org/whl/torch_stable.html"
+    if k < (2,):
+        return f"pip install {tagged} --extra-index-url https://download.pytorch.org/whl/{tag}"
+    return f"pip install {pkgs} --index-url https://download.pytorch.org/whl/{tag}"
+
+
+def variant_for_cuda(m: Matrix, version: str, cuda: str) -> Optional[str]:
+    """The variant of this torch release built for the same CUDA major.minor (else same major)."""
+    rec = m.torch(version)
+    if not rec:
+        return None
+    tags = list(rec["variants"])
+    exact = [t for t in tags if cu_tag_to_version(t) == mm(cuda)]
+    if exact:
+        return exact[0]
+    same = [t for t in tags if major(cu_tag_to_version(t) or "0") == major(cuda)]
+    return same[-1] if same else None
+
+
+def gpu_ccs(f: F.Facts, m: Matrix) -> List[Tuple[str, Optional[CC]]]:
+    """(display name, compute capability or None) per distinct GPU model on the host."""
+    out: List[Tuple[str, Optional[CC]]] = []
+    seen = set()
+    for g in F.gpus(f):
+        name = g.get("name") or ""
+        cc: Optional[CC] = None
+        raw = g.get("compute_capability")
+        if raw:
+            try:
+                cc = parse_compute_capability(raw)
+            except VersionError:
+                cc = None
+        if cc is None:
+            cc = m.gpu_cc(name)
+        key = (name, cc)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((name or (f"sm_{cc[0]}{cc[1]}" if cc else "GPU"), cc))
+    return out
+
+
+def arch_runs(arch_list: List[str], cc: CC) -> Tuple[bool, Optional[str]]:
+    """(a cubin runs on cc, the best PTX target that can be JIT-compiled for it or None).
+
+    A cubin for X.y runs on X.z with z >= y; PTX for a.b is JIT-compiled for any cc >= a.b.
+    """
+    cubin, ptx = False, None
+    for a in arch_list:
+        mt = re.match(r"^(sm|compute)_(\d+?)(\d)[a-z]?$", a)
+        if not mt:
+            continue
+        ac = (int(mt.group(2)), int(mt.group(3)))
+        if mt.group(1) == "sm" and ac[0] == cc[0] and ac[1] <= cc[1] and not a.endswith("a"):
+            cubin = True
+        if mt.group(1) == "compute" and ac <= cc:
+            ptx = a
+    return cubin, ptx
+
+
+def norm_path(path: str, f: F.Facts) -> str:
+    """Normalise a path and resolve the /usr/local/cuda symlink the probe saw."""
+    p = os.path.normpath(path.strip()) if path.strip() else ""
+    link = F.cuda_symlink(f)
+    lp, target = link.get("path"), link.get("target")
+    if lp and target and (p == lp or p.startswith(lp.rstrip("/") + "/")):
+        p = os.path.normpath(target + p[len(lp.rstrip("/")):])
+    return p
+
+
+def toolkit_of(path: str, f: F.Facts) -> Optional[Dict[str, Any]]:
+    """The installed toolkit (from the probe's list) that contains `path`, if any."""
+    p = norm_path(path, f)
+    best = None
+    for tk in F.cuda_toolkits(f):
+        root = norm_path(tk.get("path") or "", f)
+        if root and (p == root or p.startswith(root + "/")):
+            if best is None or len(root) > len(best.get("path", "")):
+                best = tk
+    return best
+
+
+CUDA_DIR = re.compile(r"/cuda(-\d+(\.\d+)*)?(/|$)")

@@ -1,0 +1,98 @@
+"""cuDNN rules: is the system cuDNN built for the toolkit's CUDA, and does a system cuDNN on
+LD_LIBRARY_PATH shadow the one pip's torch brings (nvidia-cudnn-cu1x)."""
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+from envcheck import facts as F
+from envcheck.errors import VersionError
+from envcheck.matrix import Matrix
+from envcheck.model import ERROR, WARNING, Finding
+from envcheck.rules.common import major, mm, norm_path, src
+from envcheck.versions import vkey
+
+
+def cudnn_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
+    v = F.cudnn_version(f)
+    if not v:
+        return []
+    try:
+        vkey(v)
+    except VersionError:
+        return [Finding(WARNING, "cudnn-unknown", "cudnn", f"cuDNN version {v!r} cannot be read; cuDNN checks "
+                        "were skipped.", "check CUDNN_MAJOR/MINOR/PATCHLEVEL in cudnn_version.h (cudnn.h for 7.x)",
+                        src(m, "cudnn_sm"))]
+    if m.cudnn(v):
+        return []
+    return [Finding(WARNING, "cudnn-unknown", "cudnn",
+                    f"The matrix does not know cuDNN {v}; which CUDA it was built for was not checked.",
+                    "update envcheck (or pass --matrix FILE with a newer compat_matrix.yaml)", src(m, "cudnn_sm"))]
+
+
+def _best_for(m: Matrix, cuda: str) -> Optional[str]:
+    fits = m.cudnn_for_cuda(cuda)
+    return fits[-1]["version"] if fits else None
+
+
+def cudnn_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
+    v, cuda = F.cudnn_version(f), F.cuda_version(f)
+    rec = m.cudnn(v)
+    if not rec or not cuda:
+        return []
+    if m.cudnn_has_build(rec, cuda):
+        return []
+    best = _best_for(m, cuda)
+    if best:
+        a = m.cudnn_archive(best, mm(cuda))
+        fix = (f"install cuDNN {best} for CUDA {mm(cuda)}: {a['name']} ({a['url']}); copy {a['include']}/* into "
+               f"<toolkit>/include and {a['lib']}/* into <toolkit>/lib64")
+    else:
+        fix = f"the matrix knows no cuDNN for CUDA {mm(cuda)}"
+    same_major = any(int(b.split(".")[0]) == major(cuda) for b in rec["cuda"])
+    why = (f"builds for CUDA {', '.join(rec['cuda'])}, none for CUDA {mm(cuda)} (before CUDA 11 a build serves only "
+           f"its own minor)") if same_major else (
+           f"builds for CUDA {', '.join(rec['cuda'])} only, another CUDA major than the toolkit's {cuda}")
+    return [Finding(ERROR, "cudnn-cuda-mismatch", "cudnn",
+                    f"cuDNN {rec['version']} has {why}: programs fail to load it ('cannot open shared object "
+                    f"file' for the CUDA libraries it links) or its calls return "
+                    f"CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING.", fix, rec["source"])]
+
+
+def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
+    pkgs = F.packages(f)
+    pip = [(n, p.get("version")) for n, p in sorted(pkgs.items()) if n.startswith("nvidia-cudnn-cu")]
+    if not pip or not pip[0][1]:
+        return []
+    pip_name, pip_ver = pip[0]
+    ld = [e for e in (F.env(f).get("LD_LIBRARY_PATH") or "").split(":") if e]
+    if not ld:
+        return []
+    sys_dirs = {}
+    for lib in F.cudnn_libs(f):
+        path = lib.get("path") or ""
+        if "site-packages" in path or "dist-packages" in path:
+            continue  # that is the pip copy itself
+        sys_dirs[norm_path(os.path.dirname(path), f)] = lib.get("version") or F.cudnn_version(f)
+    hits = [(e, sys_dirs[norm_path(e, f)]) for e in ld if norm_path(e, f) in sys_dirs]
+    if not hits:
+        return []
+    entry, sys_ver = hits[0]
+    keep = ":".join(e for e in ld if norm_path(e, f) not in sys_dirs)
+    try:
+        differ = sys_ver is None or vkey(sys_ver)[0] != vkey(pip_ver)[0]
+    except VersionError:
+        differ = True
+    pv = ", ".join(str(x) for x in vkey(pip_ver)[:3])
+    sv = ", ".join(str(x) for x in vkey(sys_ver)[:3]) if sys_ver else "?"
+    return [Finding(ERROR if differ else WARNING, "cudnn-shadows-torch", "cudnn",
+                    f"LD_LIBRARY_PATH entry {entry} holds a system cuDNN {sys_ver or '(version unknown)'} that is "
+                    f"loaded instead of the {pip_name} {pip_ver} pip's torch depends on: torch fails with 'cuDNN "
+                    f"version incompatibility: PyTorch was compiled against ({pv}) but found runtime version ({sv})'"
+                    f"{'' if differ else ' or silently uses the older library'}.",
+                    f"drop it from LD_LIBRARY_PATH for torch jobs: "
+                    + (f"export LD_LIBRARY_PATH={keep}" if keep else "unset LD_LIBRARY_PATH"),
+                    src(m, "pypi_cudnn_cu12"))]
+
+
+RULES = [cudnn_unknown, cudnn_vs_toolkit, cudnn_shadows_torch]

@@ -1,0 +1,130 @@
+"""Driver rules: is there one, is it new enough for the toolkit and for torch's CUDA, is it too
+new for an old GPU. Versions compare numerically field by field (535.104.05 > 535.86.10)."""
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+from envcheck import facts as F
+from envcheck.errors import VersionError
+from envcheck.matrix import DriverNeed, Matrix
+from envcheck.model import ERROR, WARNING, Finding
+from envcheck.rules.common import gpu_ccs, major, src, torch_build
+from envcheck.versions import at_least, vkey
+
+INSUFFICIENT = "'CUDA driver version is insufficient for CUDA runtime version'"
+
+
+def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
+    ok = [r["version"] for r in m.releases() if at_least(driver, r["min_driver"])]
+    return ok[-1] if ok else None
+
+
+def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "") -> List[Finding]:
+    need: Optional[DriverNeed] = m.driver_need(cuda)
+    if need is None:
+        return []  # an unknown CUDA family: the cuda/torch "unknown" rules say so
+    if need.release_min and at_least(driver, need.release_min):
+        return []
+    if need.release_min is None and need.family_min and at_least(driver, need.family_min):
+        return []
+    if need.unconfirmed:
+        extra += f" (the matrix marks CUDA {need.cuda}'s minimum as unconfirmed)"
+    newest = _newest_supported(m, driver)
+    alt = f", or stay at CUDA <= {newest} which this driver fully supports" if newest else ""
+    want = need.release_min or need.family_min
+    if need.minor_version_compat and need.family_min and at_least(driver, need.family_min):
+        return [Finding(
+            WARNING, code, "driver",
+            f"Driver {driver} is below CUDA {need.cuda}'s {need.release_min} but at or above the CUDA "
+            f"{major(cuda)}.x minimum {need.family_min}{extra}: {what} runs through minor-version "
+            f"compatibility with a limited feature set, and PTX built by this CUDA fails with 'the "
+            f"provided PTX was compiled with an unsupported toolchain'.",
+            f"upgrade the NVIDIA driver to >= {need.release_min}{alt}", need.source)]
+    floor = ""
+    if need.minor_version_compat and need.family_min:
+        floor = f" (and below the CUDA {major(cuda)}.x minimum {need.family_min})"
+    elif not need.minor_version_compat:
+        floor = " (before CUDA 11 there is no minor-version compatibility)"
+    return [Finding(
+        ERROR, code, "driver",
+        f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){floor}{extra}: {what} fails with "
+        f"{INSUFFICIENT}.",
+        f"upgrade the NVIDIA driver to >= {want}{alt}", need.source)]
+
+
+def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
+    # only when a probe looked (the "driver" section exists) and found nothing
+    if not F.has(f, "driver") or F.driver_version(f):
+        return []
+    # the probe's error often starts with the same words; say them once
+    why = re.sub(r"^no nvidia driver found[:;,.]?\s*", "", F.driver_error(f) or "", flags=re.I)
+    needs = []
+    tb = torch_build(f, m)
+    if tb and tb.cuda:
+        needs.append(f"torch {tb.label()} (CUDA {tb.cuda})")
+    if F.cuda_version(f):
+        needs.append(f"the CUDA {F.cuda_version(f)} toolkit")
+    ctx = f" Needed by {' and '.join(needs)}." if needs else ""
+    return [Finding(
+        WARNING, "driver-not-found", "driver",
+        f"No NVIDIA driver found{' (' + why + ')' if why else ''}.{ctx} GPU programs fail with 'Found no "
+        f"NVIDIA driver on your system' or {INSUFFICIENT}, and torch.cuda.is_available() is False.",
+        "install the NVIDIA driver and check that `nvidia-smi` lists the GPUs (ignore on a CPU-only machine)",
+        src(m, "rn_t3"))]
+
+
+def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
+    driver, cuda = F.driver_version(f), F.cuda_version(f)
+    if not driver or not cuda:
+        return []
+    return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit")
+
+
+def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
+    driver, tb = F.driver_version(f), torch_build(f, m)
+    if not driver or not tb or not tb.cuda:
+        return []
+    return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note())
+
+
+def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
+    driver = F.driver_version(f)
+    if not driver:
+        return []
+    out = []
+    for name, cc in gpu_ccs(f, m):
+        arch = m.arch(cc) if cc else None
+        first = m.driver_need(arch["first_cuda"]) if arch else None
+        if first and first.release_min and not at_least(driver, first.release_min):
+            out.append(Finding(
+                ERROR, "driver-too-old-for-gpu", "driver",
+                f"Driver {driver} predates {name} ({arch['name']}, sm_{cc[0]}{cc[1]}): support starts with the "
+                f"CUDA {arch['first_cuda']} drivers (>= {first.release_min}); nvidia-smi shows 'No devices were "
+                f"found' and CUDA reports 'no CUDA-capable device is detected'.",
+                f"upgrade the NVIDIA driver to >= {first.release_min}", arch["source"]))
+        last = arch and arch["last_driver_branch"]
+        if last and vkey(driver)[0] > last:
+            out.append(Finding(
+                ERROR, "driver-too-new-for-gpu", "driver",
+                f"Driver {driver} (R{vkey(driver)[0]}) no longer supports {name} ({arch['name']}, sm_{cc[0]}{cc[1]}): "
+                f"the last driver branch for it is R{last}; nvidia-smi shows 'No devices were found'.",
+                f"install an R{last} driver (for example the one bundled with the newest CUDA it supports, "
+                f"CUDA <= {arch['last_cuda']})", arch["source"]))
+    return out
+
+
+def driver_unreadable(f: F.Facts, m: Matrix) -> List[Finding]:
+    driver = F.driver_version(f)
+    if not driver:
+        return []
+    try:
+        vkey(driver)
+    except VersionError:
+        return [Finding(WARNING, "driver-unknown", "driver",
+                        f"Driver version {driver!r} cannot be read; driver checks were skipped.",
+                        "check `nvidia-smi --query-gpu=driver_version --format=csv`", src(m, "rn_t3"))]
+    return []
+
+
+RULES = [driver_unreadable, driver_missing, driver_vs_toolkit, driver_vs_torch, driver_vs_gpu]

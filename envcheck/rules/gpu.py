@@ -1,0 +1,127 @@
+"""GPU rules: does torch's build carry kernels for each GPU, can the toolkit in use build for it,
+does the matrix know the GPU at all."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+from envcheck import facts as F
+from envcheck.matrix import Matrix
+from envcheck.model import ERROR, WARNING, Finding
+from envcheck.rules.common import CC, arch_runs, gpu_ccs, mm, src, torch_build, torch_install_cmd
+from envcheck.versions import at_least, compare, cu_tag_to_version
+
+NO_KERNEL = "'CUDA error: no kernel image is available for execution on the device'"
+
+
+def _sm(cc: CC) -> str:
+    return f"sm_{cc[0]}{cc[1]}"
+
+
+def _suggest(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str]) -> Optional[str]:
+    """A torch build with a cubin for cc: another variant of the same release, else the newest
+    release whose PyPI build has one, preferring builds the host's driver can run."""
+    def covers(ver: str, tag: str) -> bool:
+        v = m.torch_variant(ver, tag)
+        return bool(v and v["arch"] and arch_runs(v["arch"], cc)[0])
+
+    def runs(tag: str) -> bool:
+        need = m.driver_need(cu_tag_to_version(tag) or "")
+        floor = need and (need.family_min if need.minor_version_compat else need.release_min)
+        return not driver or not floor or at_least(driver, floor)
+
+    def cmd(ver: str, tag: str) -> str:
+        need = m.driver_need(cu_tag_to_version(tag) or "")
+        want = need and (need.family_min if need.minor_version_compat else need.release_min)
+        extra = f" (needs driver >= {want})" if driver and want and not at_least(driver, want) else ""
+        return torch_install_cmd(m, ver, tag) + extra
+
+    candidates = []
+    if prefer and m.torch(prefer):
+        candidates += [(prefer, t) for t in reversed(list(m.torch(prefer)["variants"]))]
+    candidates += [(r["version"], r["pypi"]) for r in reversed(m.data["torch"]["releases"]) if r["pypi"]]
+    fitting = [(v, t) for v, t in candidates if covers(v, t)]
+    for v, t in fitting:
+        if runs(t):
+            return cmd(v, t)
+    return cmd(*fitting[0]) if fitting else None
+
+
+def gpu_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
+    out = []
+    for name, cc in gpu_ccs(f, m):
+        if cc is None:
+            out.append(Finding(WARNING, "gpu-unknown", "gpu",
+                               f"The matrix does not know the GPU {name!r}: its compute capability is unknown, "
+                               f"so the kernel and toolkit checks for it were skipped.",
+                               "give the compute capability instead (--gpu sm_XY or X.Y), or add the model to "
+                               "compat_matrix.yaml gpus", src(m, "cuda_gpus")))
+        elif m.arch(cc) is None:
+            out.append(Finding(WARNING, "gpu-unknown", "gpu",
+                               f"The matrix does not know compute capability {cc[0]}.{cc[1]} ({name}); "
+                               f"the toolkit checks for it were skipped.",
+                               "update envcheck or add the architecture to compat_matrix.yaml archs",
+                               src(m, "cuda_gpus")))
+    return out
+
+
+def gpu_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
+    tb = torch_build(f, m)
+    if not tb or not tb.tag or tb.tag == "cpu":
+        return []
+    arch = F.deep_arch_list(f)
+    where, source = "torch.cuda.get_arch_list()", src(m, "builder_arch")
+    if not arch:
+        var = m.torch_variant(tb.version, tb.tag)
+        if not var or not var["arch"]:
+            return []
+        arch, where, source = var["arch"], "its build", var["arch_source"]
+    out = []
+    for name, cc in gpu_ccs(f, m):
+        if cc is None:
+            continue
+        cubin, ptx = arch_runs(arch, cc)
+        if cubin:
+            continue
+        fix = _suggest(m, cc, tb.version, F.driver_version(f)) or f"install a torch build that lists {_sm(cc)}"
+        if ptx:
+            out.append(Finding(
+                WARNING, "gpu-ptx-only", "gpu",
+                f"torch {tb.label()}{tb.pypi_note()} has no cubin for {name} ({_sm(cc)}), only PTX ({ptx}): the "
+                f"driver JIT-compiles every kernel on first use (minutes of start-up) and needs a driver that "
+                f"supports CUDA {tb.cuda}; without that: {NO_KERNEL}.", fix, source))
+        else:
+            out.append(Finding(
+                ERROR, "gpu-no-kernel", "gpu",
+                f"torch {tb.label()}{tb.pypi_note()} has no kernels for {name} ({_sm(cc)}); {where} has "
+                f"{' '.join(arch)}. Every CUDA op fails with {NO_KERNEL}.", fix, source))
+    return out
+
+
+def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
+    cuda = F.cuda_version(f)
+    if not cuda:
+        return []
+    t = mm(cuda)
+    out = []
+    for name, cc in gpu_ccs(f, m):
+        arch = m.arch(cc) if cc else None
+        if not arch:
+            continue
+        unsupported = f"'nvcc fatal : Unsupported gpu architecture 'compute_{cc[0]}{cc[1]}''"
+        if compare(t, arch["first_cuda"]) < 0:
+            out.append(Finding(
+                ERROR, "gpu-arch-too-new-for-toolkit", "gpu",
+                f"CUDA {cuda} cannot build for {name} ({_sm(cc)}, {arch['name']}): support starts with CUDA "
+                f"{arch['first_cuda']}. Extension builds fail with {unsupported}.",
+                f"install CUDA >= {arch['first_cuda']} for this GPU", arch["source"]))
+        elif arch["last_cuda"] and compare(t, arch["last_cuda"]) > 0:
+            out.append(Finding(
+                ERROR, "gpu-arch-dropped-by-toolkit", "gpu",
+                f"CUDA {cuda} can no longer build for {name} ({_sm(cc)}, {arch['name']}): the last toolkit that "
+                f"can is CUDA {arch['last_cuda']}. Builds fail with {unsupported}, and its libraries carry no "
+                f"kernels for it ({NO_KERNEL}).",
+                f"use CUDA {arch['last_cuda']}.x (or older) on this GPU", arch["source"]))
+    return out
+
+
+RULES = [gpu_unknown, gpu_vs_torch, gpu_vs_toolkit]

@@ -1,0 +1,34 @@
+"""Python rule: does the torch release publish wheels for this interpreter."""
+from __future__ import annotations
+
+from typing import List
+
+from envcheck import facts as F
+from envcheck.errors import VersionError
+from envcheck.matrix import Matrix
+from envcheck.model import ERROR, Finding
+from envcheck.rules.common import mm, torch_build
+
+
+def python_has_torch_wheel(f: F.Facts, m: Matrix) -> List[Finding]:
+    py, tb = F.python_version(f), torch_build(f, m)
+    if not py or not tb or not tb.record:
+        return []
+    try:
+        want = mm(py)
+    except VersionError:
+        return []
+    wheels = tb.record["python"]
+    if want in wheels:
+        return []
+    serving = [r["version"] for r in m.data["torch"]["releases"] if want in r["python"]]
+    alt = (f", or a torch release with wheels for Python {want} ({serving[0]} - {serving[-1]})" if serving
+           else f"; no torch release in the matrix has wheels for Python {want}")
+    return [Finding(ERROR, "python-no-torch-wheel", "python",
+                    f"torch {tb.version} has no wheel for Python {want} (wheels: {', '.join(wheels)}): pip fails with "
+                    f"'ERROR: Could not find a version that satisfies the requirement torch=={tb.version}' / 'No "
+                    f"matching distribution found'.",
+                    f"use Python {wheels[-1]} (e.g. python{wheels[-1]} -m venv venv){alt}", tb.record["source"])]
+
+
+RULES = [python_has_torch_wheel]

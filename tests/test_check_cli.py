@@ -1,0 +1,124 @@
+"""`envcheck check` through the installed console script: exit codes 0/1/2, --json purity,
+facts files (a saved facts document, or an audit --json output with one host)."""
+from __future__ import annotations
+
+import json
+
+from tests.conftest import run_cli
+
+ORIGIN = ["--driver", "410.48", "--cuda", "10.0.130", "--cudnn", "7.6.5.32", "--torch", "1.1.0+cu100",
+          "--torchvision", "0.3.0", "--python", "3.7", "--gpu", "GeForce GTX 1080 Ti"]
+
+
+def test_clean_stack_exits_0_with_a_short_answer():
+    r = run_cli("check", *ORIGIN)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "No findings" in r.stdout and r.stderr == ""
+
+
+def test_an_error_finding_exits_1_and_the_table_names_it():
+    r = run_cli("check", "--driver", "396.26", "--cuda", "10.0")
+    assert r.returncode == 1
+    assert "CUDA driver version is insufficient" in r.stdout and "fix:" in r.stdout
+    assert r.stdout.splitlines()[0].split() == ["SEVERITY", "COMPONENT", "MESSAGE"]
+
+
+def test_warnings_alone_exit_0():
+    r = run_cli("check", "--cuda", "12.4", "--torch", "2.4.0+cu121")
+    assert r.returncode == 0 and "warning" in r.stdout
+
+
+def test_json_is_the_only_thing_on_stdout():
+    r = run_cli("check", "--json", "--driver", "396.26", "--cuda", "10.0", "--gpu", "A100")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False
+    assert {f["component"] for f in doc["findings"]} >= {"driver", "gpu"}
+    for f in doc["findings"]:
+        assert set(f) == {"severity", "code", "component", "message", "fix", "source"}
+    ok = json.loads(run_cli("check", "--json", *ORIGIN).stdout)
+    assert ok == {"ok": True, "findings": []}
+
+
+def test_unparsable_version_is_one_line_and_exit_2():
+    for flag, value in (("--driver", "latest"), ("--cuda", "ten"), ("--torch", "1.1.0+cu10x"),
+                        ("--gpu", ""), ("--python", "py3")):
+        r = run_cli("check", flag, value)
+        if flag == "--gpu":
+            assert r.returncode == 2  # nothing to judge
+            continue
+        assert r.returncode == 2, (flag, r.stdout, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and flag in r.stderr
+        assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_no_arguments_is_a_usage_error():
+    r = run_cli("check")
+    assert r.returncode == 2 and "nothing to judge" in r.stderr
+
+
+def test_matrix_option_is_used(tmp_path):
+    bad = tmp_path / "m.yaml"
+    bad.write_text("schema: 1\n")
+    r = run_cli("check", "--matrix", str(bad), "--cuda", "10.0")
+    assert r.returncode == 2 and f"{bad}: cuda: missing" in r.stderr
+
+
+def _facts():
+    return {"schema": 1, "origin": "probe", "driver": {"version": "410.48"},
+            "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0"}],
+            "cuda": {"version": "10.0.130"}, "packages": {"torch": {"version": "1.1.0"}},
+            "torch": {"version": "1.1.0", "local": None, "cuda": None}, "python": {"version": "3.7.3"}}
+
+
+def test_a_saved_facts_file(tmp_path):
+    p = tmp_path / "n1.json"
+    p.write_text(json.dumps(_facts()))
+    r = run_cli("check", str(p), "--json")
+    doc = json.loads(r.stdout)
+    codes = {f["code"] for f in doc["findings"]}
+    # plain torch 1.1.0 is PyPI's cu90 build: another CUDA major than nvcc 10.0
+    assert r.returncode == 1 and "nvcc-torch-major-mismatch" in codes
+    # flags override the file: with the cu100 build the stack is clean
+    r = run_cli("check", str(p), "--torch", "1.1.0+cu100")
+    assert r.returncode == 0, r.stdout
+
+
+def test_an_audit_json_with_one_host(tmp_path):
+    p = tmp_path / "audit.json"
+    p.write_text(json.dumps({"ok": True, "hosts": [{"host": "n1", "facts": _facts(), "findings": []}]}))
+    assert run_cli("check", str(p)).returncode == 1
+    p.write_text(json.dumps({"hosts": [{"host": "a", "facts": _facts()}, {"host": "b", "facts": _facts()}]}))
+    r = run_cli("check", str(p))
+    assert r.returncode == 2 and "2 hosts" in r.stderr
+
+
+def test_a_broken_facts_file(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text("{not json")
+    r = run_cli("check", str(p))
+    assert r.returncode == 2 and "not JSON" in r.stderr
+    r = run_cli("check", str(tmp_path / "missing.json"))
+    assert r.returncode == 2 and "cannot read" in r.stderr
+
+
+def test_every_check_option_is_documented():
+    from tests.conftest import REPO
+    doc = (REPO / "docs" / "check-and-matrix.md").read_text()
+    help_text = run_cli("check", "--help", env={"COLUMNS": "200"}).stdout
+    import re
+    opts = set(re.findall(r"(--[a-z][a-z-]+)", help_text)) - {"--help"}
+    assert {"--driver", "--torch", "--gpu", "--json", "--matrix"} <= opts
+    missing = [o for o in sorted(opts) if o not in doc]
+    assert missing == []
+
+
+def test_a_saved_audit_of_this_machine_is_judged_like_the_audit(tmp_path):
+    r = run_cli("audit", "--json", timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    audit = json.loads(r.stdout)
+    p = tmp_path / "audit.json"
+    p.write_text(r.stdout)
+    c = run_cli("check", str(p), "--json")
+    assert c.returncode == r.returncode
+    assert json.loads(c.stdout)["findings"] == audit["hosts"][0]["findings"]
