@@ -260,3 +260,9 @@ def test_without_a_sha256_nvidias_md5_is_checked_on_the_node(node, assets, http_
 def test_cli_checks_a_local_runfile_against_the_matrix_md5_when_no_sha256_is_known(cli, assets):
     r = cli("install-cuda", "12.9.2", "--runfile", str(assets[1]["12.4.1"]), "--dry-run")
     assert r.returncode == 2 and "does not match NVIDIA's published md5 for CUDA 12.9.2" in r.stderr
+
+
+def test_a_read_only_var_log_is_refused_for_the_new_installer(node, assets):
+    node.sh("mount -o remount,ro /var/log")
+    [out] = install_cuda([node.remote], spec("12.4.1"), args_for(assets[1]["12.4.1"]))
+    assert out.status == "refused" and any("/var/log is not writable" in p for p in out.problems)
