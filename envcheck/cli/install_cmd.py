@@ -120,17 +120,23 @@ def env_cmd(
 
 
 def upload_progress() -> Optional[Callable[[str, int, int], None]]:
-    """A one-line progress display on stderr when it is a terminal (none when piped)."""
+    """One progress line on stderr for all uploads together, when stderr is a terminal (none when
+    piped or --json): hosts upload in parallel, so per-host lines would overwrite each other."""
     if not sys.stderr.isatty():
         return None
     lock = threading.Lock()
+    state: dict = {}
 
     def show(host: str, done: int, total: int) -> None:
         with lock:
-            pct = 100 * done // total if total else 100
-            bar = "#" * (pct // 4)
-            sys.stderr.write(f"\r{host}: [{bar:<25}] {pct:3d}% {done / 1e6:8.1f} MB")
-            if done >= total:
+            state[host] = (done, total)
+            d = sum(v[0] for v in state.values())
+            t = sum(v[1] for v in state.values())
+            finished = sum(v[0] >= v[1] for v in state.values())
+            pct = 100 * d // t if t else 100
+            sys.stderr.write(f"\ruploading [{'#' * (pct // 4):<25}] {pct:3d}% {d / 1e6:9.1f}/{t / 1e6:.1f} MB, "
+                             f"{finished}/{len(state)} host(s) done")
+            if finished == len(state):
                 sys.stderr.write("\n")
             sys.stderr.flush()
     return show

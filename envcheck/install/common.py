@@ -83,6 +83,7 @@ class NodeOutcome:
     log_tail: str = ""
     bytes_uploaded: int = 0
     installers_run: int = 0
+    commands: List[str] = field(default_factory=list)   # --dry-run: the exact node-side commands
 
     @property
     def ok(self) -> bool:

@@ -345,6 +345,7 @@ def render_plan(plan: CudaPlan, dry_run: bool) -> NodeOutcome:
     elif dry_run:
         out.status = "would-change"
         out.lines += [f"would {s.text}" for s in plan.steps]
+        out.commands = [s.command for s in plan.steps if s.command]
     return out
 
 

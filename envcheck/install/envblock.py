@@ -335,6 +335,7 @@ def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc
     for change in plan.changes:
         if dry_run:
             out.lines.append("would " + describe(change))
+            out.commands.append(write_command(change))
             continue
         r = run_priv(remote, write_command(change), priv, root=change.root, timeout=timeout)
         if not r.ok:

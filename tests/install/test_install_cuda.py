@@ -266,3 +266,17 @@ def test_a_read_only_var_log_is_refused_for_the_new_installer(node, assets):
     node.sh("mount -o remount,ro /var/log")
     [out] = install_cuda([node.remote], spec("12.4.1"), args_for(assets[1]["12.4.1"]))
     assert out.status == "refused" and any("/var/log is not writable" in p for p in out.problems)
+
+
+def test_dry_run_json_carries_the_exact_node_commands(node, assets, cli):
+    import json
+    run = assets[1]["10.0"]
+    argv = node.cli_argv(envcheck_exe(), "install-cuda", "10.0", "--runfile", f"/mnt/assets/{run.name}",
+                         "--sha256", sha256_file(str(run)), "--dry-run", "--json")
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    [out] = json.loads(r.stdout)
+    script = out["commands"][-1]
+    assert 'sh "$F" --check' in script and "--silent --toolkit --toolkitpath=/usr/local/cuda-10.0" in script
+    assert "--driver" not in script and "--no-drm" not in script  # perl generation: no new-installer flags
+    assert not node.sh("test -e /usr/local/cuda-10.0").ok
