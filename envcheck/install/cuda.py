@@ -6,7 +6,6 @@ The node-side scripts are in cuda_script.py; what a release needs is in cuda_spe
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -271,20 +270,9 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
     return p
 
 
-def md5_file(path: str) -> str:
-    h = hashlib.md5()  # noqa: S324 - comparing with NVIDIA's published md5, not for security alone
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    from envcheck.install.cuda_source import file_digest
+    return file_digest(path)
 
 
 def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
