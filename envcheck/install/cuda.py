@@ -167,7 +167,12 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
     if done:
         p.in_place.append(f"CUDA {spec.version} installed at {target} (version file and nvcc -V agree)")
     elif f.target_exists and not args.force:
-        what = f"CUDA {have}" if have else "something without a CUDA version file (a partial install?)"
+        if have:
+            what = f"CUDA {have}"
+        elif f.nvcc:  # e.g. a toolkit assembled from redist archives or wheels: no version file
+            what = f"a CUDA toolkit without a version file (nvcc -V: {f.nvcc}; not a runfile install?)"
+        else:
+            what = "something without a CUDA version file or nvcc (a partial install?)"
         p.problems.append(f"{target} already holds {what} (fix: pass --force to replace it, or remove it)")
     if args.symlink and f.link_kind == "notlink":
         p.problems.append(f"{link} is a real directory, not a symlink; not replacing it (fix: move it away, or pass --no-symlink)")

@@ -77,3 +77,11 @@ def test_an_installed_toolkit_with_a_missing_symlink_plans_only_the_link():
     done = parse_facts(FACTS.replace("target_exists=0", "target_exists=1\nversion_json=12.4.20240405\n"
                                      "nvcc=release 12.4\nlink=/usr/local/cuda-12.4").replace("link_kind=absent\n", ""))
     assert plan_install("n1", done, toolkit_spec(M, "12.4"), InstallArgs()).noop
+
+
+def test_a_toolkit_without_version_file_is_named_by_its_nvcc(tmp_path):
+    """Like this machine's /usr/local/cuda-13.0 (assembled without the runfile: nvcc, no
+    version.json): preflight says what it found instead of calling it a partial install."""
+    facts = parse_facts(FACTS.replace("target_exists=0", "target_exists=1\nnvcc=release 13.0"))
+    plan = plan_install("n1", facts, toolkit_spec(M, "13.0"), InstallArgs())
+    assert any("without a version file (nvcc -V: release 13.0" in p for p in plan.problems)
