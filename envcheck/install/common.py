@@ -67,7 +67,7 @@ def run_priv(remote: Remote, command: str, priv: Optional[Privilege], *, root: b
 
 def parse_priv(stdout: str) -> str:
     for line in stdout.splitlines():
-        if line.startswith("priv "):
+        if line.startswith("priv ") and not line.startswith("priv shell="):
             return line.split(" ", 1)[1].strip()
     return "none"
 

@@ -93,3 +93,13 @@ def test_profile_d_needs_root_and_feeds_the_loader(node, assets):
     assert gone.status == "changed"
     assert not node.sh("test -e /etc/profile.d/envcheck-cuda.sh || test -e /etc/ld.so.conf.d/envcheck-cuda.conf").ok
     assert "libcudart.so.12" not in node.sh("ldconfig -p").stdout
+
+
+def test_a_login_shell_that_does_not_read_bashrc_draws_a_warning(node):
+    node.sh("useradd -m -d /mnt/home/eczed -s /bin/sh eczed")
+    from provision.privnode import NsRemote
+    zed = NsRemote(node.proc.pid, "eczed@node02", user="eczed")
+    out = eb.env_node(zed, cuda_home="/usr/local/cuda-12.4")
+    assert out.status == "changed"
+    assert any("login shell is /bin/sh" in line for line in out.lines)
+    assert not any("login shell" in line for line in eb.env_node(node.user, cuda_home="/usr/local/cuda-12.4").lines)
