@@ -6,15 +6,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import sys
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
 from envcheck.install.cuda_spec import toolkit_spec
 from envcheck.matrix import load_matrix
-from conftest import envcheck_exe
-from provision.privnode import PrivateNode, can_unshare
-from provision.standins import cuda_runfile, flip_byte
+from tests.conftest import envcheck_exe
+from tests.provision.privnode import PrivateNode, can_unshare
+from tests.provision.standins import cuda_runfile, flip_byte
 
 pytestmark = pytest.mark.skipif(can_unshare() is not None, reason=str(can_unshare()))
 

@@ -4,19 +4,16 @@ node[01-04] from a makeself stand-in, a no-op second run, env and cuDNN, a sudo 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from envcheck.cli.hostopts import remotes_for  # noqa: E402
-from envcheck.fleet import audit_fleet  # noqa: E402
-from envcheck.install.cuda import sha256_file  # noqa: E402
-from envcheck.matrix import load_matrix  # noqa: E402
-from provision.standins import cuda_runfile, cudnn_archive  # noqa: E402
-from tests.cluster.standins import gpu_list, set_driver  # noqa: E402
+from envcheck.cli.hostopts import remotes_for
+from envcheck.fleet import audit_fleet
+from envcheck.install.cuda import sha256_file
+from envcheck.matrix import load_matrix
+from tests.provision.standins import cuda_runfile, cudnn_archive
+from tests.cluster.standins import gpu_list, set_driver
 
 GCC7 = "#!/bin/sh\n# stand-in: gcc 7 (CUDA 10.0's newest) cannot be installed here\necho 7.5.0\n"
 PW = "c0rrect-h0rse-sudo"
