@@ -18,7 +18,12 @@ def test_the_patched_header_passes_unknown_flags_on_and_keeps_its_line_count(tmp
     # Debian's header refuses what NVIDIA's hands on
     refused = _sh(plain, "--silent", "--toolkit", f"--toolkitpath={tmp_path}/t1")
     assert refused.returncode != 0 and "Unrecognized flag : --silent" in refused.stderr
-    assert plain.read_bytes().count(b"\n") == patched.read_bytes().count(b"\n")
+    # the header finds its payload `skip` lines down: same skip, and the patched file still checks
+    import re
+    skip = [re.search(rb'skip="(\d+)"', f.read_bytes()).group(1) for f in (plain, patched)]
+    assert skip[0] == skip[1]
+    header = patched.read_bytes().split(b"\n")[:int(skip[1])]
+    assert b"\tbreak" in b"\n".join(header) and b"Unrecognized flag" not in b"\n".join(header)
     assert _sh(patched, "--check").returncode == 0
 
 
