@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# Some test modules say `from conftest import run_cli`; tests/ is a package, so that only resolves
+# with tests/ itself on sys.path. Put it there once, instead of depending on collection order.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def envcheck_exe() -> str:

@@ -108,6 +108,8 @@ def env_cmd(
 ) -> None:
     """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
     from envcheck.install.envblock import env_node, render_block
+    if profile_d and file != "~/.bashrc":
+        raise UsageError("give --file or --profile-d, not both", "--profile-d writes /etc/profile.d and /etc/ld.so.conf.d")
     if not remove:
         if not cuda_home:
             raise UsageError("env: --cuda-home is required (unless --remove)",

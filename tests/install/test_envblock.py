@@ -221,3 +221,8 @@ def test_an_unreachable_host_is_reported_as_such(monkeypatch):
             return RunResult(self.name, command, None, error="connection refused")
     out = eb.env_node(Dead("node09"), cuda_home="/usr/local/cuda")
     assert out.status == "unreachable" and out.error == "connection refused"
+
+
+def test_cli_refuses_file_and_profile_d_together(cli):
+    r = cli("env", "--cuda-home", "/usr/local/cuda", "--file", "/tmp/x", "--profile-d")
+    assert r.returncode == 2 and "not both" in r.stderr
