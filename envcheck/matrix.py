@@ -113,6 +113,9 @@ class Matrix:
         self._archs = {tuple(int(x) for x in a["cc"].split(".")): a for a in data["archs"]}
         self._gpu_patterns: List[Tuple[List[str], Record]] = [
             (_words(n), g) for g in data["gpus"] for n in g["names"]]
+        # a fleet audit asks the same few questions once per host: answer each once
+        self._gpu_cache: Dict[str, Optional[Record]] = {}
+        self._cuda_keys = [(_k(r["version"]), r) for r in self._cuda]
 
     # ------------------------------------------------------------------ CUDA
     def releases(self) -> List[Record]:
@@ -120,7 +123,7 @@ class Matrix:
 
     def _matching(self, version: str) -> List[Record]:
         k = vkey(version, "CUDA version")
-        return [r for r in self._cuda if _k(r["version"])[:len(k)] == k]
+        return [r for rk, r in self._cuda_keys if rk[:len(k)] == k]
 
     def find_cuda(self, version: Optional[str]) -> Optional[Record]:
         if not version:
@@ -287,6 +290,13 @@ class Matrix:
     def gpu(self, name: Optional[str]) -> Optional[Record]:
         if not name or not isinstance(name, str):
             return None
+        if name not in self._gpu_cache:
+            if len(self._gpu_cache) > 4096:  # bounded: names come from untrusted probe output
+                self._gpu_cache.clear()
+            self._gpu_cache[name] = self._gpu_lookup(name)
+        return self._gpu_cache[name]
+
+    def _gpu_lookup(self, name: str) -> Optional[Record]:
         words = _words(name)
         best: Optional[Tuple[int, Record]] = None
         for pat, rec in self._gpu_patterns:
