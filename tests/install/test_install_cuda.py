@@ -52,7 +52,10 @@ def spec(v):
 
 def state(node) -> str:
     """Everything install-cuda may touch, to compare before/after a failure."""
-    return node.sh("ls -la /usr/local /usr/local/cuda/ 2>&1; readlink /usr/local/cuda; "
+    # names, types, modes and link targets, not times: a directory's mtime moves when the
+    # installer's scratch entries come and go, which is no change a user can see
+    return node.sh("find /usr/local /usr/local/cuda/ -maxdepth 2 -printf '%p %y %m %u %l\\n' 2>&1 | sort; "
+                   "readlink /usr/local/cuda; "
                    "cat /usr/local/cuda-*/version.* 2>&1; ls /usr/local/cuda-12.4/bin 2>&1").stdout
 
 
