@@ -1,8 +1,9 @@
-"""SSH transport: the only module that imports paramiko (Fabric's own SSH layer).
+"""SSH transport: the only module that imports Fabric and paramiko.
 
-Why paramiko's client directly rather than fabric.Connection.run: we need a hard bound on every
-step (connect, banner, auth, command) and stdin that reaches EOF, which invoke's runner does not
-give us; everything else Fabric would add (ssh_config lookup, key loading) is a few lines here.
+Fabric's Connection opens each session (with our socket, keys and host-key policy); commands run
+on a paramiko channel of that connection rather than through fabric.Connection.run, because we
+need a hard bound on every step (connect, banner, auth, command) and stdin that reaches EOF,
+which invoke's runner does not give us.
 
 Host keys follow OpenSSH, not Fabric 3 (which loads no known_hosts and accepts anything): the
 user's known_hosts (or ssh_config's UserKnownHostsFile) is loaded, a CHANGED key is refused, a new
@@ -26,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+import fabric
 import paramiko
 
 from envcheck.errors import RemoteError, UsageError
@@ -203,6 +205,18 @@ class _Policy(paramiko.MissingHostKeyPolicy):
         self.known.remember(hostname, key)
 
 
+_FABRIC_CONFIG: Optional["fabric.Config"] = None
+
+
+def _fabric_config() -> "fabric.Config":
+    """One Fabric config for every connection, with Fabric's own ssh_config loading off: we
+    resolve ssh_config ourselves (--ssh-config, overrides) before a connection is made."""
+    global _FABRIC_CONFIG
+    if _FABRIC_CONFIG is None:
+        _FABRIC_CONFIG = fabric.Config(overrides={"load_ssh_configs": False})
+    return _FABRIC_CONFIG
+
+
 class SSHRemote(Remote):
     """One host over SSH. Connects lazily on first use; connection problems become the `error`
     of every RunResult (and a RemoteError from put())."""
@@ -264,15 +278,20 @@ class SSHRemote(Remote):
             if opts.nodelay:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-            client = paramiko.SSHClient()
+            # Fabric's Connection opens the session; everything it would decide by default is
+            # decided here instead: our socket (TCP_NODELAY, one deadline), our host-key policy
+            # (Fabric 3's default AutoAddPolicy would accept any key), our ssh_config reading.
+            conn = fabric.Connection(
+                r.hostname, user=r.user, port=r.port, connect_timeout=t, config=_fabric_config(),
+                connect_kwargs=dict(sock=sock, banner_timeout=t, auth_timeout=t, channel_timeout=t,
+                                    key_filename=r.identities or None,
+                                    look_for_keys=not r.identities,
+                                    allow_agent=not r.identities_only, compress=False))
+            client = conn.client
             client._system_host_keys = known.system  # shared, parsed once per run
             client._host_keys = known.keys
             client.set_missing_host_key_policy(_Policy(known, r.strict))
-            client.connect(r.hostname, port=r.port, username=r.user, sock=sock, timeout=t,
-                           banner_timeout=t, auth_timeout=t, channel_timeout=t,
-                           key_filename=r.identities or None,
-                           look_for_keys=not r.identities, allow_agent=not r.identities_only,
-                           compress=False)
+            conn.open()
         except BaseException as e:
             dog.cancel()
             sock.close()
