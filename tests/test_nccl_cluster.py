@@ -140,8 +140,9 @@ def test_a_frozen_rank_makes_the_others_time_out_and_is_named_as_the_silent_one(
             pass
     assert p.returncode == 3, out + err
     d = json.loads(out)
-    assert d["failure"]["kind"] in ("timeout", "rank_lost")
+    assert d["failure"]["kind"] in ("timeout", "collective_error")
     assert "1 (node02)" in d["failure"]["message"]
+    assert d["failure"]["suspects"] == ["node02"]
 
 
 def test_a_rank_that_never_joins_is_named_after_the_rendezvous_timeout(cl):
@@ -161,6 +162,7 @@ def test_a_rank_that_never_joins_is_named_after_the_rendezvous_timeout(cl):
     d = json.loads(out)
     assert d["failure"]["kind"] == "rendezvous"
     assert d["failure"]["message"].endswith("ranks that never joined: 1 (node02)")
+    assert d["failure"]["suspects"] == ["node02"]
     assert time.monotonic() - start < 60
 
 
