@@ -130,7 +130,10 @@ def main(argv=None):
         devname = "cpu"
         if args.backend == "nccl":
             if not torch.cuda.is_available():
-                raise RuntimeError("backend nccl but torch.cuda.is_available() is False")
+                raise RuntimeError("backend nccl but torch.cuda.is_available() is False "
+                                   "(torch %s, CUDA build %s): use --backend gloo, or a CUDA "
+                                   "build of torch that this driver supports"
+                                   % (torch.__version__, torch.version.cuda))
             if local_rank >= torch.cuda.device_count():
                 raise RuntimeError("local rank %d but only %d GPU(s) visible"
                                    % (local_rank, torch.cuda.device_count()))
