@@ -347,7 +347,9 @@ def _cause(report: Report, remotes: Sequence[Remote], results: List[Any],
                         "suspects": suspects,
                         "fix": "a rank never joined: see its host's log; check --ifname and "
                                "the firewall between the nodes"}
-            return {"kind": "timeout" if rec["type"] == "timeout" else "collective_error",
+            # gloo/NCCL's own timeouts arrive as errors ("Timed out waiting 4000ms for recv")
+            timed_out = rec["type"] == "timeout" or "timed out" in str(rec.get("message")).lower()
+            return {"kind": "timeout" if timed_out else "collective_error",
                     "host": name, "rank": rec.get("rank"), "suspects": suspects,
                     "message": f"rank {rec.get('rank')} on {name}: {how}{miss}",
                     "fix": "a peer rank died, hung or cannot reach the others: check --ifname "

@@ -193,7 +193,7 @@ def main(argv=None):
             buf = torch.zeros(count, dtype=dtype, device=device)  # zeros: sums never overflow
             for _ in range(args.warmup):
                 collective("warmup", buf, ops.SUM, nbytes)
-            dog.arm("timed", args.timeout * max(args.iters, 1), nbytes)
+            dog.arm("timed loop", args.timeout * max(args.iters, 1), nbytes)
             sync()
             t0 = time.perf_counter()
             for _ in range(args.iters):
@@ -226,8 +226,8 @@ def main(argv=None):
         dist.barrier()
         dog.disarm()
     except Exception as e:  # noqa: BLE001 - gloo raises when a peer's connection closes
-        emit({"type": "error", "rank": rank, "phase": dog.phase, "message": str(e),
-              "host": socket.gethostname()})
+        emit({"type": "error", "rank": rank, "phase": dog.phase, "bytes": dog.nbytes,
+              "message": str(e), "host": socket.gethostname()})
         log("collective failed: %s" % e)
         os._exit(EXIT_LOST)   # no destroy: it could block on the dead peer
     if rank == 0:
