@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Protocol, Sequence
 
 from envcheck import health
-from envcheck.doctor_checks import BUSBW, checks_from_audit, compare_baseline, inventory_of
+from envcheck.doctor_checks import BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, inventory_of
 from envcheck.health import FAIL, PASS, SKIP, CheckResult, DoctorReport, Measurement
 from envcheck.isolate import isolate
 from envcheck.model import HostResult
@@ -50,6 +50,7 @@ class DoctorOptions:
     baseline: Optional[DoctorReport] = None
     baseline_tolerance: float = 0.2
     max_isolation_tests: int = 16
+    expect_gpus: bool = True            # False: a CPU-only cluster, no driver is not a warning
 
 
 def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
@@ -60,7 +61,7 @@ def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
 
     say(f"audit: {len(hosts)} host(s){' (deep)' if opts.deep and not opts.quick else ''}")
     results = backend.audit(list(hosts), opts.deep and not opts.quick)
-    report.checks += checks_from_audit(results)
+    report.checks += checks_from_audit(results, () if opts.expect_gpus else GPU_ONLY_CODES)
     report.inventory = {r.host: inventory_of(r.facts) for r in results if r.reachable and r.facts}
     reachable = [r.host for r in results if r.reachable]
 

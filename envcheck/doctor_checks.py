@@ -17,6 +17,10 @@ OPTIONAL_CHECKS = ("torchaudio",)
 
 BUSBW = "allreduce_busbw_gbps"
 
+# findings that only matter when the nodes are meant to have GPUs: with --no-expect-gpus (a
+# CPU-only or gloo cluster, CI) they are kept as information and do not make a node WARN
+GPU_ONLY_CODES = ("driver-not-found",)
+
 
 def _status(findings: List[Finding]) -> str:
     if any(f.severity == ERROR for f in findings):
@@ -26,7 +30,9 @@ def _status(findings: List[Finding]) -> str:
     return PASS
 
 
-def checks_from_audit(results: Iterable[HostResult]) -> List[CheckResult]:
+def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = ()) -> List[CheckResult]:
+    """One check per component per host; findings whose code is in `ignore` do not count."""
+    ignore = set(ignore)
     out: List[CheckResult] = []
     for r in results:
         if not r.reachable:
@@ -38,7 +44,7 @@ def checks_from_audit(results: Iterable[HostResult]) -> List[CheckResult]:
         for f in r.findings:
             by_comp.setdefault(f.component, []).append(f)
         for comp in AUDIT_CHECKS + tuple(c for c in OPTIONAL_CHECKS if c in by_comp):
-            fs = [f for f in by_comp.get(comp, []) if f.severity in (ERROR, WARNING)]
+            fs = [f for f in by_comp.get(comp, []) if f.severity in (ERROR, WARNING) and f.code not in ignore]
             status = _status(fs)
             shown = [f for f in fs if (f.severity == ERROR) == (status == FAIL)] or fs
             out.append(CheckResult(

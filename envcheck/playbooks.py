@@ -191,33 +191,12 @@ def load_playbook(ref: Union[str, Path]) -> Playbook:
 
 # ------------------------------------------------------------------ judging the stack
 def facts_for_stack(stack: Dict[str, Any], python: Optional[str] = None) -> Dict[str, Any]:
-    """The facts document (envcheck/facts.py) a node would have once the stack is installed."""
-    f: Dict[str, Any] = {"schema": 1, "origin": "flags"}
-    if stack.get("driver_min"):
-        f["driver"] = {"version": stack["driver_min"], "source": None}
-    if stack.get("cuda"):
-        mm = versions.major_minor(stack["cuda"])
-        home = f"/usr/local/cuda-{mm}"
-        f["cuda"] = {"version": stack["cuda"],
-                     "toolkits": [{"path": home, "version": stack["cuda"], "source": "flag"}],
-                     "nvcc": {"path": f"{home}/bin/nvcc", "version": stack["cuda"]},
-                     "symlink": {"path": "/usr/local/cuda", "target": home}}
-    if stack.get("cudnn"):
-        f["cudnn"] = {"version": stack["cudnn"], "headers": [], "libs": []}
-    pk: Dict[str, Any] = {}
-    if stack.get("torch"):
-        pub, local = versions.parse_torch(stack["torch"])
-        cuda = versions.cu_tag_to_version(local) if local else None
-        f["torch"] = {"version": pub, "local": local, "cuda": cuda, "cuda_source": "flag" if local else None}
-        pk["torch"] = {"version": stack["torch"]}
-    for name in ("torchvision", "torchaudio"):
-        if stack.get(name):
-            pk[name] = {"version": stack[name]}
-    if pk:
-        f["packages"] = pk
-    if python:
-        f["python"] = {"version": python}
-    return f
+    """The facts document (envcheck/facts.py) a node would have once the stack is installed,
+    built the way `envcheck check` builds it from flags (envcheck/stack.py)."""
+    from envcheck.stack import stack_facts
+    return stack_facts(driver=stack.get("driver_min"), cuda=stack.get("cuda"), cudnn=stack.get("cudnn"),
+                       torch=stack.get("torch"), torchvision=stack.get("torchvision"),
+                       torchaudio=stack.get("torchaudio"), python=python)
 
 
 def _f(sev: str, code: str, comp: str, msg: str, fix: str, where: str) -> Finding:

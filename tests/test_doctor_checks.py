@@ -73,3 +73,9 @@ def test_changed_versions_slower_busbw_and_a_newly_failing_node_are_regressions(
     assert by(warns, "node01", "baseline").message == "changed since the baseline: driver 535.104.05 -> 550.54.15"
     assert "40% below the baseline 10 GB/s" in by(warns, "node01", "baseline-busbw").message
     assert any("regressed: PASS in the baseline, FAIL now" in c.message for c in warns if c.host == "node02")
+
+
+def test_ignored_codes_do_not_make_a_node_warn():
+    r = HostResult("node01", FACTS, [Finding(WARNING, "driver-not-found", "driver", "No NVIDIA driver found")])
+    assert by(checks_from_audit([r]), "node01", "driver").status == WARN
+    assert by(checks_from_audit([r], ignore=["driver-not-found"]), "node01", "driver").status == PASS

@@ -7,9 +7,9 @@ import pytest
 import yaml
 
 from envcheck.errors import UsageError
-from envcheck.model import ERROR, Finding
+from envcheck.model import ERROR
 from envcheck.playbooks import (available, check_stack, consistency, facts_for_stack, find_playbook,
-                                load_playbook, parse_playbook)
+                                load_playbook, parse_playbook, refusal)
 
 OLD = "cuda10.0-cudnn7.6-torch1.1"
 NEW = "cuda12.4-cudnn9.1-torch2.5"
@@ -113,15 +113,27 @@ def test_facts_built_from_the_stack_follow_the_facts_schema():
     assert facts.driver_version(f) == "410.48"
 
 
-def test_check_stack_runs_the_rules_once_per_python_and_refuses_on_errors():
-    seen = []
+def test_the_shipped_stacks_pass_the_matrix_rules():
+    from envcheck.matrix import load_matrix
+    m = load_matrix()
+    for name in (OLD, NEW):
+        assert [f for f in check_stack(load_playbook(name), m) if f.severity == ERROR] == []
 
-    def fake_rules(facts, matrix):
-        # the rules' own behaviour is tested in tests/rules; here: what check_stack feeds them
-        seen.append(facts["python"]["version"])
-        if facts["python"]["version"] == "3.7":
-            return [Finding(ERROR, "torch-no-wheel", "python", "no torch 1.1.0 wheel for Python 3.7")]
-        return []
 
-    found = check_stack(load_playbook(OLD), matrix=None, evaluate=fake_rules)
-    assert seen == ["3.6", "3.7"] and [f.code for f in found] == ["torch-no-wheel"]
+def test_a_python_without_torch_wheels_refuses_the_stack_naming_the_python():
+    from envcheck.matrix import load_matrix
+    data = raw(OLD)
+    data["stack"]["python"] = ["3.7", "3.9"]   # torch 1.1.0 has no cp39 wheel
+    pb = parse_playbook(data, "pb.yaml")
+    errs = [f for f in check_stack(pb, load_matrix()) if f.severity == ERROR]
+    assert errs and all(f.component == "python" for f in errs) and "3.9" in errs[0].message
+    assert refusal(pb, errs).startswith("pb.yaml: stack cuda10.0-cudnn7.6-torch1.1 refused: [python]")
+
+
+def test_a_cudnn_built_for_another_cuda_refuses_the_stack():
+    from envcheck.matrix import load_matrix
+    data = raw(NEW)
+    data["stack"]["cudnn"] = "7.6.5.32"
+    data["steps"][1]["install-cudnn"]["archive"] = "cudnn-10.0-linux-x64-v7.6.5.32.tgz"
+    errs = [f for f in check_stack(parse_playbook(data, "pb.yaml"), load_matrix()) if f.severity == ERROR]
+    assert any(f.component == "cudnn" for f in errs), errs

@@ -29,6 +29,7 @@ from envcheck.cli import audit  # noqa: E402,F401
 from envcheck.cli import nccl_cmd  # noqa: E402,F401
 from envcheck.cli import install_cmd  # noqa: E402,F401
 from envcheck.cli import explain_cmd  # noqa: E402,F401
+from envcheck.cli import plan_cmd  # noqa: E402,F401
 from envcheck.cli import doctor_cmd  # noqa: E402,F401
 from envcheck.cli import provision_cmd  # noqa: E402,F401
 

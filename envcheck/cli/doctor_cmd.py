@@ -39,6 +39,7 @@ def doctor(
     quick: Annotated[bool, typer.Option("--quick", help="No network test and no torch import: finishes in seconds.")] = False,
     deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU).")] = True,
     strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict exits 1.")] = False,
+    expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
     junit: Annotated[FileOpt, typer.Option("--junit", metavar="FILE", help="Write JUnit XML: a testcase per check per host.")] = None,
     prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
@@ -90,7 +91,7 @@ def doctor(
     cls = SrunBackend if launcher == "srun" else DoctorBackend
     be = cls(remotes, m, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar, progress=None)
     opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
-                         bisect=bisect, baseline=base)
+                         bisect=bisect, baseline=base, expect_gpus=expect_gpus)
     try:
         report = run_doctor([r.name for r in remotes], opts, be, progress=say)
     finally:
