@@ -70,7 +70,9 @@ class Report:
     summary: Dict[str, Any] = field(default_factory=dict)
     ranks: List[Dict[str, Any]] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
-    failure: Optional[Dict[str, Any]] = None   # {"kind", "message", "host", "rank", "fix"}
+    # {"kind", "message", "host", "rank", "fix"} and, for rendezvous/timeout/collective_error,
+    # "suspects": the hosts of ranks that never joined or hung ("host" is the rank that waited)
+    failure: Optional[Dict[str, Any]] = None
     preflight_errors: List[Dict[str, Any]] = field(default_factory=list)
     host_status: Dict[str, str] = field(default_factory=dict)
     logs: Dict[str, str] = field(default_factory=dict)   # per host: the launcher's stderr tail
@@ -327,6 +329,8 @@ def _cause(report: Report, remotes: Sequence[Remote], results: List[Any],
     if silent and spoke:
         miss += ("; rank(s) that never reported a timeout themselves (stuck or too slow): "
                  + ", ".join(f"{k} ({host_of[k]})" for k in silent))
+    # the hosts to look at: a rank that reported a timeout or error was waiting for someone
+    suspects = sorted({host_of[k] for k in missing + (silent if spoke else [])})
     for name in order:
         for rec in per_host.get(name, []):
             if rec["type"] not in ("timeout", "error"):
@@ -340,11 +344,14 @@ def _cause(report: Report, remotes: Sequence[Remote], results: List[Any],
             if phase == "rendezvous":
                 return {"kind": "rendezvous", "host": name, "rank": rec.get("rank"),
                         "message": f"rank {rec.get('rank')} on {name}: {how}{miss}",
+                        "suspects": suspects,
                         "fix": "a rank never joined: see its host's log; check --ifname and "
                                "the firewall between the nodes"}
-            return {"kind": "timeout" if rec["type"] == "timeout" else "rank_lost", "host": name,
-                    "rank": rec.get("rank"), "message": f"rank {rec.get('rank')} on {name}: "
-                                                        f"{how}{miss}",
+            # gloo/NCCL's own timeouts arrive as errors ("Timed out waiting 4000ms for recv")
+            timed_out = rec["type"] == "timeout" or "timed out" in str(rec.get("message")).lower()
+            return {"kind": "timeout" if timed_out else "collective_error",
+                    "host": name, "rank": rec.get("rank"), "suspects": suspects,
+                    "message": f"rank {rec.get('rank')} on {name}: {how}{miss}",
                     "fix": "a peer rank died, hung or cannot reach the others: check --ifname "
                            "and the firewall between the nodes; see the logs"}
     for name in order:

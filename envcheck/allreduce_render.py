@@ -54,6 +54,8 @@ def render_text(rep: Report) -> str:
     if rep.failure:
         f = rep.failure
         lines.append(f"# FAILED ({f['kind']}): {f['message']}")
+        if f.get("suspects"):
+            lines.append(f"#   look at: {', '.join(f['suspects'])}")
         if f.get("fix"):
             lines.append(f"#   fix: {f['fix']}")
         for e in rep.preflight_errors[1:]:

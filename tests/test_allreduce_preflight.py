@@ -74,6 +74,7 @@ def test_a_rendezvous_timeout_names_the_ranks_that_never_joined():
     assert rep.failure["kind"] == "rendezvous"
     assert "rank 0 on node01: rendezvous did not finish in 5 s" in rep.failure["message"]
     assert "1 (node02), 2 (node02)" in rep.failure["message"]
+    assert rep.failure["suspects"] == ["node02"]
 
 
 def test_a_bridge_with_the_same_address_on_every_node_is_not_mistaken_for_the_network():
@@ -94,3 +95,17 @@ def test_a_rank_that_hangs_mid_run_is_named_as_the_one_that_never_timed_out_itse
     assert rep.failure["kind"] == "timeout"
     assert "rank 0 on node01: warmup at 1KB did not finish in 5 s" in rep.failure["message"]
     assert "(stuck or too slow): 1 (node02)" in rep.failure["message"]
+    assert rep.failure["host"] == "node01" and rep.failure["suspects"] == ["node02"]
+
+
+def test_every_nccl_test_option_is_documented():
+    import typer.main
+
+    from envcheck.cli import app
+    from tests.conftest import REPO
+    doc = (REPO / "docs" / "nccl-test.md").read_text()
+    command = typer.main.get_command(app).commands["nccl-test"]
+    opts = [o for p in command.params for o in p.opts if o.startswith("--") and o != "--help"]
+    assert len(opts) > 20, "too few options found: the test would prove little"
+    missing = [o for o in opts if "`%s" % o not in doc]
+    assert not missing, "document these in docs/nccl-test.md: %s" % missing

@@ -87,3 +87,25 @@ def test_killing_the_controller_leaves_no_rank_behind(tmp_path):
         time.sleep(0.2)
     assert ours() == []
     assert list(tmp.iterdir()) == []
+
+
+def _top_imports(path):
+    import ast
+    mods = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            mods |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            mods.add((node.module or "").split(".")[0])
+    return mods
+
+
+def test_node_files_import_only_the_stdlib_and_torch_never_envcheck():
+    stdlib = getattr(sys, "stdlib_module_names", None)
+    if stdlib is None:
+        pytest.skip("sys.stdlib_module_names needs Python >= 3.10")
+    worker = _top_imports(WORKER)
+    launcher = _top_imports(REPO / "envcheck" / "node" / "allreduce_launcher.py")
+    assert worker - stdlib == {"torch"}
+    assert launcher - stdlib == set()      # the launcher must run where torch is broken
+    assert "envcheck" not in worker | launcher

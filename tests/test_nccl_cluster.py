@@ -140,8 +140,9 @@ def test_a_frozen_rank_makes_the_others_time_out_and_is_named_as_the_silent_one(
             pass
     assert p.returncode == 3, out + err
     d = json.loads(out)
-    assert d["failure"]["kind"] in ("timeout", "rank_lost")
+    assert d["failure"]["kind"] == "timeout"
     assert "1 (node02)" in d["failure"]["message"]
+    assert d["failure"]["suspects"] == ["node02"]
 
 
 def test_a_rank_that_never_joins_is_named_after_the_rendezvous_timeout(cl):
@@ -161,6 +162,7 @@ def test_a_rank_that_never_joins_is_named_after_the_rendezvous_timeout(cl):
     d = json.loads(out)
     assert d["failure"]["kind"] == "rendezvous"
     assert d["failure"]["message"].endswith("ranks that never joined: 1 (node02)")
+    assert d["failure"]["suspects"] == ["node02"]
     assert time.monotonic() - start < 60
 
 
@@ -224,3 +226,26 @@ def test_a_node_python_without_torch_is_named_as_a_rank_that_could_not_start(cl)
     assert d["failure"]["kind"] == "setup"
     assert "could not start: No module named 'torch'" in d["failure"]["message"]
     assert d["failure"]["host"] in ("node01", "node02")
+
+
+def test_gpu_nodes_get_nccl_and_a_cpu_torch_or_too_many_ranks_are_named(cl):
+    from tests.cluster.standins import gpu_list, set_driver
+    for h in (cl["node01"], cl["node02"]):
+        set_driver(h, "535.104.05", gpu_list("A100", 2))
+    try:
+        base = ["node[01-02]", "--ssh-config", str(cl.ssh_config), "--node-python",
+                sys.executable, "--max-bytes", "64", "--timeout", "20", "--json"]
+        too_many = run_cli("nccl-test", *base, "--nproc-per-node", "3", timeout=120)
+        auto = run_cli("nccl-test", *base, timeout=120)
+    finally:
+        for h in (cl["node01"], cl["node02"]):
+            set_driver(h, None)
+    d = json.loads(too_many.stdout)
+    assert too_many.returncode == 3 and d["failure"]["kind"] == "preflight"
+    assert "3 rank(s) for nccl but 2 GPU(s): two ranks would share a GPU" in d["failure"]["message"]
+    assert d["ranks"] == []
+    # the stand-in driver shows 2 GPUs per node, so auto picks nccl with one rank per GPU; the
+    # CPU-only torch here then cannot use them, and says so
+    d = json.loads(auto.stdout)
+    assert auto.returncode == 3 and d["backend"] == "nccl" and d["world_size"] == 4
+    assert d["failure"]["kind"] == "setup" and "use --backend gloo" in d["failure"]["message"]

@@ -183,3 +183,18 @@ def test_a_run_past_its_run_timeout_is_stopped_by_the_node_side_deadline(tmpenv)
     assert "ran past 6s (--run-timeout)" in d["failure"]["message"]
     assert time.monotonic() - start < 30
     assert strays(marker) == []
+
+
+@pytest.mark.parametrize("args,named", [
+    (["--max-bytes", "lots"], "size 'lots'"),
+    (["--dtype", "complex"], "dtype 'complex'"),
+    (["--backend", "mpi"], "--backend 'mpi'"),
+    (["--min-bytes", "1M", "--max-bytes", "1K"], "--min-bytes 1048576 is above --max-bytes 1024"),
+    (["--factor", "1"], "--factor 1"),
+])
+def test_bad_arguments_are_one_line_usage_errors_before_anything_runs(args, named, tmpenv):
+    env, marker = tmpenv
+    r = run_cli("nccl-test", *args, env=env)
+    assert r.returncode == 2
+    assert named in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "preflight" not in r.stderr and strays(marker) == []

@@ -20,6 +20,7 @@ import time
 
 EXIT_SETUP, EXIT_LOST, EXIT_ORPHAN = 1, 3, 4
 UNITS = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+ELEM_SIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4}
 
 
 def emit(record):
@@ -125,12 +126,15 @@ def main(argv=None):
         import torch
         import torch.distributed as dist
         dtype = get_dtype(torch, args.dtype)
-        elem = torch.tensor([], dtype=dtype).element_size()
+        elem = ELEM_SIZE[str(dtype).split(".")[-1]]   # no element_size(): age unclear
         device = torch.device("cpu")
         devname = "cpu"
         if args.backend == "nccl":
             if not torch.cuda.is_available():
-                raise RuntimeError("backend nccl but torch.cuda.is_available() is False")
+                raise RuntimeError("backend nccl but torch.cuda.is_available() is False "
+                                   "(torch %s, CUDA build %s): use --backend gloo, or a CUDA "
+                                   "build of torch that this driver supports"
+                                   % (torch.__version__, torch.version.cuda))
             if local_rank >= torch.cuda.device_count():
                 raise RuntimeError("local rank %d but only %d GPU(s) visible"
                                    % (local_rank, torch.cuda.device_count()))
@@ -189,7 +193,7 @@ def main(argv=None):
             buf = torch.zeros(count, dtype=dtype, device=device)  # zeros: sums never overflow
             for _ in range(args.warmup):
                 collective("warmup", buf, ops.SUM, nbytes)
-            dog.arm("timed", args.timeout * max(args.iters, 1), nbytes)
+            dog.arm("timed loop", args.timeout * max(args.iters, 1), nbytes)
             sync()
             t0 = time.perf_counter()
             for _ in range(args.iters):
@@ -222,8 +226,8 @@ def main(argv=None):
         dist.barrier()
         dog.disarm()
     except Exception as e:  # noqa: BLE001 - gloo raises when a peer's connection closes
-        emit({"type": "error", "rank": rank, "phase": dog.phase, "message": str(e),
-              "host": socket.gethostname()})
+        emit({"type": "error", "rank": rank, "phase": dog.phase, "bytes": dog.nbytes,
+              "message": str(e), "host": socket.gethostname()})
         log("collective failed: %s" % e)
         os._exit(EXIT_LOST)   # no destroy: it could block on the dead peer
     if rank == 0:
