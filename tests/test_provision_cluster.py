@@ -97,3 +97,24 @@ def test_an_unknown_step_key_is_refused_with_file_and_key_path(tmp_path, cli):
     p = cli("provision", str(bad), "--dry-run")
     assert p.returncode == 2
     assert "bad.yaml: steps[0].env.cuda_hom: unknown key" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_host_stops_at_its_first_failed_step_while_the_others_go_on(c2, tmp_path):
+    files = c2.base / "pbfiles2"
+    make_wheel(files / "wheels")
+    pb = {"schema": 1, "name": "pip-then-audit", "stack": {"python": ["3.11"]},
+          "steps": [{"pip": {"packages": ["envcheck-demo-pkg==1.2.3"], "find_links": str(files / "wheels"),
+                             "no_index": True}},
+                    {"audit": {"deep": False}}]}
+    path = tmp_path / "pip.yaml"
+    path.write_text(yaml.safe_dump(pb))
+    c2["node02"].run_local(f"mv {VENV} {VENV}.off")     # node02's interpreter is gone
+    try:
+        p, doc = provision(c2, path)
+    finally:
+        c2["node02"].run_local(f"mv {VENV}.off {VENV}")
+    assert p.returncode == 1
+    runs = {h["host"]: h for h in doc["hosts"]}
+    assert runs["node02"]["stopped"].startswith("steps[0].pip: pip facts under /root/pbvenv/bin/python")
+    assert [s["step"] for s in runs["node02"]["steps"]] == ["pip"]
+    assert runs["node01"]["ok"] and [s["step"] for s in runs["node01"]["steps"]] == ["pip", "audit"]
