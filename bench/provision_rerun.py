@@ -15,9 +15,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 
-from provision.standins import cuda_runfile, sha256  # noqa: E402
+from tests.provision.standins import cuda_runfile, sha256  # noqa: E402
 from tests.cluster import sim, standins  # noqa: E402
 
 GCC7 = "#!/bin/sh\necho 7.5.0\n"

@@ -347,6 +347,13 @@ def _cause(report: Report, remotes: Sequence[Remote], results: List[Any],
                                                         f"{how}{miss}",
                     "fix": "a peer rank died, hung or cannot reach the others: check --ifname "
                            "and the firewall between the nodes; see the logs"}
+    for name in order:
+        for rec in per_host.get(name, []):
+            if rec["type"] == "launcher" and rec.get("status") == "deadline":
+                return {"kind": "timeout", "host": name, "rank": None,
+                        "message": f"the run on {name} {rec.get('why')} (--run-timeout) and was "
+                                   f"stopped{miss}",
+                        "fix": "raise --run-timeout, or shrink the sweep (--max-bytes, --iters)"}
     for r, res in zip(remotes, results):
         if not (isinstance(res, RunResult) and res.ok):
             why = res.error if isinstance(res, RunResult) else str(res)

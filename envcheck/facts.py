@@ -76,60 +76,83 @@ def _get(facts: Facts, *path: str) -> Any:
     return cur
 
 
+# Accessors return the type the schema promises or nothing: a facts document from a broken probe
+# or a hand-edited file must not crash a rule (a number becomes its text, anything else None).
+def _str(v: Any) -> Optional[str]:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    return None
+
+
+def text(v: Any) -> Optional[str]:
+    """A field inside an accessor's dicts (gpu name, toolkit path …), typed like the accessors."""
+    return _str(v)
+
+
+def _dicts(v: Any) -> List[Dict[str, Any]]:
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+
+def _dict(v: Any) -> Dict[str, Any]:
+    return dict(v) if isinstance(v, dict) else {}
+
+
 def driver_version(f: Facts) -> Optional[str]:
-    return _get(f, "driver", "version")
+    return _str(_get(f, "driver", "version"))
 
 
 def gpus(f: Facts) -> List[Dict[str, Any]]:
-    return list(_get(f, "gpus") or [])
+    return _dicts(_get(f, "gpus"))
 
 
 def cuda_version(f: Facts) -> Optional[str]:
     """The toolkit in use."""
-    return _get(f, "cuda", "version")
+    return _str(_get(f, "cuda", "version"))
 
 
 def cuda_toolkits(f: Facts) -> List[Dict[str, Any]]:
-    return list(_get(f, "cuda", "toolkits") or [])
+    return _dicts(_get(f, "cuda", "toolkits"))
 
 
 def cudnn_version(f: Facts) -> Optional[str]:
-    return _get(f, "cudnn", "version")
+    return _str(_get(f, "cudnn", "version"))
 
 
 def package_version(f: Facts, name: str) -> Optional[str]:
-    return _get(f, "packages", name, "version")
+    return _str(_get(f, "packages", name, "version"))
 
 
 def torch_version(f: Facts) -> Optional[str]:
-    return _get(f, "torch", "version")
+    return _str(_get(f, "torch", "version"))
 
 
 def torch_cuda(f: Facts) -> Optional[str]:
-    return _get(f, "torch", "cuda")
+    return _str(_get(f, "torch", "cuda"))
 
 
 def python_version(f: Facts) -> Optional[str]:
-    return _get(f, "python", "version")
+    return _str(_get(f, "python", "version"))
 
 
 def gcc_version(f: Facts) -> Optional[str]:
-    return _get(f, "gcc", "version")
+    return _str(_get(f, "gcc", "version"))
 
 
 def env(f: Facts) -> Dict[str, str]:
-    return dict(_get(f, "env") or {})
+    return {k: v for k, v in _dict(_get(f, "env")).items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def nccl_version(f: Facts) -> Optional[str]:
-    return _get(f, "nccl", "version")
+    return _str(_get(f, "nccl", "version"))
 
 
 # Accessors added for the rules (issue 2). Presence matters as much as value: a section the probe
 # wrote but left empty ("the probe looked and found nothing") differs from one it never wrote
 # (`check --cuda 10.0` says nothing about drivers).
 def origin(f: Facts) -> Optional[str]:
-    return _get(f, "origin")
+    return _str(_get(f, "origin"))
 
 
 def has(f: Facts, *path: str) -> bool:
@@ -143,42 +166,46 @@ def has(f: Facts, *path: str) -> bool:
 
 
 def driver_error(f: Facts) -> Optional[str]:
-    return _get(f, "driver", "error")
+    return _str(_get(f, "driver", "error"))
 
 
 def torch_local(f: Facts) -> Optional[str]:
-    return _get(f, "torch", "local")
+    return _str(_get(f, "torch", "local"))
 
 
 def torch_cuda_source(f: Facts) -> Optional[str]:
-    return _get(f, "torch", "cuda_source")
+    return _str(_get(f, "torch", "cuda_source"))
 
 
-def cuda_symlink(f: Facts) -> Dict[str, Any]:
-    return dict(_get(f, "cuda", "symlink") or {})
+def _strings(d: Dict[str, Any]) -> Dict[str, Optional[str]]:
+    return {k: _str(v) for k, v in d.items()}
 
 
-def nvcc(f: Facts) -> Dict[str, Any]:
-    return dict(_get(f, "cuda", "nvcc") or {})
+def cuda_symlink(f: Facts) -> Dict[str, Optional[str]]:
+    return _strings(_dict(_get(f, "cuda", "symlink")))
+
+
+def nvcc(f: Facts) -> Dict[str, Optional[str]]:
+    return _strings(_dict(_get(f, "cuda", "nvcc")))
 
 
 def cudnn_libs(f: Facts) -> List[Dict[str, Any]]:
-    return list(_get(f, "cudnn", "libs") or [])
+    return _dicts(_get(f, "cudnn", "libs"))
 
 
 def packages(f: Facts) -> Dict[str, Dict[str, Any]]:
-    return dict(_get(f, "packages") or {})
+    return {k: v for k, v in _dict(_get(f, "packages")).items() if isinstance(v, dict)}
 
 
 def deep_arch_list(f: Facts) -> Optional[List[str]]:
     """torch.cuda.get_arch_list() as read by `--deep`; None without it."""
     arch = _get(f, "deep", "arch_list")
-    return list(arch) if arch else None
+    return [a for a in arch if isinstance(a, str)] or None if isinstance(arch, list) else None
 
 
 def deep_torch_cuda(f: Facts) -> Optional[str]:
-    return _get(f, "deep", "torch_cuda")
+    return _str(_get(f, "deep", "torch_cuda"))
 
 
 def interfaces(f: Facts) -> List[Dict[str, Any]]:
-    return list(_get(f, "interfaces") or [])
+    return _dicts(_get(f, "interfaces"))

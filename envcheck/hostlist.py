@@ -161,15 +161,16 @@ def parse_targets(specs: Iterable[str]) -> List[Target]:
 
 def _expand_with_affixes(spec: str) -> List[str]:
     # keep user@ and :port outside the expansion so `u@n[1-2]:22` gives u@n1:22, u@n2:22
-    if spec.startswith("[") and "]" in spec and re.match(r"^\[[0-9A-Fa-f:.%]+\]", spec) and ":" in spec.split("]")[0]:
-        return [spec]  # an IPv6 literal, not a hostlist
     user = ""
     if "@" in spec.split("[")[0]:
         user, spec = spec.split("@", 1)
         user += "@"
+    if re.fullmatch(r"\[[0-9A-Fa-f.%]*:[0-9A-Fa-f:.%]*\](?::\d*)?", spec) or \
+            ("[" not in spec and spec.count(":") > 1):
+        return [user + spec]  # an IPv6 address, bare or [in brackets]:port, not a hostlist
     port = ""
     m = re.search(r"(:\d*)$", spec)
-    if m and "]" not in m.group(1):
+    if m:
         port = m.group(1)
         spec = spec[: m.start()]
     return [user + h + port for h in expand_hostlist(spec)]

@@ -54,8 +54,17 @@ class SSHOptions:
     forks: int = DEFAULT_FORKS
     known_hosts: Optional[str] = None      # overrides ssh_config's UserKnownHostsFile
     nodelay: bool = True                    # TCP_NODELAY; off only to measure the difference
+    remote_kill: bool = True                # the node kills a command that outlives its timeout
     _cache: Dict[str, object] = field(default_factory=dict, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def validate(self) -> None:
+        """Usage problems found before any host is contacted: one line, exit 2, not N reports."""
+        if self.identity and not os.path.isfile(os.path.expanduser(self.identity)):
+            raise UsageError(f"identity file {self.identity} does not exist", "check the --identity path")
+        if self.known_hosts and os.path.isdir(self.known_hosts):
+            raise UsageError(f"known_hosts {self.known_hosts} is a directory")
+        self.ssh_config_obj()
 
     def ssh_config_obj(self) -> paramiko.SSHConfig:
         with self._lock:
@@ -320,6 +329,8 @@ class SSHRemote(Remote):
         if err:
             return RunResult(self.name, command, None, error=err, duration=time.monotonic() - start)
         full = _with_env(command, env)
+        if self.options.remote_kill:
+            full = _remote_timeout(full, timeout)
         try:
             chan = self._client.get_transport().open_session(timeout=self.options.connect_timeout)
         except Exception as e:  # noqa: BLE001
@@ -332,7 +343,10 @@ class SSHRemote(Remote):
 
         def watchdog() -> None:
             timed_out.set()
-            chan.close()  # unblocks every read below
+            try:
+                chan.close()  # unblocks every read below
+            except (EOFError, OSError, paramiko.SSHException):
+                pass  # the connection is already gone: the reads are unblocked anyway
 
         dog = threading.Timer(timeout, watchdog)
         dog.daemon = True
@@ -357,8 +371,20 @@ class SSHRemote(Remote):
             code = None
         finally:
             dog.cancel()
-            chan.close()
+            try:
+                chan.close()
+            except (EOFError, OSError, paramiko.SSHException):
+                pass
         result = RunResult(self.name, command, code, _dec(out), _dec(errb), duration=time.monotonic() - start)
+        if code == -1 and not timed_out.is_set():  # no exit status came: the session died
+            tr = self._client.get_transport() if self._client else None
+            result.exit_code = None
+            if tr is None or not tr.is_active():
+                self._drop()
+                result.error = "lost connection to the host during the command"
+            else:
+                result.error = "the remote shell was killed by a signal"
+            return result
         if timed_out.is_set() or code is None:
             result.exit_code = None
             result.error = f"command timed out after {timeout:g} s"
@@ -427,6 +453,21 @@ def _dec(parts: List[bytes]) -> str:
     return b"".join(parts).decode("utf-8", "replace")
 
 
+REMOTE_GRACE = 1.0  # the controller reports the timeout first; the node kills just after
+
+
+def _remote_timeout(command: str, timeout: float) -> str:
+    """Run `command` in the user's own shell, as before, but under coreutils `timeout` when the
+    node has it: closing the channel does not stop a remote process (sshd sends no signal to a
+    session without a pty, and ignores the SSH "signal" request), so without this a timed-out
+    command would run on. `timeout` kills its whole process group, grandchildren included.
+    The outer `sh -c` keeps this working when the login shell is csh or fish."""
+    secs = int(timeout + REMOTE_GRACE + 0.999)
+    wrapper = ('if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 %d "${SHELL:-/bin/sh}" -c "$0"; '
+               'else exec "${SHELL:-/bin/sh}" -c "$0"; fi' % secs)
+    return f"sh -c {shlex.quote(wrapper)} {shlex.quote(command)}"
+
+
 def _with_env(command: str, env: Optional[Mapping[str, str]]) -> str:
     if not env:
         return command
@@ -440,6 +481,9 @@ def _with_env(command: str, env: Optional[Mapping[str, str]]) -> str:
 
 # ---- many hosts ----------------------------------------------------------------------------
 def make_remotes(targets: Sequence[Target], options: SSHOptions) -> List[SSHRemote]:
+    """One SSHRemote per target, sharing the options (and so one parse of ssh_config and
+    known_hosts). Raises UsageError for a bad --identity or ssh_config before any connection."""
+    options.validate()
     return [SSHRemote(t, options) for t in targets]
 
 

@@ -44,6 +44,13 @@ def _words(name: str) -> List[str]:
     return [w for w in re.split(r"[\s\-_/(),]+", name.lower()) if w and w not in _VENDOR]
 
 
+def _query_error(path: str, reason: str, fix: str) -> MatrixError:
+    """A question the matrix cannot answer: the file is fine, the asked-for version is not in it."""
+    e = MatrixError(path, reason)
+    e.fix = fix
+    return e
+
+
 @dataclass(frozen=True)
 class DriverNeed:
     """What a CUDA version asks of the driver.
@@ -132,8 +139,8 @@ class Matrix:
         below = [r["version"] for r in self._cuda if _k(r["version"]) < k]
         above = [r["version"] for r in self._cuda if _k(r["version"]) > k]
         near = ([below[-1]] if below else []) + ([above[0]] if above else [])
-        raise MatrixError("cuda.releases", f"no CUDA {version} in the matrix; nearest known: {', '.join(near)}",
-                          self.path)
+        raise _query_error("cuda.releases", f"no CUDA {version} in the matrix; nearest known: {', '.join(near)}",
+                           "pick one of those, or add the release to compat_matrix.yaml")
 
     def family(self, major: int) -> Optional[Record]:
         return self._families.get(int(major))
@@ -214,13 +221,14 @@ class Matrix:
     def cudnn_archive(self, version: str, cuda: str) -> Dict[str, Any]:
         rec = self.cudnn(version)
         if rec is None:
-            raise MatrixError("cudnn.releases", f"no cuDNN {version} in the matrix", self.path)
+            raise _query_error("cudnn.releases", f"no cuDNN {version} in the matrix",
+                               "see `envcheck matrix show cudnn X.Y.Z` for known releases")
         build = next((b for b in rec["cuda"] if b == cuda), None)
         if build is None:
             build = next((b for b in rec["cuda"] if self.cudnn_has_build({"cuda": [b]}, cuda)), None)
         if build is None:
-            raise MatrixError("cudnn.releases", f"cuDNN {rec['version']} has no build for CUDA {cuda} "
-                              f"(builds: {', '.join(rec['cuda'])})", self.path)
+            raise _query_error("cudnn.releases", f"cuDNN {rec['version']} has no build for CUDA {cuda} "
+                               f"(builds: {', '.join(rec['cuda'])})", "pick a cuDNN release built for that CUDA")
         lay = self.data["cudnn"]["layouts"][rec["layout"]]
         tag = build.split(".")[0] if lay.get("tag") == "major" else build
         full = rec["version"]
@@ -277,7 +285,7 @@ class Matrix:
 
     # ------------------------------------------------------------------ GPUs
     def gpu(self, name: Optional[str]) -> Optional[Record]:
-        if not name:
+        if not name or not isinstance(name, str):
             return None
         words = _words(name)
         best: Optional[Tuple[int, Record]] = None
@@ -322,3 +330,31 @@ def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
         raise MatrixError("(top)", "must be a mapping", str(p))
     validate(data, str(p))
     return Matrix(data, str(p))
+
+
+def matrix_record(m: Matrix, kind: str, what: str) -> Dict[str, Any]:
+    """One entry with everything derived from it resolved (for `envcheck matrix show`)."""
+    from envcheck.versions import parse_compute_capability
+
+    if kind == "cuda":
+        return m.toolkit(what)
+    if kind == "cudnn":
+        rec = m.cudnn(what)
+        if rec is None:
+            raise _query_error("cudnn.releases", f"no cuDNN {what} in the matrix", "give a known X.Y.Z, e.g. 7.6.5")
+        return dict(rec, archives=[m.cudnn_archive(rec["version"], b) for b in rec["cuda"]])
+    if kind == "torch":
+        rec = m.torch(what)
+        if rec is None:
+            raise _query_error("torch.releases", f"no torch {what} in the matrix", "give a known X.Y.Z, e.g. 1.1.0")
+        return dict(rec, variants={t: m.torch_variant(rec["version"], t) for t in rec["variants"]})
+    if kind == "gpu":
+        try:
+            cc: Optional[CC] = parse_compute_capability(what)
+            entry = None
+        except VersionError:
+            entry, cc = m.gpu(what), m.gpu_cc(what)
+        if cc is None:
+            raise _query_error("gpus", f"no GPU matching {what!r} in the matrix", "give sm_XY or X.Y instead")
+        return {"query": what, "gpu": entry, "cc": f"{cc[0]}.{cc[1]}", "arch": m.arch(cc)}
+    raise _query_error("(query)", f"unknown kind {kind!r}", "one of cuda, cudnn, torch, gpu")

@@ -15,6 +15,7 @@ command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v xz >/dev/null 2>&1 || need_apt+=(xz-utils)
 command -v sudo >/dev/null 2>&1 || need_apt+=(sudo)
+command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need_apt[*]}"

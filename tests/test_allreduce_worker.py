@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from tests.conftest import REPO
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -65,7 +65,7 @@ def test_the_worker_is_python_36_syntax():
 
 
 def test_killing_the_controller_leaves_no_rank_behind(tmp_path):
-    from conftest import envcheck_exe
+    from tests.conftest import envcheck_exe
     tmp = tmp_path / "t"
     tmp.mkdir()
     p = subprocess.Popen([envcheck_exe(), "nccl-test", "--backend", "gloo", "--max-bytes", "64K",

@@ -79,3 +79,23 @@ def test_slurm_nodelist_used_only_when_no_hosts_given():
 def test_absurd_range_is_refused_not_expanded():
     with pytest.raises(UsageError, match="too large"):
         expand_hostlist("n[1-99999999]")
+
+
+def test_ipv6_addresses_are_not_mistaken_for_hostlists():
+    assert parse_targets(["root@[fe80::1]:2222", "fe80::2", "[::1]"]) == [
+        Target("fe80::1", "root", 2222), Target("fe80::2"), Target("::1")]
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+@given(lo=st.integers(0, 500), span=st.integers(0, 50), width=st.integers(1, 4),
+       prefix=st.from_regex(r"[a-z][a-z0-9-]{0,6}", fullmatch=True))
+def test_a_range_expands_to_every_number_once_in_order(lo, span, width, prefix):
+    hi = lo + span
+    lo_s = str(lo).zfill(width)
+    names = expand_hostlist(f"{prefix}[{lo_s}-{hi}]")
+    assert len(names) == span + 1 == len(set(names))
+    assert [int(n[len(prefix):]) for n in names] == list(range(lo, hi + 1))
+    if lo_s.startswith("0") and len(lo_s) > 1:  # a padded lower bound pads every number
+        assert all(len(n) - len(prefix) >= len(lo_s) for n in names)

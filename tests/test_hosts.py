@@ -70,3 +70,11 @@ def _gen(tmp_path, i):
     p = tmp_path / f"k{i}"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(p)], check=True)
     return str(p)
+
+
+def test_a_missing_identity_or_broken_ssh_config_is_refused_before_any_connection(tmp_path):
+    from envcheck.hosts import make_remotes
+    with pytest.raises(UsageError, match="identity file .* does not exist"):
+        make_remotes([Target("n")], SSHOptions(identity=str(tmp_path / "nokey")))
+    with pytest.raises(UsageError, match="ssh config .* does not exist"):
+        make_remotes([Target("n")], SSHOptions(ssh_config=str(tmp_path / "nocfg")))

@@ -1,5 +1,6 @@
 """The SSH transport against real sshd processes on the simulated cluster."""
 import os
+import subprocess
 import time
 
 import pytest
@@ -149,3 +150,48 @@ def test_one_exec_per_run_counted_by_sshd(four, tmp_path):
     with SSHRemote(four[0].name, _opts(four, known_hosts=str(kh))) as r:
         r.run("true")
     assert four[0].exec_count() == before + 1
+
+
+def test_a_timed_out_command_leaves_no_process_on_the_node(four, tmp_path):
+    kh = _fresh_known_hosts(four, tmp_path)
+    h = four[1]
+    with SSHRemote(h.name, _opts(four, known_hosts=str(kh))) as r:
+        res = r.run("sleep 31 & sleep 32; echo never", timeout=1)
+    assert res.error == "command timed out after 1 s"
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline and any("sleep 3" in p for p in h.processes()):
+        time.sleep(0.2)
+    assert not any("sleep 3" in p for p in h.processes()), h.processes()
+
+
+def test_exit_codes_and_the_login_shell_are_kept_under_the_remote_timeout(four, tmp_path):
+    kh = _fresh_known_hosts(four, tmp_path)
+    with SSHRemote(four[0].name, _opts(four, known_hosts=str(kh))) as r:
+        res = r.run('[[ -n "$BASH_VERSION" ]] && echo bash; exit 7')  # bash syntax: root's shell is bash
+    assert (res.exit_code, res.stdout) == (7, "bash\n")
+
+
+def test_a_connection_lost_mid_command_is_reported_at_once_not_as_a_timeout(four, tmp_path):
+    import signal
+    import threading
+    kh = _fresh_known_hosts(four, tmp_path)
+    h = four[3]
+
+    def kill_sessions():
+        time.sleep(0.8)
+        for pid in subprocess.run(["ip", "netns", "pids", h.ns], capture_output=True, text=True).stdout.split():
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if cmd.startswith(b"sshd: root"):  # this host's session processes, by pid
+                os.kill(int(pid), signal.SIGKILL)
+
+    t = threading.Thread(target=kill_sessions)
+    t.start()
+    start = time.monotonic()
+    with SSHRemote(h.name, _opts(four, known_hosts=str(kh))) as r:
+        res = r.run("sleep 20", timeout=15)
+    t.join()
+    assert res.error == "lost connection to the host during the command", res
+    assert time.monotonic() - start < 5

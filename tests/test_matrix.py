@@ -235,3 +235,24 @@ def test_a_torch_variant_must_bundle_a_known_cudnn_built_for_its_cuda(tmp_path):
 def test_a_broken_gcc_above_the_limit_is_refused(tmp_path):
     msg = _error(_broken(tmp_path, "gcc_broken: [{gcc: 11,", "gcc_broken: [{gcc: 12,"))
     assert re.search(r"cuda\.releases\[\d+\]\.gcc_broken\[0\]\.gcc: gcc 12 is above gcc_max 11", msg)
+
+
+def test_cli_show_prints_one_resolved_record_as_json():
+    import json
+    r = run_cli("matrix", "show", "cuda", "10.0")
+    assert r.returncode == 0
+    t = json.loads(r.stdout)
+    assert t["version"] == "10.0.130" and t["installer_info"]["toolkit_only"][0] == "--silent"
+    g = json.loads(run_cli("matrix", "show", "gpu", "Tesla V100-PCIE-16GB").stdout)
+    assert g["cc"] == "7.0" and g["arch"]["last_cuda"] == "12.9"
+    c = json.loads(run_cli("matrix", "show", "cudnn", "7.6.5").stdout)
+    assert "cudnn-10.0-linux-x64-v7.6.5.32.tgz" in [a["name"] for a in c["archives"]]
+    t = json.loads(run_cli("matrix", "show", "torch", "1.1.0").stdout)
+    assert t["pypi"] == "cu90" and "sm_75" in t["variants"]["cu100"]["arch"]
+
+
+def test_cli_show_unknown_is_one_line_exit_2():
+    r = run_cli("matrix", "show", "cuda", "10.3")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == ("envcheck: cuda.releases: no CUDA 10.3 in the matrix; nearest known: 10.2.89, "
+                                "11.0.1 (fix: pick one of those, or add the release to compat_matrix.yaml)")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import envcheck_exe, run_cli
+from tests.conftest import envcheck_exe, run_cli
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -161,3 +161,25 @@ def test_plot_without_matplotlib_is_a_clear_error_before_anything_runs(tmpenv, t
     assert r.returncode == 2
     assert "--plot needs matplotlib" in r.stderr and "pip install" in r.stderr
     assert "preflight" not in r.stderr
+
+
+def test_plot_writes_busbw_against_size_as_an_image(tmpenv, tmp_path):
+    pytest.importorskip("matplotlib")
+    env, _ = tmpenv
+    out = tmp_path / "bw.png"
+    r = run_cli("nccl-test", "--backend", "gloo", "--plot", str(out), *TINY, env=env)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_run_past_its_run_timeout_is_stopped_by_the_node_side_deadline(tmpenv):
+    env, marker = tmpenv
+    start = time.monotonic()
+    r = run_cli("nccl-test", "--backend", "gloo", "--max-bytes", "64K", "--iters", "20000",
+                "--run-timeout", "6", "--json", env=env, timeout=120)
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = json.loads(r.stdout)
+    assert d["failure"]["kind"] == "timeout" and d["failure"]["host"] == "localhost"
+    assert "ran past 6s (--run-timeout)" in d["failure"]["message"]
+    assert time.monotonic() - start < 30
+    assert strays(marker) == []

@@ -71,7 +71,7 @@ FAILURES = [
     (dict(driver="525.60.13", torch="2.4.0+cu124"), "driver-too-old-for-torch", "driver", WARNING,
      ["550.54.14"]),
     (dict(driver="550.54.15", gpu="K80"), "driver-too-new-for-gpu", "driver", ERROR, ["R470"]),
-    (dict(driver="410.48", gpu="A100"), "driver-too-old-for-gpu", "driver", ERROR, ["No devices were found"]),
+    (dict(driver="410.48", gpu="A100"), "driver-too-old-for-gpu", "driver", WARNING, ["No devices were found"]),
     (dict(torch="1.8.0+cu102", gpu="A100"), "gpu-no-kernel", "gpu", ERROR,
      ["no kernel image is available for execution on the device", "sm_80"]),
     (dict(torch="2.4.0+cu121", gpu="B200"), "gpu-no-kernel", "gpu", ERROR, ["sm_100"]),
@@ -319,3 +319,25 @@ def test_a_gcc_that_passes_the_guard_but_is_known_to_break(m):
     assert w.severity == WARNING and "parameter packs not expanded" in w.message and "gcc-10" in w.fix
     assert not [x for x in judge(m, cuda="11.5.2", gcc="10.3.0") if x.component == "gcc"]
     assert not [x for x in judge(m, cuda="11.8", gcc="11.4.0") if x.component == "gcc"]
+
+
+def test_a_crashing_rule_becomes_a_finding_not_a_traceback(m, monkeypatch):
+    import envcheck.rules as rules
+
+    def broken_rule(facts, matrix):
+        return [] if not facts.get("gpus") else facts["gpus"][0]["missing"]
+
+    broken_rule.__module__ = "envcheck.rules.gpu"
+    monkeypatch.setattr(rules, "REGISTRY", [*rules.REGISTRY, broken_rule])
+    found = rules.evaluate(probe_facts(), m)
+    crash = _one(found, "rule-crashed")
+    assert crash.component == "gpu" and "KeyError" in crash.message and crash.severity == WARNING
+
+
+def test_companion_cuda_tags(m):
+    w = _one(judge(m, torch="2.4.0+cu124", torchvision="0.19.0+cu121"), "torchvision-cuda-mismatch")
+    assert w.severity == WARNING and "major" not in w.message.split("refuse")[0]
+    e = _one(judge(m, torch="2.4.0+cu124", torchaudio="2.4.0+cu121"), "torchaudio-cuda-mismatch")
+    assert e.severity == ERROR and "PyTorch and TorchAudio were compiled with different CUDA versions" in e.message
+    assert not [x for x in judge(m, torch="2.4.0+cu124", torchvision="0.19.0+cu124", torchaudio="2.4.0+cu124")
+                if x.severity != INFO]

@@ -46,3 +46,23 @@ def test_stack_flags_raise_only_version_error(s):
             stack_facts(matrix=M, **{flag: s})
         except VersionError:
             pass
+
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(-5, 700), st.text(max_size=8),
+                  st.sampled_from(["10.0.130", "410.48", "7.6.5", "1.1.0+cu100", "cu100", "/usr/local/cuda-10.0",
+                                   "V100", "7.0", "eth0", "sm_70", "/usr/local/cuda", "3.7", "12.4"]))
+_keys = st.sampled_from(["schema", "origin", "driver", "gpus", "cuda", "cudnn", "packages", "torch", "deep",
+                         "gcc", "env", "interfaces", "python", "version", "name", "compute_capability",
+                         "toolkits", "symlink", "nvcc", "path", "target", "libs", "local", "arch_list",
+                         "torch_cuda", "PATH", "LD_LIBRARY_PATH", "CUDA_HOME", "NCCL_SOCKET_IFNAME",
+                         "GLOO_SOCKET_IFNAME", "nvidia-cudnn-cu12", "torchvision", "error", "cuda_source"])
+_tree = st.recursive(_leaf, lambda ch: st.one_of(st.lists(ch, max_size=3), st.dictionaries(_keys, ch, max_size=5)),
+                     max_leaves=25)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_keys, _tree, max_size=8))
+def test_rules_judge_malformed_facts_without_crashing(facts):
+    from envcheck.rules import evaluate
+    found = evaluate(facts, M)
+    assert [f for f in found if f.code == "rule-crashed"] == []

@@ -120,29 +120,26 @@ def env_cmd(
 
 
 def upload_progress() -> Optional[Callable[[str, int, int], None]]:
-    """A one-line progress display on stderr when it is a terminal (none when piped)."""
+    """One progress line on stderr for all uploads together, when stderr is a terminal (none when
+    piped or --json): hosts upload in parallel, so per-host lines would overwrite each other."""
     if not sys.stderr.isatty():
         return None
     lock = threading.Lock()
+    state: dict = {}
 
     def show(host: str, done: int, total: int) -> None:
         with lock:
-            pct = 100 * done // total if total else 100
-            bar = "#" * (pct // 4)
-            sys.stderr.write(f"\r{host}: [{bar:<25}] {pct:3d}% {done / 1e6:8.1f} MB")
-            if done >= total:
+            state[host] = (done, total)
+            d = sum(v[0] for v in state.values())
+            t = sum(v[1] for v in state.values())
+            finished = sum(v[0] >= v[1] for v in state.values())
+            pct = 100 * d // t if t else 100
+            sys.stderr.write(f"\ruploading [{'#' * (pct // 4):<25}] {pct:3d}% {d / 1e6:9.1f}/{t / 1e6:.1f} MB, "
+                             f"{finished}/{len(state)} host(s) done")
+            if finished == len(state):
                 sys.stderr.write("\n")
             sys.stderr.flush()
     return show
-
-
-def _check_hex(value: Optional[str]) -> Optional[str]:
-    if value is None:
-        return None
-    v = value.strip().lower()
-    if len(v) != 64 or any(c not in "0123456789abcdef" for c in v):
-        raise UsageError(f"--sha256 {value!r} is not 64 hex digits", "give the runfile's full sha256 (sha256sum FILE)")
-    return v
 
 
 @app.command("install-cuda")
@@ -169,34 +166,17 @@ def install_cuda_cmd(
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
-    from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
+    from envcheck.install.cuda import InstallArgs, install_cuda
+    from envcheck.install.cuda_source import choose_source
     from envcheck.install.cuda_spec import toolkit_spec
     from envcheck.matrix import load_matrix
 
-    if sum(x is not None for x in (runfile, url, mirror)) > 1:
-        raise UsageError("give only one of --runfile, --url, --mirror", "pick the source of the runfile")
-    if sha256 and no_checksum:
-        raise UsageError("--sha256 and --no-checksum contradict each other", "drop one of them")
     spec = toolkit_spec(load_matrix(matrix), version)
-    expect = _check_hex(sha256) or (None if no_checksum else spec.sha256)
     args = InstallArgs(prefix=prefix, tmpdir=tmpdir, symlink=not no_symlink, force=force, override=override,
-                       use_sudo=sudo, timeout=timeout, install_timeout=install_timeout, expect_sha256=expect)
-    if runfile is not None:
-        if not runfile.is_file():
-            raise UsageError(f"--runfile {runfile}: no such file", "give the path of the downloaded .run file")
-        args.runfile = str(runfile.resolve())
-        args.runfile_sha256 = sha256_file(args.runfile)
-        if expect and args.runfile_sha256 != expect:
-            src = "--sha256" if sha256 else f"the matrix's sha256 for CUDA {spec.version}"
-            raise UsageError(f"{runfile} has sha256 {args.runfile_sha256}, which does not match {src} ({expect}); not using it",
-                             "download it again; if you trust this file (a repackaged mirror copy, a test stand-in) pass --sha256 with its sha256")
-    elif url or mirror:
-        args.url = url or (mirror.rstrip("/") + "/" + spec.runfile)
-    if no_checksum:
-        typer.echo("envcheck: warning: --no-checksum: the runfile's sha256 is not checked (makeself's own check still runs)", err=True)
-    elif expect is None:
-        typer.echo(f"envcheck: warning: no sha256 known for CUDA {spec.version}; only makeself's own check protects "
-                   "the download (pass --sha256 HEX)", err=True)
+                       use_sudo=sudo, timeout=timeout, install_timeout=install_timeout)
+    for warning in choose_source(args, spec, runfile=str(runfile) if runfile else None, url=url, mirror=mirror,
+                                 sha256=sha256, no_checksum=no_checksum):
+        typer.echo(f"envcheck: {warning}", err=True)
     o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
     pw = sudo_password_source(sudo)
     remotes = open_remotes(o)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -8,23 +8,22 @@ from envcheck import allreduce_math as am
 from envcheck.allreduce import Options, run_allreduce
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, print_json
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
-from envcheck.remote import LocalRemote
-
-
-def _remotes(hosts: List[str]):
-    if hosts:
-        raise UsageError("nccl-test across hosts needs the SSH transport (envcheck.hosts), "
-                         "which this build does not have yet",
-                         "run it with no hosts to test this machine")
-    return [LocalRemote()]
+from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
+                                   IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+                                   StrictHostKeysOpt, UserOpt, remotes_for)
 
 
 @app.command("nccl-test")
 @guard
 def nccl_test(
-    hosts: Annotated[Optional[List[str]], typer.Argument(
-        help="Hosts ([user@]host[:port]); none: this machine.", show_default=False)] = None,
+    hosts: HostsArg = None,
+    hosts_file: HostsFileOpt = None,
+    ssh_config: SshConfigOpt = None,
+    user: UserOpt = None,
+    port: PortOpt = None,
+    identity: IdentityOpt = None,
+    strict_host_keys: StrictHostKeysOpt = False,
     backend: Annotated[str, typer.Option(help="nccl, gloo, or auto (nccl when every node has "
                                               "a GPU).")] = "auto",
     nproc_per_node: Annotated[Optional[int], typer.Option(
@@ -37,8 +36,10 @@ def nccl_test(
     = "float32",
     warmup: Annotated[int, typer.Option(help="Untimed all-reduces per size.", min=0)] = 5,
     iters: Annotated[int, typer.Option(help="Timed all-reduces per size.", min=1)] = 20,
-    timeout: Annotated[float, typer.Option(help="Seconds one collective may take before the "
-                                                "run is stopped (exit 3).")] = 60.0,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.1, metavar="SECONDS",
+        help="Seconds one collective may take before the run is stopped (exit 3); remote "
+             "commands of the preflight get --connect-timeout + 30.")] = 60.0,
     rendezvous_timeout: Annotated[float, typer.Option(help="Seconds for every rank to join.")]
     = 60.0,
     run_timeout: Annotated[float, typer.Option(help="Last bound on the whole run per host.")]
@@ -49,11 +50,9 @@ def nccl_test(
                                                             "one).")] = None,
     ifname: Annotated[Optional[str], typer.Option(help="Interface for NCCL_SOCKET_IFNAME and "
                                                        "GLOO_SOCKET_IFNAME.")] = None,
-    node_python: Annotated[str, typer.Option(help="Interpreter on the nodes (with torch).")]
-    = "python3",
-    connect_timeout: Annotated[float, typer.Option(help="Seconds for a TCP/SSH connect.")]
-    = 10.0,
-    forks: Annotated[int, typer.Option(help="Hosts contacted at once for the preflight.")] = 32,
+    node_python: NodePythonOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    forks: ForksOpt = 32,
     min_busbw: Annotated[Optional[float], typer.Option(
         "--min-busbw", help="Exit 1 when busbw at the largest size is below this (GB/s).")]
     = None,
@@ -73,7 +72,8 @@ def nccl_test(
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)
-    remotes = _remotes(hosts or [])
+    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
+                          connect_timeout, connect_timeout + 30, strict_host_keys)
     progress = None if json_out else (lambda m: typer.echo(f"envcheck: {m}", err=True))
     try:
         rep = run_allreduce(remotes, opts, progress)

@@ -67,7 +67,7 @@ def run_priv(remote: Remote, command: str, priv: Optional[Privilege], *, root: b
 
 def parse_priv(stdout: str) -> str:
     for line in stdout.splitlines():
-        if line.startswith("priv "):
+        if line.startswith("priv ") and not line.startswith("priv shell="):
             return line.split(" ", 1)[1].strip()
     return "none"
 
@@ -83,6 +83,7 @@ class NodeOutcome:
     log_tail: str = ""
     bytes_uploaded: int = 0
     installers_run: int = 0
+    commands: List[str] = field(default_factory=list)   # --dry-run: the exact node-side commands
 
     @property
     def ok(self) -> bool:

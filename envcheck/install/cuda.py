@@ -6,7 +6,6 @@ The node-side scripts are in cuda_script.py; what a release needs is in cuda_spe
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ class InstallArgs:
     runfile_sha256: Optional[str] = None      # of the local runfile (computed once on the controller)
     url: Optional[str] = None                 # the node fetches it
     expect_sha256: Optional[str] = None       # matrix or --sha256; None with --no-checksum
+    expect_md5: Optional[str] = None          # NVIDIA's published md5, used when no sha256 is known
     symlink: bool = True
     force: bool = False
     override: bool = False
@@ -167,7 +167,12 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
     if done:
         p.in_place.append(f"CUDA {spec.version} installed at {target} (version file and nvcc -V agree)")
     elif f.target_exists and not args.force:
-        what = f"CUDA {have}" if have else "something without a CUDA version file (a partial install?)"
+        if have:
+            what = f"CUDA {have}"
+        elif f.nvcc:  # e.g. a toolkit assembled from redist archives or wheels: no version file
+            what = f"a CUDA toolkit without a version file (nvcc -V: {f.nvcc}; not a runfile install?)"
+        else:
+            what = "something without a CUDA version file or nvcc (a partial install?)"
         p.problems.append(f"{target} already holds {what} (fix: pass --force to replace it, or remove it)")
     if args.symlink and f.link_kind == "notlink":
         p.problems.append(f"{link} is a real directory, not a symlink; not replacing it (fix: move it away, or pass --no-symlink)")
@@ -255,13 +260,15 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
                                 root=False, timeout=args.install_timeout + 30))
     expect = want_sha
     flags = " ".join(spec.installer_flags(target, args.tmpdir, args.override))
-    text = (("verify sha256 " + expect[:16] + "…, " if expect else "no sha256 check (--no-checksum), ")
+    text = (("verify sha256 " + expect[:16] + "…, " if expect else
+             "verify md5 " + args.expect_md5 + ", " if args.expect_md5 else "no checksum known or wanted, ")
             + f"sh {node_file} --check, then run: sh {node_file} {flags}"
             + (f" (moving the existing {target} aside, restored on failure)" if f.target_exists else "")
             + f"; success = version file + nvcc -V say {spec.version}")
     p.steps.append(Step("install", text, install_script(
         spec, runfile=node_file, target=target, link=link if args.symlink else None, tmpdir=args.tmpdir,
-        expect_sha256=expect, override=args.override, replace_existing=f.target_exists),
+        expect_sha256=expect, override=args.override, replace_existing=f.target_exists,
+        expect_md5=None if expect else args.expect_md5),
         timeout=args.install_timeout))
     if args.symlink:
         p.steps[-1].text += f"; then point {link} -> {target}"
@@ -269,11 +276,8 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
 
 
 def sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    from envcheck.install.cuda_source import file_digest
+    return file_digest(path)
 
 
 def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
@@ -334,6 +338,7 @@ def render_plan(plan: CudaPlan, dry_run: bool) -> NodeOutcome:
     elif dry_run:
         out.status = "would-change"
         out.lines += [f"would {s.text}" for s in plan.steps]
+        out.commands = [s.command for s in plan.steps if s.command]
     return out
 
 

@@ -84,7 +84,8 @@ def version_check(spec: ToolkitSpec, tree: str) -> str:
 
 
 def install_script(spec: ToolkitSpec, *, runfile: str, target: str, link: Optional[str], tmpdir: str,
-                   expect_sha256: Optional[str], override: bool, replace_existing: bool) -> str:
+                   expect_sha256: Optional[str], override: bool, replace_existing: bool,
+                   expect_md5: Optional[str] = None) -> str:
     """The node-side install-or-roll-back script. `link` None: leave /usr/local/cuda alone
     (restored if the installer touched it); else point it at `target` atomically at the end."""
     flags: List[str] = spec.installer_flags(target, tmpdir, override)
@@ -96,6 +97,9 @@ def install_script(spec: ToolkitSpec, *, runfile: str, target: str, link: Option
     if expect_sha256:
         sha_check = (f'got=$(sha256sum < "$F" | cut -d" " -f1); [ "$got" = {q(expect_sha256)} ] || '
                      f'{{ echo "envcheck-refused: $F has sha256 $got, expected {expect_sha256}; not running it"; exit 4; }}')
+    elif expect_md5:
+        sha_check = (f'got=$(md5sum < "$F" | cut -d" " -f1); [ "$got" = {q(expect_md5)} ] || '
+                     f'{{ echo "envcheck-refused: $F has md5 $got, expected {expect_md5} (NVIDIA\'s published md5); not running it"; exit 4; }}')
     if replace_existing:
         aside = 'PREV="$T.envcheck-prev.$$"; mv "$T" "$PREV" || fail "cannot move the existing $T aside"'
     else:

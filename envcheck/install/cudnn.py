@@ -285,6 +285,7 @@ def cudnn_node(remote: Remote, info: Optional[ArchiveInfo], cuda_home: str, *, t
     if dry_run:
         out.status = "would-change"
         out.lines += [f"would {t}" for t in p.text]
+        out.commands = [p.command]
         return out
     if p.upload:
         d = p.upload.rsplit("/", 1)[0]

@@ -313,9 +313,12 @@ def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc
     """`envcheck env` on one node: one fact command, a pure plan, one write command per file."""
     out = NodeOutcome(remote.name)
     paths = [PROFILE_D_FILE, LDCONF_FILE] if profile_d else [file]
-    res = remote.run(PRIV_FACT + "; " + "; ".join(fact_command(p) for p in paths), timeout=timeout)
+    shell = 'echo "priv shell=$(getent passwd "$(id -un)" 2>/dev/null | cut -d: -f7)"'
+    res = remote.run(PRIV_FACT + "; " + shell + "; " + "; ".join(fact_command(p) for p in paths), timeout=timeout)
+    if res.error and res.exit_code is None:  # could not connect / timed out: the host's state is unknown
+        return out.fail("unreachable", res.error)
     if not res.ok:
-        return out.fail("failed", f"cannot read {', '.join(paths)}: {res.error or res.tail(3)}")
+        return out.fail("failed", f"cannot read {', '.join(paths)}: {res.tail(3)}")
     try:
         facts = parse_file_facts(res.stdout)
         plan = (plan_profile_d(facts[0], facts[1], cuda_home, remove) if profile_d
@@ -323,6 +326,11 @@ def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc
     except EnvcheckError as e:
         return out.fail("refused", f"{paths[-1]}: {e.one_line()}")
     out.lines.extend(plan.notes)
+    login = next((ln.split("=", 1)[1] for ln in res.stdout.splitlines() if ln.startswith("priv shell=")), "")
+    if not profile_d and file.endswith(".bashrc") and login and not login.endswith("/bash"):
+        # only bash reads ~/.bashrc for `ssh node CMD`; zsh reads ~/.zshenv, dash nothing
+        out.lines.append(f"warning: the login shell is {login}, which does not read {file} for non-interactive "
+                         "SSH commands (fix: pass --file for that shell, e.g. --file ~/.zshenv, or use --profile-d)")
     if plan.noop:
         out.lines.append(f"nothing to do: {plan.noop_reason}")
         return out
@@ -333,6 +341,7 @@ def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc
     for change in plan.changes:
         if dry_run:
             out.lines.append("would " + describe(change))
+            out.commands.append(write_command(change))
             continue
         r = run_priv(remote, write_command(change), priv, root=change.root, timeout=timeout)
         if not r.ok:

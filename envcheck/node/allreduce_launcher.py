@@ -25,7 +25,10 @@ import time
 
 
 def out(record):
-    os.write(1, (json.dumps(record, sort_keys=True) + "\n").encode())
+    try:
+        os.write(1, (json.dumps(record, sort_keys=True) + "\n").encode())
+    except OSError:   # the controller is gone: the caller's cleanup must still run
+        pass
 
 
 def facts(_args):
@@ -151,20 +154,20 @@ def launch(args):
     worker = os.path.join(args.dir, "allreduce_worker.py")
     wargs = [a for a in args.worker_args if a != "--"]
     children = []
-    for local in range(args.nproc):
-        env = dict(os.environ)
-        env["RANK"] = str(args.rank_base + local)
-        env["LOCAL_RANK"] = str(local)
-        logf = open(os.path.join(args.dir, "rank%d.log" % (args.rank_base + local)), "wb")
-        p = subprocess.Popen([sys.executable, worker] + wargs, env=env, stdout=None,
-                             stderr=logf, stdin=subprocess.DEVNULL)
-        children.append((args.rank_base + local, local, p, logf))
     ppid = os.getppid()
     end = time.monotonic() + args.deadline
     beat = time.monotonic()
     code = 0
     host = socket.gethostname()
     try:
+        for local in range(args.nproc):
+            env = dict(os.environ)
+            env["RANK"] = str(args.rank_base + local)
+            env["LOCAL_RANK"] = str(local)
+            logf = open(os.path.join(args.dir, "rank%d.log" % (args.rank_base + local)), "wb")
+            p = subprocess.Popen([sys.executable, worker] + wargs, env=env, stdout=None,
+                                 stderr=logf, stdin=subprocess.DEVNULL)
+            children.append((args.rank_base + local, local, p, logf))
         while True:
             if stop:
                 out({"type": "launcher", "host": host, "status": "stopped", "why": stop[0]})
@@ -206,17 +209,23 @@ def launch(args):
             if p.poll() is None:
                 p.kill()
                 p.wait()
+        text = []
         for r, _, p, logf in children:
             logf.close()
             try:
                 with open(logf.name, "rb") as f:
                     lines = f.read().decode("utf-8", "replace").splitlines()[-args.log_lines:]
-                for line in lines:
-                    sys.stderr.write("[%s rank %d] %s\n" % (host, r, line))
+                text.extend("[%s rank %d] %s\n" % (host, r, line) for line in lines)
             except OSError:
                 pass
-        sys.stderr.flush()
+        # remove the run directory before writing anything: with the controller gone, the
+        # write fails (EPIPE) and nothing after it would run
         shutil.rmtree(args.dir, ignore_errors=True)
+        try:
+            sys.stderr.write("".join(text))
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
     return code
 
 

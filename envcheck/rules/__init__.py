@@ -11,7 +11,7 @@ from typing import Callable, List
 from envcheck.errors import VersionError
 from envcheck.facts import Facts
 from envcheck.matrix import Matrix
-from envcheck.model import Finding, sort_findings
+from envcheck.model import COMPONENTS, WARNING, Finding, sort_findings
 from envcheck.rules import cuda, cudnn, driver, env, gcc, gpu, nccl, python, torch
 
 Rule = Callable[[Facts, Matrix], List[Finding]]
@@ -20,7 +20,8 @@ REGISTRY: List[Rule] = [*driver.RULES, *gpu.RULES, *cuda.RULES, *cudnn.RULES, *t
 
 
 def evaluate(facts: Facts, matrix: Matrix) -> List[Finding]:
-    """Every rule over one host's facts, errors first."""
+    """Every rule over one host's facts, errors first. Never raises: one host's odd facts must
+    not stop an audit of a hundred."""
     out: List[Finding] = []
     for rule in REGISTRY:
         try:
@@ -28,4 +29,11 @@ def evaluate(facts: Facts, matrix: Matrix) -> List[Finding]:
         except VersionError:
             # an unreadable version in the facts: the *-unknown rule of that component reports it
             continue
+        except Exception as e:  # noqa: BLE001 - reported as a finding, not lost, not a traceback
+            component = rule.__module__.rsplit(".", 1)[-1]
+            out.append(Finding(
+                WARNING, "rule-crashed", component if component in COMPONENTS else "env",
+                f"envcheck's {rule.__name__} rule could not judge these facts ({type(e).__name__}: {e}); "
+                f"the {component} checks are incomplete for this host.",
+                "report this with the facts file (envcheck audit --json)", ""))
     return sort_findings(out)

@@ -118,9 +118,9 @@ def gpu_ccs(f: F.Facts, m: Matrix) -> List[Tuple[str, Optional[CC]]]:
     out: List[Tuple[str, Optional[CC]]] = []
     seen = set()
     for g in F.gpus(f):
-        name = g.get("name") or ""
+        name = F.text(g.get("name")) or ""
         cc: Optional[CC] = None
-        raw = g.get("compute_capability")
+        raw = F.text(g.get("compute_capability"))
         if raw:
             try:
                 cc = parse_compute_capability(raw)
@@ -169,9 +169,9 @@ def toolkit_of(path: str, f: F.Facts) -> Optional[Dict[str, Any]]:
     p = norm_path(path, f)
     best = None
     for tk in F.cuda_toolkits(f):
-        root = norm_path(tk.get("path") or "", f)
+        root = norm_path(F.text(tk.get("path")) or "", f)
         if root and (p == root or p.startswith(root + "/")):
-            if best is None or len(root) > len(best.get("path", "")):
+            if best is None or len(root) > len(F.text(best.get("path")) or ""):
                 best = tk
     return best
 

@@ -61,7 +61,7 @@ def cudnn_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
 
 def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     pkgs = F.packages(f)
-    pip = [(n, p.get("version")) for n, p in sorted(pkgs.items()) if n.startswith("nvidia-cudnn-cu")]
+    pip = [(n, F.text(p.get("version"))) for n, p in sorted(pkgs.items()) if n.startswith("nvidia-cudnn-cu")]
     if not pip or not pip[0][1]:
         return []
     pip_name, pip_ver = pip[0]
@@ -70,10 +70,10 @@ def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     sys_dirs = {}
     for lib in F.cudnn_libs(f):
-        path = lib.get("path") or ""
+        path = F.text(lib.get("path")) or ""
         if "site-packages" in path or "dist-packages" in path:
             continue  # that is the pip copy itself
-        sys_dirs[norm_path(os.path.dirname(path), f)] = lib.get("version") or F.cudnn_version(f)
+        sys_dirs[norm_path(os.path.dirname(path), f)] = F.text(lib.get("version")) or F.cudnn_version(f)
     hits = [(e, sys_dirs[norm_path(e, f)]) for e in ld if norm_path(e, f) in sys_dirs]
     if not hits:
         return []

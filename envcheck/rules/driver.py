@@ -97,11 +97,13 @@ def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
         arch = m.arch(cc) if cc else None
         first = m.driver_need(arch["first_cuda"]) if arch else None
         if first and first.release_min and not at_least(driver, first.release_min):
+            # a proxy: the driver of the first toolkit for the architecture; NVIDIA publishes no
+            # per-GPU driver floor, so this is a warning, not an error
             out.append(Finding(
-                ERROR, "driver-too-old-for-gpu", "driver",
-                f"Driver {driver} predates {name} ({arch['name']}, sm_{cc[0]}{cc[1]}): support starts with the "
-                f"CUDA {arch['first_cuda']} drivers (>= {first.release_min}); nvidia-smi shows 'No devices were "
-                f"found' and CUDA reports 'no CUDA-capable device is detected'.",
+                WARNING, "driver-too-old-for-gpu", "driver",
+                f"Driver {driver} predates {name} ({arch['name']}, sm_{cc[0]}{cc[1]}), which arrived with CUDA "
+                f"{arch['first_cuda']} (drivers >= {first.release_min}): the driver likely does not know this GPU "
+                f"(nvidia-smi: 'No devices were found'; CUDA: 'no CUDA-capable device is detected').",
                 f"upgrade the NVIDIA driver to >= {first.release_min}", arch["source"]))
         last = arch and arch["last_driver_branch"]
         if last and vkey(driver)[0] > last:

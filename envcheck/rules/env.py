@@ -16,7 +16,7 @@ def _looked(f: F.Facts) -> bool:
 
 
 def _installed(f: F.Facts) -> str:
-    paths = [t.get("path") for t in F.cuda_toolkits(f) if t.get("path")]
+    paths = [F.text(t.get("path")) for t in F.cuda_toolkits(f) if F.text(t.get("path"))]
     return ", ".join(paths) if paths else "none"
 
 
@@ -71,8 +71,9 @@ def env_toolkits_disagree(f: F.Facts, m: Matrix) -> List[Finding]:
     seen: Dict[str, List[str]] = {}
 
     def note(where: str, tk: Optional[dict]) -> None:
-        if tk and tk.get("version"):
-            seen.setdefault(mm(tk["version"]), []).append(f"{where} {tk.get('path')}")
+        version = F.text(tk.get("version")) if tk else None
+        if version:
+            seen.setdefault(mm(version), []).append(f"{where} {F.text(tk.get('path'))}")
 
     nv = F.nvcc(f)
     if nv.get("path"):
@@ -91,7 +92,8 @@ def env_toolkits_disagree(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     tb = torch_build(f, m)
     pick = tb.cuda if tb and tb.cuda in seen else sorted(seen, key=lambda v: len(seen[v]))[-1]
-    root = next(t.get("path") for t in F.cuda_toolkits(f) if t.get("version") and mm(t["version"]) == pick)
+    root = next(F.text(t.get("path")) for t in F.cuda_toolkits(f)
+                if F.text(t.get("version")) and mm(F.text(t.get("version"))) == pick)
     majors = {major(v) for v in seen}
     what = "; ".join(f"CUDA {v}: {', '.join(w)}" for v, w in sorted(seen.items()))
     return [Finding(ERROR if len(majors) > 1 else WARNING, "env-toolkits-disagree", "env",
@@ -105,10 +107,10 @@ def env_toolkits_disagree(f: F.Facts, m: Matrix) -> List[Finding]:
 def env_nvcc_not_on_path(f: F.Facts, m: Matrix) -> List[Finding]:
     if not _looked(f) or not F.has(f, "cuda", "nvcc") or F.nvcc(f).get("path"):
         return []
-    tks = [t for t in F.cuda_toolkits(f) if t.get("path")]
+    tks = [F.text(t.get("path")) for t in F.cuda_toolkits(f) if F.text(t.get("path"))]
     if not tks:
         return []
-    root = tks[-1]["path"]
+    root = tks[-1]
     return [Finding(WARNING, "env-nvcc-not-on-path", "env",
                     f"CUDA is installed ({_installed(f)}) but nvcc is not on PATH in this environment: builds stop "
                     f"with 'nvcc: command not found' (over SSH, ~/.bashrc exports are often not applied).",

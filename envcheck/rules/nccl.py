@@ -16,7 +16,7 @@ RENAMED = ("NCCL_ASYNC_ERROR_HANDLING", "NCCL_BLOCKING_WAIT", "NCCL_ENABLE_TIMIN
 
 
 def _names(f: F.Facts) -> List[str]:
-    return [i.get("name") for i in F.interfaces(f) if i.get("name")]
+    return [n for n in (F.text(i.get("name")) for i in F.interfaces(f)) if n]
 
 
 def _nccl_matches(spec: str, names: List[str]) -> List[str]:

@@ -86,10 +86,20 @@ def _companion(f: F.Facts, m: Matrix, name: str) -> List[Finding]:
                         f"({' or '.join(paired) if paired else 'none'}): {symptom}.", fix, src(m, table))]
     other = cu_tag_to_version(local) if local else None
     if other and tb.cuda and other != tb.cuda:
-        sev = ERROR if major(other) != major(tb.cuda) else WARNING
-        detail = ("Detected that PyTorch and torchvision were compiled with different CUDA major versions. "
-                  f"PyTorch has CUDA Version={tb.cuda} and torchvision has CUDA Version={other}. Please reinstall "
-                  "the torchvision that matches your PyTorch install." if name == "torchvision" else symptom)
+        if name == "torchaudio":
+            # torchaudio compares major.minor and refuses any difference
+            sev, detail = ERROR, ("import fails with 'Detected that PyTorch and TorchAudio were compiled with "
+                                  f"different CUDA versions. PyTorch has CUDA version {tb.cuda} whereas TorchAudio "
+                                  f"has CUDA version {other}.'")
+        elif major(other) != major(tb.cuda):
+            sev, detail = ERROR, ("import fails with 'Detected that PyTorch and torchvision were compiled with "
+                                  f"different CUDA major versions. PyTorch has CUDA Version={tb.cuda} and "
+                                  f"torchvision has CUDA Version={other}.'")
+        else:
+            # newer torchvision compares majors only; older releases refused any difference
+            sev, detail = WARNING, ("older torchvision releases refuse this with 'Detected that PyTorch and "
+                                    "torchvision were compiled with different CUDA versions'; newer ones compare "
+                                    "majors only, and the custom ops still link another CUDA runtime")
         return [Finding(sev, f"{name}-cuda-mismatch", name,
                         f"{name} {text} is built for CUDA {other} but torch {tb.label()}{tb.pypi_note()} for CUDA "
                         f"{tb.cuda}: {detail}", torch_install_cmd(m, tb.version, tb.tag or "cpu"), src(m, table))]

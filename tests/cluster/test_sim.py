@@ -128,3 +128,8 @@ def test_fake_libnvidia_ml_serves_the_real_nvidia_ml_py_binding_on_a_node(trio):
     assert "NVMLError_LibRmVersionMismatch" in r.stderr
     other = trio.ssh(trio[0], f"{sys.executable} -c 'import pynvml as n; n.nvmlInit()'")
     assert "NVML Shared Library Not Found" in other.stderr  # the library exists on node02 only
+
+
+def test_without_root_the_cluster_says_why_it_cannot_run(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert "needs root" in sim.available()

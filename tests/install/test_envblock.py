@@ -185,3 +185,39 @@ def test_a_missing_file_is_created_with_mode_0644(tmp_path):
     rc = tmp_path / "new.sh"
     assert eb.env_node(LocalRemote(), cuda_home="/opt/cuda", file=str(rc)).status == "changed"
     assert stat.S_IMODE(rc.stat().st_mode) == 0o644 and rc.read_text() == eb.render_block("/opt/cuda")
+
+
+def test_cli_env_json_and_a_usage_error_for_a_relative_home(tmp_path, cli):
+    rc = tmp_path / "rc"
+    rc.write_text("x=1\n")
+    r = cli("env", "--cuda-home", "/usr/local/cuda-12.4", "--file", str(rc), "--json")
+    assert r.returncode == 0, r.stderr
+    import json
+    [out] = json.loads(r.stdout)
+    assert out["status"] == "changed" and "export CUDA_HOME=/usr/local/cuda-12.4" in rc.read_text()
+    bad = cli("env", "--cuda-home", "cuda-12.4", "--file", str(rc))
+    assert bad.returncode == 2 and "not an absolute path" in bad.stderr
+
+
+def test_sudo_without_terminal_or_env_password_is_a_clear_error(monkeypatch):
+    from envcheck.cli.install_cmd import sudo_password_source
+    import sys
+    get = sudo_password_source(True)
+    if sys.stdin.isatty():
+        pytest.skip("stdin is a terminal here")
+    monkeypatch.delenv("ENVCHECK_SUDO_PASSWORD", raising=False)
+    with pytest.raises(UsageError, match="no terminal to ask on") as e:
+        get()
+    assert "ENVCHECK_SUDO_PASSWORD" in e.value.fix
+    monkeypatch.setenv("ENVCHECK_SUDO_PASSWORD", "pw")
+    assert sudo_password_source(True)() == "pw"
+
+
+def test_an_unreachable_host_is_reported_as_such(monkeypatch):
+    from envcheck.remote import RunResult
+
+    class Dead(LocalRemote):
+        def run(self, command, **kw):
+            return RunResult(self.name, command, None, error="connection refused")
+    out = eb.env_node(Dead("node09"), cuda_home="/usr/local/cuda")
+    assert out.status == "unreachable" and out.error == "connection refused"

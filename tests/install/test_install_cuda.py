@@ -6,15 +6,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import sys
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
 from envcheck.install.cuda_spec import toolkit_spec
 from envcheck.matrix import load_matrix
-from conftest import envcheck_exe
-from provision.privnode import PrivateNode, can_unshare
-from provision.standins import cuda_runfile, flip_byte
+from tests.conftest import envcheck_exe
+from tests.provision.privnode import PrivateNode, can_unshare
+from tests.provision.standins import cuda_runfile, flip_byte
 
 pytestmark = pytest.mark.skipif(can_unshare() is not None, reason=str(can_unshare()))
 
@@ -243,3 +241,40 @@ def test_no_symlink_leaves_an_existing_link_alone_even_though_the_installer_move
     [out] = install_cuda([node.remote], spec("12.4.1"), args_for(assets[1]["12.4.1"], symlink=False))
     assert out.status == "changed"
     assert node.sh("readlink /usr/local/cuda").stdout.strip() == "/usr/local/cuda-10.0"
+
+
+def test_without_a_sha256_nvidias_md5_is_checked_on_the_node(node, assets, http_assets):
+    import hashlib
+    run = assets[1]["12.4.1"]
+    good = hashlib.md5(run.read_bytes()).hexdigest()
+    a = InstallArgs(url=f"{http_assets}/{run.name}", expect_md5="0" * 32)
+    [out] = install_cuda([node.remote], spec("12.4.1"), a)
+    assert out.status == "refused" and "NVIDIA's published md5" in out.error
+    a.expect_md5 = good
+    [out] = install_cuda([node.remote], spec("12.4.1"), a)
+    assert out.status == "changed", out
+
+
+def test_cli_checks_a_local_runfile_against_the_matrix_md5_when_no_sha256_is_known(cli, assets):
+    r = cli("install-cuda", "12.9.2", "--runfile", str(assets[1]["12.4.1"]), "--dry-run")
+    assert r.returncode == 2 and "does not match NVIDIA's published md5 for CUDA 12.9.2" in r.stderr
+
+
+def test_a_read_only_var_log_is_refused_for_the_new_installer(node, assets):
+    node.sh("mount -o remount,ro /var/log")
+    [out] = install_cuda([node.remote], spec("12.4.1"), args_for(assets[1]["12.4.1"]))
+    assert out.status == "refused" and any("/var/log is not writable" in p for p in out.problems)
+
+
+def test_dry_run_json_carries_the_exact_node_commands(node, assets, cli):
+    import json
+    run = assets[1]["10.0"]
+    argv = node.cli_argv(envcheck_exe(), "install-cuda", "10.0", "--runfile", f"/mnt/assets/{run.name}",
+                         "--sha256", sha256_file(str(run)), "--dry-run", "--json")
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    [out] = json.loads(r.stdout)
+    script = out["commands"][-1]
+    assert 'sh "$F" --check' in script and "--silent --toolkit --toolkitpath=/usr/local/cuda-10.0" in script
+    assert "--driver" not in script and "--no-drm" not in script  # perl generation: no new-installer flags
+    assert not node.sh("test -e /usr/local/cuda-10.0").ok

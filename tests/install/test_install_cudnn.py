@@ -2,20 +2,17 @@
 stand-ins, on private nodes."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from envcheck.errors import UsageError  # noqa: E402
-from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file  # noqa: E402
-from envcheck.install.cuda_spec import toolkit_spec  # noqa: E402
-from envcheck.install.cudnn import MANIFEST, inspect_archive, install_cudnn, read_archive  # noqa: E402
-from envcheck.matrix import load_matrix  # noqa: E402
-from provision.privnode import PrivateNode, can_unshare  # noqa: E402
-from provision.standins import cuda_runfile, cudnn_archive  # noqa: E402
+from envcheck.errors import UsageError
+from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
+from envcheck.install.cuda_spec import toolkit_spec
+from envcheck.install.cudnn import MANIFEST, inspect_archive, install_cudnn, read_archive
+from envcheck.matrix import load_matrix
+from tests.provision.privnode import PrivateNode, can_unshare
+from tests.provision.standins import cuda_runfile, cudnn_archive
 
 GCC7 = "#!/bin/sh\necho 7.5.0\n"
 

@@ -1,22 +1,19 @@
 """The issue's "done when", over real SSH on the simulated cluster: install-cuda 10.0 on
 node[01-04] from a makeself stand-in, a no-op second run, env and cuDNN, a sudo user, and
-`envcheck audit` clean for CUDA, cuDNN and env afterwards."""
+`envcheck audit` flagging the missing env first and clean for CUDA, cuDNN and env afterwards."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from envcheck.cli.hostopts import remotes_for  # noqa: E402
-from envcheck.fleet import audit_fleet  # noqa: E402
-from envcheck.install.cuda import sha256_file  # noqa: E402
-from envcheck.matrix import load_matrix  # noqa: E402
-from provision.standins import cuda_runfile, cudnn_archive  # noqa: E402
-from tests.cluster.standins import gpu_list, set_driver  # noqa: E402
+from envcheck.cli.hostopts import remotes_for
+from envcheck.fleet import audit_fleet
+from envcheck.install.cuda import sha256_file
+from envcheck.matrix import load_matrix
+from tests.provision.standins import cuda_runfile, cudnn_archive
+from tests.cluster.standins import gpu_list, set_driver
 
 GCC7 = "#!/bin/sh\n# stand-in: gcc 7 (CUDA 10.0's newest) cannot be installed here\necho 7.5.0\n"
 PW = "c0rrect-h0rse-sudo"
@@ -41,6 +38,13 @@ def assets(tmp_path_factory):
     return {"cuda": cuda_runfile(d, "10.0.130"), "cudnn": cudnn_archive(d, "7.6.5.32", "10.0")}
 
 
+def _findings(audit_json: str, components) -> list:
+    data = json.loads(audit_json)
+    found = [f for h in data["hosts"] for f in h.get("findings", [])] + list(data.get("fleet", []) or [])
+    return [(f.get("host"), f["component"], f["code"]) for f in found
+            if f["component"] in components and f["severity"] in ("error", "warning")]
+
+
 def test_install_cuda_on_four_nodes_then_a_noop_then_env_cudnn_and_a_clean_audit(cl, assets, cli):
     run = assets["cuda"]
     common = ["--ssh-config", str(cl.ssh_config), "--tmpdir", "/tmp"]
@@ -57,6 +61,10 @@ def test_install_cuda_on_four_nodes_then_a_noop_then_env_cudnn_and_a_clean_audit
     assert second.returncode == 0 and "4 already in place" in second.stdout
     assert "0 bytes uploaded, 0 installer run(s)" in second.stdout
 
+    pre = cli("audit", cl.hostlist, "--ssh-config", str(cl.ssh_config), "--json")
+    # the toolkit is installed, but a non-interactive SSH command (torchrun's) does not find it yet
+    assert [code for _, _, code in _findings(pre.stdout, ("env",))] == ["env-nvcc-not-on-path"] * 4
+
     # env: a fresh non-interactive SSH command (real OpenSSH client, real sshd, the node's own
     # Debian .bashrc with its interactive guard) sees the toolkit
     before = cl.ssh(cl[0], "echo \"[$CUDA_HOME]\"; command -v nvcc || echo no-nvcc")
@@ -72,14 +80,12 @@ def test_install_cuda_on_four_nodes_then_a_noop_then_env_cudnn_and_a_clean_audit
     cudnn = cli("install-cudnn", str(assets["cudnn"]), cl.hostlist, "--cuda", "10.0", *common)
     assert cudnn.returncode == 0 and cudnn.stdout.count(": changed") == 4, cudnn.stdout + cudnn.stderr
 
-    # `envcheck audit`'s library path over the same SSH transport (the CLI's host options are
-    # being wired separately): nothing to say about CUDA, cuDNN or env any more
+    audit = cli("audit", cl.hostlist, "--ssh-config", str(cl.ssh_config), "--json")
+    assert audit.returncode == 0, audit.stdout[-2000:] + audit.stderr
+    assert not _findings(audit.stdout, ("cuda", "cudnn", "env"))
     remotes = remotes_for([cl.hostlist], ssh_config=cl.ssh_config)
     fleet = audit_fleet(remotes, load_matrix())
     assert not fleet.unreachable, [r.error for r in fleet.unreachable]
-    bad = [(f.host, f.component, f.code, f.message) for f in fleet.all_findings
-           if f.component in ("cuda", "cudnn", "env") and f.severity in ("error", "warning")]
-    assert not bad, bad
     for r in fleet.results:  # what the probe (non-interactive SSH, like torchrun's) now sees
         f = r.facts
         assert f["cuda"]["version"] == "10.0.130" and f["cuda"]["nvcc"]["release"] == "10.0"

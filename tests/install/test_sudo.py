@@ -2,19 +2,17 @@
 stdin only (never in a command line, an outcome, or the JSON a user might paste)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from envcheck.install import envblock as eb  # noqa: E402
-from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file  # noqa: E402
-from envcheck.install.cuda_spec import toolkit_spec  # noqa: E402
-from envcheck.matrix import load_matrix  # noqa: E402
-from provision.privnode import PrivateNode, can_unshare  # noqa: E402
-from provision.standins import cuda_runfile  # noqa: E402
+from envcheck.install import envblock as eb
+from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
+from envcheck.install.cuda_spec import toolkit_spec
+from envcheck.matrix import load_matrix
+from tests.provision.privnode import PrivateNode, can_unshare
+from tests.provision.standins import cuda_runfile
 
 pytestmark = pytest.mark.skipif(can_unshare() is not None, reason=str(can_unshare()))
 PW = "Tr0ub4dor&3-sudo"
@@ -93,3 +91,13 @@ def test_profile_d_needs_root_and_feeds_the_loader(node, assets):
     assert gone.status == "changed"
     assert not node.sh("test -e /etc/profile.d/envcheck-cuda.sh || test -e /etc/ld.so.conf.d/envcheck-cuda.conf").ok
     assert "libcudart.so.12" not in node.sh("ldconfig -p").stdout
+
+
+def test_a_login_shell_that_does_not_read_bashrc_draws_a_warning(node):
+    node.sh("useradd -m -d /mnt/home/eczed -s /bin/sh eczed")
+    from tests.provision.privnode import NsRemote
+    zed = NsRemote(node.proc.pid, "eczed@node02", user="eczed")
+    out = eb.env_node(zed, cuda_home="/usr/local/cuda-12.4")
+    assert out.status == "changed"
+    assert any("login shell is /bin/sh" in line for line in out.lines)
+    assert not any("login shell" in line for line in eb.env_node(node.user, cuda_home="/usr/local/cuda-12.4").lines)

@@ -21,7 +21,7 @@ NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SETUP = r"""
 set -e
 mount --make-rprivate /
-mount -t tmpfs -o size=4m envcheck-mnt /mnt
+mount -t tmpfs -o size=256m envcheck-mnt /mnt
 mkdir -p /mnt/assets /mnt/etc /mnt/home
 mount --bind "$ASSETS" /mnt/assets
 cp -a /etc/. /mnt/etc/
