@@ -83,9 +83,22 @@ def outcome_of(rep: Report) -> AllreduceOutcome:
 
 
 # ------------------------------------------------------------------ srun
+_FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
+
+
 class SrunBackend(DoctorBackend):
     """The all-reduce started by srun (inside an allocation) instead of over SSH; the audit
     still goes over SSH. The worker's JSON records come back on srun's stdout."""
+
+    def _free_port(self, host: str) -> int:
+        """A port free on the master node right now (asked over the same transport)."""
+        import shlex
+        r = self.by_name[host].run(f"{shlex.quote(self.opts.node_python)} -c {shlex.quote(_FREE_PORT)}", timeout=30)
+        try:
+            return int(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT ({r.error or r.tail(2)})",
+                             "pass --master-port")
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
         from envcheck.srun import srun_argv
@@ -98,7 +111,7 @@ class SrunBackend(DoctorBackend):
                 "--min-bytes", size, "--max-bytes", size, "--warmup", "1" if quick else "2",
                 "--iters", "3" if quick else "5", "--timeout", str(self.opts.timeout),
                 "--rendezvous-timeout", str(self.opts.rendezvous_timeout)]
-        port = self.opts.master_port or 29500
+        port = self.opts.master_port or self._free_port(hosts[0])
         argv = srun_argv(list(hosts), nproc_per_node=nproc, worker_source=worker, worker_args=args,
                          python=self.opts.node_python, master_addr=self.opts.master_addr or hosts[0],
                          master_port=port, timeout_s=self.opts.run_timeout,
