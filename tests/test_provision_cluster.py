@@ -8,7 +8,6 @@ import sys
 import pytest
 import yaml
 
-from tests.cluster.standins import plant_python_package  # noqa: F401 - cluster fixtures loaded
 from tests.conftest import run_cli
 from tests.provision.standins import cuda_runfile, cudnn_archive, sha256
 from tests.test_pip_step import make_wheel
