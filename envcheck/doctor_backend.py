@@ -19,6 +19,7 @@ from envcheck.remote import Remote
 # failure kinds of envcheck/allreduce.py whose host is the culprit (a rank that died or could
 # not start there); a timeout names the rank that waited, which is usually not the broken one
 _CULPRIT_KINDS = ("rank_lost", "setup", "host", "missing_rank")
+BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
 
 
 class DoctorBackend:
@@ -49,6 +50,11 @@ class DoctorBackend:
         # one size (plus the worker's check pass); the bisection's runs are shorter still
         opts = dataclasses.replace(self.opts, min_bytes=max_bytes, max_bytes=max_bytes,
                                    warmup=1 if quick else 2, iters=3 if quick else 5)
+        if quick:
+            # a bisection step only tells good from bad: a hung subset must not cost minutes
+            t = min(self.opts.timeout, BISECT_TIMEOUT)
+            opts = dataclasses.replace(opts, timeout=t, rendezvous_timeout=min(self.opts.rendezvous_timeout, BISECT_TIMEOUT),
+                                       run_timeout=min(self.opts.run_timeout, 4 * BISECT_TIMEOUT))
         rep = run_allreduce([self.by_name[h] for h in hosts], opts, self.progress)
         self.last_report = rep
         return outcome_of(rep)
