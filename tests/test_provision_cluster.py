@@ -69,6 +69,7 @@ def test_a_real_run_installs_every_step_and_a_second_run_changes_nothing(c2, tmp
         {"env": {"cuda_home": "/usr/local/cuda-10.0"}},
         {"pip": {"packages": ["envcheck-demo-pkg==1.2.3"], "find_links": str(files / "wheels"), "no_index": True}},
         {"audit": {"deep": False}},
+        {"nccl-test": {"backend": "gloo", "max_bytes": "64K", "timeout": 30}},
     ]
     path = tmp_path / "stand-in.yaml"
     path.write_text(yaml.safe_dump(pb, sort_keys=False))
@@ -76,7 +77,8 @@ def test_a_real_run_installs_every_step_and_a_second_run_changes_nothing(c2, tmp
     assert p.returncode == 0, ([(h["host"], h["steps"][-1]["problems"]) for h in doc["hosts"]], p.stderr[-1500:])
     for host, steps in statuses(doc).items():
         assert steps == [("install-cuda", "changed"), ("install-cudnn", "changed"), ("env", "changed"),
-                         ("pip", "changed"), ("audit", "unchanged")], (host, steps)
+                         ("pip", "changed"), ("audit", "unchanged"), ("nccl-test", "unchanged")], (host, steps)
+    assert any(line.startswith("nccl-test ok: busbw") for s in doc["hosts"][0]["steps"] for line in s["lines"])
     h = c2["node01"]
     assert h.run_local("readlink /usr/local/cuda").stdout.strip() == "/usr/local/cuda-10.0"
     assert "CUDNN_MAJOR 7" in h.read_file("/usr/local/cuda-10.0/include/cudnn.h")
