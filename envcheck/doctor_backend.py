@@ -19,6 +19,7 @@ from envcheck.remote import Remote
 # failure kinds of envcheck/allreduce.py whose host is the culprit (a rank that died or could
 # not start there); a timeout names the rank that waited, which is usually not the broken one
 _CULPRIT_KINDS = ("rank_lost", "setup", "host", "missing_rank")
+BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
 
 
 class DoctorBackend:
@@ -49,6 +50,11 @@ class DoctorBackend:
         # one size (plus the worker's check pass); the bisection's runs are shorter still
         opts = dataclasses.replace(self.opts, min_bytes=max_bytes, max_bytes=max_bytes,
                                    warmup=1 if quick else 2, iters=3 if quick else 5)
+        if quick:
+            # a bisection step only tells good from bad: a hung subset must not cost minutes
+            t = min(self.opts.timeout, BISECT_TIMEOUT)
+            opts = dataclasses.replace(opts, timeout=t, rendezvous_timeout=min(self.opts.rendezvous_timeout, BISECT_TIMEOUT),
+                                       run_timeout=min(self.opts.run_timeout, 4 * BISECT_TIMEOUT))
         rep = run_allreduce([self.by_name[h] for h in hosts], opts, self.progress)
         self.last_report = rep
         return outcome_of(rep)
@@ -83,9 +89,22 @@ def outcome_of(rep: Report) -> AllreduceOutcome:
 
 
 # ------------------------------------------------------------------ srun
+_FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
+
+
 class SrunBackend(DoctorBackend):
     """The all-reduce started by srun (inside an allocation) instead of over SSH; the audit
     still goes over SSH. The worker's JSON records come back on srun's stdout."""
+
+    def _free_port(self, host: str) -> int:
+        """A port free on the master node right now (asked over the same transport)."""
+        import shlex
+        r = self.by_name[host].run(f"{shlex.quote(self.opts.node_python)} -c {shlex.quote(_FREE_PORT)}", timeout=30)
+        try:
+            return int(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT ({r.error or r.tail(2)})",
+                             "pass --master-port")
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
         from envcheck.srun import srun_argv
@@ -98,7 +117,7 @@ class SrunBackend(DoctorBackend):
                 "--min-bytes", size, "--max-bytes", size, "--warmup", "1" if quick else "2",
                 "--iters", "3" if quick else "5", "--timeout", str(self.opts.timeout),
                 "--rendezvous-timeout", str(self.opts.rendezvous_timeout)]
-        port = self.opts.master_port or 29500
+        port = self.opts.master_port or self._free_port(hosts[0])
         argv = srun_argv(list(hosts), nproc_per_node=nproc, worker_source=worker, worker_args=args,
                          python=self.opts.node_python, master_addr=self.opts.master_addr or hosts[0],
                          master_port=port, timeout_s=self.opts.run_timeout,

@@ -174,6 +174,29 @@ SIGNATURES = [
         checks=("envcheck nccl-test --ifname IFACE HOSTS",),
     ),
     dict(
+        id="duplicate-gpu",
+        pattern=r"Duplicate GPU detected\s*:\s*rank (?P<rank_a>\d+) and rank (?P<rank_b>\d+) both on CUDA device (?P<bus>\w+)",
+        title="Two ranks on one GPU (ranks {rank_a} and {rank_b}, device {bus})",
+        cause=("NCCL needs one GPU per rank. Every process used the default device (cuda:0): the "
+               "script never calls torch.cuda.set_device(LOCAL_RANK), or CUDA_VISIBLE_DEVICES gives "
+               "each process the same single GPU, or more ranks were started than the node has GPUs."),
+        fix=("Call torch.cuda.set_device(int(os.environ['LOCAL_RANK'])) before init_process_group, "
+             "and start at most one rank per GPU (--nproc-per-node = the GPU count)."),
+        components=("nccl", "gpu"),
+        checks=("envcheck nccl-test HOSTS", "envcheck audit HOSTS"),
+    ),
+    dict(
+        id="invalid-device-ordinal",
+        pattern=r"invalid device ordinal",
+        title="A rank asked for a GPU the node does not have",
+        cause=("torch.cuda.set_device / .to('cuda:N') with N >= the visible GPU count: more ranks per "
+               "node than GPUs, a hard-coded device index, or CUDA_VISIBLE_DEVICES hiding GPUs."),
+        fix=("Start --nproc-per-node ranks equal to the GPUs each node shows (nvidia-smi -L) and use "
+             "LOCAL_RANK as the device; check CUDA_VISIBLE_DEVICES."),
+        components=("gpu", "env"),
+        checks=("envcheck audit HOSTS", "envcheck nccl-test HOSTS"),
+    ),
+    dict(
         id="watchdog-timeout",
         pattern=(r"Watchdog caught collective operation timeout: WorkNCCL\([^\n]*?OpType=(?P<op>\w+)"
                  r"[^\n]*? ran for (?P<ms>\d+) milliseconds"),

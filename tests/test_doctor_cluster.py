@@ -149,3 +149,10 @@ def test_explain_with_hosts_shows_the_finding_that_diagnoses_the_error(c3):
     by_host = {d["host"]: d["findings"] for d in doc["hosts"]}
     assert any(f["component"] == "torch" and f["severity"] == "error" for f in by_host["node02"])
     assert not any(f["severity"] == "error" for f in by_host["node01"])
+
+
+def test_inside_an_allocation_the_hosts_default_to_slurm_job_nodelist(c3):
+    p = run_cli("doctor", "--ssh-config", str(c3.ssh_config), "--quick", "--no-expect-gpus", "--json",
+                env={"SLURM_JOB_NODELIST": c3.hostlist}, timeout=120)
+    doc = json.loads(p.stdout)
+    assert doc["hosts"] == ["node01", "node02", "node03"] and p.returncode == 0, doc

@@ -86,6 +86,15 @@ CASES = [
      "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800602 milliseconds before "
      "timing out.", "watchdog-timeout", {"op": "ALLREDUCE", "ms": "1800602"}),
     ("AssertionError: Torch not compiled with CUDA enabled", "torch-not-cuda", {}),
+    # NVIDIA/Megatron-LM#661
+    ("torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/"
+     "ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3\n"
+     "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+     "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000", "duplicate-gpu",
+     {"rank_a": "3", "rank_b": "0", "bus": "f000"}),
+    # microsoft/SimXNS#2
+    ('    torch._C._cuda_setDevice(device)\nRuntimeError: CUDA error: invalid device ordinal',
+     "invalid-device-ordinal", {}),
     ("    from PIL import Image, ImageOps, ImageEnhance, PILLOW_VERSION\nImportError: cannot import name "
      "'PILLOW_VERSION' from 'PIL'", "pillow-too-new", {}),
 ]

@@ -8,7 +8,6 @@ import sys
 import pytest
 import yaml
 
-from tests.cluster.standins import plant_python_package  # noqa: F401 - cluster fixtures loaded
 from tests.conftest import run_cli
 from tests.provision.standins import cuda_runfile, cudnn_archive, sha256
 from tests.test_pip_step import make_wheel
@@ -70,6 +69,7 @@ def test_a_real_run_installs_every_step_and_a_second_run_changes_nothing(c2, tmp
         {"env": {"cuda_home": "/usr/local/cuda-10.0"}},
         {"pip": {"packages": ["envcheck-demo-pkg==1.2.3"], "find_links": str(files / "wheels"), "no_index": True}},
         {"audit": {"deep": False}},
+        {"nccl-test": {"backend": "gloo", "max_bytes": "64K", "timeout": 30}},
     ]
     path = tmp_path / "stand-in.yaml"
     path.write_text(yaml.safe_dump(pb, sort_keys=False))
@@ -77,7 +77,8 @@ def test_a_real_run_installs_every_step_and_a_second_run_changes_nothing(c2, tmp
     assert p.returncode == 0, ([(h["host"], h["steps"][-1]["problems"]) for h in doc["hosts"]], p.stderr[-1500:])
     for host, steps in statuses(doc).items():
         assert steps == [("install-cuda", "changed"), ("install-cudnn", "changed"), ("env", "changed"),
-                         ("pip", "changed"), ("audit", "unchanged")], (host, steps)
+                         ("pip", "changed"), ("audit", "unchanged"), ("nccl-test", "unchanged")], (host, steps)
+    assert any(line.startswith("nccl-test ok: busbw") for s in doc["hosts"][0]["steps"] for line in s["lines"])
     h = c2["node01"]
     assert h.run_local("readlink /usr/local/cuda").stdout.strip() == "/usr/local/cuda-10.0"
     assert "CUDNN_MAJOR 7" in h.read_file("/usr/local/cuda-10.0/include/cudnn.h")
@@ -97,3 +98,24 @@ def test_an_unknown_step_key_is_refused_with_file_and_key_path(tmp_path, cli):
     p = cli("provision", str(bad), "--dry-run")
     assert p.returncode == 2
     assert "bad.yaml: steps[0].env.cuda_hom: unknown key" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_host_stops_at_its_first_failed_step_while_the_others_go_on(c2, tmp_path):
+    files = c2.base / "pbfiles2"
+    make_wheel(files / "wheels")
+    pb = {"schema": 1, "name": "pip-then-audit", "stack": {"python": ["3.11"]},
+          "steps": [{"pip": {"packages": ["envcheck-demo-pkg==1.2.3"], "find_links": str(files / "wheels"),
+                             "no_index": True}},
+                    {"audit": {"deep": False}}]}
+    path = tmp_path / "pip.yaml"
+    path.write_text(yaml.safe_dump(pb))
+    c2["node02"].run_local(f"mv {VENV} {VENV}.off")     # node02's interpreter is gone
+    try:
+        p, doc = provision(c2, path)
+    finally:
+        c2["node02"].run_local(f"mv {VENV}.off {VENV}")
+    assert p.returncode == 1
+    runs = {h["host"]: h for h in doc["hosts"]}
+    assert runs["node02"]["stopped"].startswith("steps[0].pip: pip facts under /root/pbvenv/bin/python")
+    assert [s["step"] for s in runs["node02"]["steps"]] == ["pip"]
+    assert runs["node01"]["ok"] and [s["step"] for s in runs["node01"]["steps"]] == ["pip", "audit"]
