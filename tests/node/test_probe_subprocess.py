@@ -202,6 +202,27 @@ def test_packages_are_read_from_metadata_without_importing_torch(tmp_path):
         assert facts["nccl"] == {"version": "2.21.5", "source": "wheel"}
 
 
+def test_targeted_package_scan_finds_odd_spellings_and_shadows_but_not_lookalikes(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for d, version in ((first, "2.1.0+cu121"), (second, "1.13.1")):
+        meta = d / ("Torch-%s.dist-info" % version)  # directory names keep the author's case
+        meta.mkdir(parents=True)
+        (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: %s\n" % version)
+    (first / "nvidia_cudnn_cu12-8.9.2.26.egg-info").write_text(  # an egg-info that is a file
+        "Metadata-Version: 1.1\nName: nvidia-cudnn-cu12\nVersion: 8.9.2.26\n")
+    tb = first / "torch_tb_profiler-0.4.3.dist-info"  # a name that only starts like torch
+    tb.mkdir()
+    (tb / "METADATA").write_text("Metadata-Version: 2.1\nName: torch-tb-profiler\nVersion: 0.4.3\n")
+    broken = first / "torchaudio-2.1.0.dist-info"  # no METADATA: skipped, the rest still read
+    broken.mkdir()
+    facts = run_probe(env=sandbox_env(tmp_path, PYTHONPATH=os.pathsep.join([str(first), str(second)])))
+    pkgs = facts["packages"]
+    assert (pkgs["torch"]["version"], pkgs["torch"]["location"]) == ("2.1.0+cu121", str(first))
+    assert {"version": "1.13.1", "location": str(second)} in pkgs["torch"]["shadows"]
+    assert pkgs["nvidia-cudnn-cu12"]["version"] == "8.9.2.26"
+    assert "torch-tb-profiler" not in pkgs and "torchaudio" not in pkgs
+
+
 OLD = old_pythons()
 
 
