@@ -218,26 +218,59 @@ def nccl_code_to_version(code):
 
 # ---- running things: every command has a timeout, a missing one is not an error ----
 
-def run(argv, timeout=None):
-    """(exit code, stdout, stderr), or None when the program is not there or timed out."""
-    timeout = timeout or TIMEOUT
+STARTED = {}  # argv tuple -> Popen started ahead by prestart(), for run() to finish
+
+
+def start(argv):
+    """Popen of argv in its own session (on timeout the whole tree goes, or a grandchild would
+    hold the pipes), or None when the program is not there."""
     env = dict(os.environ, LC_ALL="C")
-    try:  # own session: on timeout the whole tree goes, or a grandchild would hold the pipes
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    try:
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, start_new_session=True)
     except OSError:
+        return None
+
+
+def prestart(argv):
+    """Start a command now that run() will ask for later, so the node's commands run side by
+    side (nvidia-smi alone can take a second on a node without persistence mode)."""
+    if tuple(argv) not in STARTED:
+        STARTED[tuple(argv)] = start(argv)
+
+
+def run(argv, timeout=None):
+    """(exit code, stdout, stderr), or None when the program is not there or timed out.
+    The timeout counts from when we begin to wait: a prestarted command may have sat blocked on
+    a full pipe while we waited for another, which must not count against it."""
+    timeout = timeout or TIMEOUT
+    key = tuple(argv)
+    proc = STARTED.pop(key) if key in STARTED else start(argv)
+    if proc is None:
         return None
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        proc.communicate()
+        kill(proc)
         ERRORS.append("%s: timed out after %g s" % (" ".join(argv), timeout))
         return None
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.communicate()
+
+
+def reap():
+    """Stop what was prestarted but never asked for (a collector that failed early)."""
+    while STARTED:
+        proc = STARTED.popitem()[1]
+        if proc is not None:
+            kill(proc)
 
 
 def ls(directory, pattern):
@@ -339,9 +372,13 @@ def nvml_facts(nv):
 
 def driver_smi(smi, driver, gpus, why):
     fields = list(SMI_FIELDS)
+    prestart([smi])  # the header (CUDA version) runs while the query does
     res = run([smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
     if res is None:  # a hung driver hangs every later call too
         why.append("nvidia-smi did not answer in %g s" % TIMEOUT)
+        header = STARTED.pop((smi,), None)  # it would hang the same way: stop it now
+        if header is not None:
+            kill(header)
         return
     if res[0] != 0 and "compute_cap" in res[1] + res[2]:
         fields.remove("compute_cap")  # drivers before ~510 do not know the field
@@ -593,8 +630,8 @@ def collect_nccl(deep, ldconfig_libs, packages):
 
 def collect_interfaces():
     names = sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
-    ip = which("ip", ["/sbin", "/usr/sbin", "/bin", "/usr/bin"])
-    res = run([ip, "-o", "-4", "addr", "show"]) if ip else None
+    argv = ip_argv()
+    res = run(argv) if argv else None
     addrs = parse_ip_addr(res[1]) if res and res[0] == 0 else ipv4_by_ioctl(names)
     out = []
     for name in names + [n for n in addrs if n not in names]:
@@ -625,9 +662,25 @@ def ipv4_by_ioctl(names):
     return out
 
 
-def collect_gcc():
+def gcc_argv():
     gcc = which("gcc")
-    res = run([gcc, "-dumpfullversion", "-dumpversion"]) if gcc else None
+    return [gcc, "-dumpfullversion", "-dumpversion"] if gcc else None
+
+
+def ip_argv():
+    ip = which("ip", ["/sbin", "/usr/sbin", "/bin", "/usr/bin"])
+    return [ip, "-o", "-4", "addr", "show"] if ip else None
+
+
+def ldconfig_argv():
+    ldc = which("ldconfig", ["/sbin", "/usr/sbin"])
+    return [ldc, "-p"] if ldc else None
+
+
+def collect_gcc():
+    argv = gcc_argv()
+    gcc = argv[0] if argv else None
+    res = run(argv) if argv else None
     return {"version": _num(res[1]) if res and res[0] == 0 else None, "path": gcc}
 
 
@@ -681,6 +734,9 @@ def main(argv=None):
     global TIMEOUT
     deep, TIMEOUT = parse_args(sys.argv[1:] if argv is None else argv)
     start = time.time()
+    for argv in (ldconfig_argv(), gcc_argv(), ip_argv()):  # these run while the driver is read
+        if argv:
+            safely("start", lambda: prestart(argv))
     facts = {"schema": 1, "origin": "probe",
              "probe": {"deep": deep, "seconds": None}}
     facts["hostname"] = safely("hostname", lambda: os.uname()[1])  # = gethostname()
@@ -690,8 +746,8 @@ def main(argv=None):
                        "prefix": sys.prefix}
     facts["driver"], facts["gpus"] = safely("driver", collect_driver, ({"version": None}, []))
     facts["cuda"] = safely("cuda", collect_cuda, {})
-    ldc = which("ldconfig", ["/sbin", "/usr/sbin"])
-    res = safely("ldconfig", lambda: run([ldc, "-p"]) if ldc else None)
+    ldc = ldconfig_argv()
+    res = safely("ldconfig", lambda: run(ldc) if ldc else None)
     libs = parse_ldconfig(res[1]) if res and res[0] == 0 else []
     facts["cudnn"] = safely("cudnn", lambda: collect_cudnn(facts["cuda"] or {"toolkits": []}, libs))
     facts["packages"] = safely("packages", collect_packages, {})
@@ -708,6 +764,7 @@ def main(argv=None):
     facts["env"] = dict((k, v) for k, v in os.environ.items()
                         if k in ENV_NAMES or k.startswith(ENV_PREFIXES))
     facts["interfaces"] = safely("interfaces", collect_interfaces, [])
+    reap()
     facts["errors"] = ERRORS
     facts["probe"]["seconds"] = round(time.time() - start, 3)
     sys.stdout.write(json.dumps(facts, default=str) + "\n")
