@@ -733,10 +733,19 @@ def parse_args(argv):
 def main(argv=None):
     global TIMEOUT
     deep, TIMEOUT = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        facts = collect(deep)
+    finally:
+        reap()  # nothing the probe started outlives it, even when it crashes
+    sys.stdout.write(json.dumps(facts, default=str) + "\n")
+    return 0
+
+
+def collect(deep):
     start = time.time()
-    for argv in (ldconfig_argv(), gcc_argv(), ip_argv()):  # these run while the driver is read
-        if argv:
-            safely("start", lambda: prestart(argv))
+    for cmd in (ldconfig_argv(), gcc_argv(), ip_argv()):  # these run while the driver is read
+        if cmd:
+            safely("start", lambda: prestart(cmd))
     facts = {"schema": 1, "origin": "probe",
              "probe": {"deep": deep, "seconds": None}}
     facts["hostname"] = safely("hostname", lambda: os.uname()[1])  # = gethostname()
@@ -767,8 +776,7 @@ def main(argv=None):
     reap()
     facts["errors"] = ERRORS
     facts["probe"]["seconds"] = round(time.time() - start, 3)
-    sys.stdout.write(json.dumps(facts, default=str) + "\n")
-    return 0
+    return facts
 
 
 if __name__ == "__main__":
