@@ -54,3 +54,12 @@ def test_a_bad_option_value_and_a_missing_argument_are_one_line():
 def test_a_bare_command_group_still_shows_its_help():
     r = run_cli()
     assert r.returncode == 2 and r.stdout.count("Usage:") == 1 and "audit" in r.stdout
+
+
+def test_garbage_files_and_out_of_range_values_are_one_line(tmp_path):
+    junk = tmp_path / "cudnn.tgz"
+    junk.write_text("not a tarball\n")
+    # tarfile's message spans one line per compression it tried
+    _one_line_usage_error(run_cli("install-cudnn", str(junk), "--cuda", "12.4", "--dry-run"), str(junk))
+    # a port above 65535 was taken and failed later as 'cannot reach MASTER_ADDR' (exit 3)
+    _one_line_usage_error(run_cli("nccl-test", "--master-port", "99999"), "--master-port")
