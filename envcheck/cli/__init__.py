@@ -22,16 +22,16 @@ def _root() -> None:
 
 
 # Registration: one import per command module (keep one per line; order is the help order).
-from envcheck.cli import version_cmd  # noqa: E402,F401
-from envcheck.cli import matrix_cmd  # noqa: E402,F401
-from envcheck.cli import check  # noqa: E402,F401
 from envcheck.cli import audit  # noqa: E402,F401
-from envcheck.cli import nccl_cmd  # noqa: E402,F401
+from envcheck.cli import check  # noqa: E402,F401
 from envcheck.cli import install_cmd  # noqa: E402,F401
-from envcheck.cli import explain_cmd  # noqa: E402,F401
-from envcheck.cli import plan_cmd  # noqa: E402,F401
+from envcheck.cli import nccl_cmd  # noqa: E402,F401
 from envcheck.cli import doctor_cmd  # noqa: E402,F401
 from envcheck.cli import provision_cmd  # noqa: E402,F401
+from envcheck.cli import plan_cmd  # noqa: E402,F401
+from envcheck.cli import explain_cmd  # noqa: E402,F401
+from envcheck.cli import matrix_cmd  # noqa: E402,F401
+from envcheck.cli import version_cmd  # noqa: E402,F401
 
 
 def main() -> None:
