@@ -7,9 +7,16 @@ running the same probe; a dead (hung) host's extra cost; ansible/pyinfra only wh
 
 Targets (issue 3): 32 hosts in <= 1.5x the time of 1; exactly 1 exec per host; a hung host
 adds no more than --connect-timeout.
+
+Every simulated node runs on this machine's cores, so the audit rows are the median of 3 runs
+with the 1-minute load average at their start, and the CPU they used is accounted: the
+controller process (RUSAGE_CHILDREN) and each node's SSH sessions (its sshd listener's reaped
+children: sshd, the shell, the probe and the probe's commands). CPU / cores is a floor on wall
+time that no fan-out can beat, which is what bounds the 32-vs-1 ratio here.
 """
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -23,6 +30,7 @@ from tests.cluster import sim, standins  # noqa: E402
 
 PROBE = REPO / "envcheck" / "node" / "probe.py"
 CONNECT_TIMEOUT = 2.0
+REPEAT = 3
 
 
 def envcheck_cmd():
@@ -40,13 +48,43 @@ def execs(c):
     return [h.exec_count() for h in c]
 
 
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def node_cpu(c):
+    """CPU seconds of every finished SSH session on each host (sshd, the shell, the probe and its
+    commands): the listener sshd's reaped-children time, /proc/PID/stat cutime + cstime."""
+    time.sleep(0.3)  # let the sessions of the run just finished exit and be reaped
+    out = []
+    for h in c:
+        try:
+            f = Path(f"/proc/{h.sshd.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out.append((int(f[13]) + int(f[14])) / HZ)
+        except (OSError, AttributeError, IndexError, ValueError):
+            out.append(float("nan"))
+    return out
+
+
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def load1():
+    return os.getloadavg()[0]
+
+
 def audit(c, hosts, extra=()):
-    before = execs(c)
+    """(wall s, exit code, execs per host, error tail, probe seconds summed, controller CPU s,
+    node CPU s summed over the hosts, load average at the start)"""
+    before, cpu_before, nodes_before, load = execs(c), children_cpu(), node_cpu(c), load1()
     t = time.perf_counter()
     p = subprocess.run(envcheck_cmd() + ["audit", "--ssh-config", str(c.ssh_config), "--json",
                                          "--connect-timeout", str(CONNECT_TIMEOUT), *extra, *hosts],
                        capture_output=True, text=True, timeout=300)
     wall = time.perf_counter() - t
+    ctrl = children_cpu() - cpu_before
+    nodes = sum(a - b for a, b in zip(node_cpu(c), nodes_before))
     per = [a - b for a, b in zip(execs(c), before)]
     try:
         node_s = sum(((h.get("facts") or {}).get("probe") or {}).get("seconds") or 0
@@ -54,7 +92,7 @@ def audit(c, hosts, extra=()):
     except ValueError:
         node_s = float("nan")
     err = p.stderr.strip().splitlines()[-1:] if p.returncode not in (0, 1, 3) else []
-    return wall, p.returncode, per, err, node_s
+    return wall, p.returncode, per, err, node_s, ctrl, nodes, load
 
 
 def ssh_loop(c, hosts):
@@ -83,66 +121,82 @@ def main():
         c.trust_all_host_keys()
         names = c.names
         audit(c, names[:1])  # warm the page cache and the interpreter once
-        node_seconds = {}
+        node_seconds, cpu = {}, {}
         for n in (1, 8, 32):
-            wall, rc, per, err, node_s = audit(c, names[:n])
-            node_seconds[n] = node_s
+            # the median of REPEAT runs: other work may share these cores
+            runs = sorted((audit(c, names[:n]) for _ in range(REPEAT)), key=lambda r: r[0])
+            wall, rc, per, err, node_s, ctrl, nodes, load = runs[len(runs) // 2]
+            node_seconds[n], cpu[n] = node_s, (ctrl, nodes, load)
             sel = per[:n]
             rows.append((f"envcheck audit, {n} host(s)", wall, rc,
-                         f"{min(sel)}..{max(sel)}" if sel else "-", err))
+                         f"{min(sel)}..{max(sel)}" if sel else "-", err, load))
         # the transport alone: the same fan-out running `true` (in-process, no CLI start-up)
         from envcheck.hostlist import parse_targets
         from envcheck.hosts import SSHOptions, close_all, make_remotes, run_on_all
         for n in (1, 32):
             rs = make_remotes(parse_targets(names[:n]), SSHOptions(ssh_config=str(c.ssh_config)))
-            before = execs(c)
+            before, load = execs(c), load1()
             t = time.perf_counter()
             res = run_on_all(rs, "true")
             wall = time.perf_counter() - t
             close_all(rs)
             per = [a - b for a, b in zip(execs(c), before)][:n]
             rows.append((f"hosts.run_on_all('true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
-                         f"{min(per)}..{max(per)}", []))
+                         f"{min(per)}..{max(per)}", [], load))
         for n in (1, 8, 32):
+            load = load1()
             wall, per = ssh_loop(c, names[:n])
-            rows.append((f"sequential ssh loop, {n} host(s)", wall, 0, f"{min(per[:n])}..{max(per[:n])}", []))
+            rows.append((f"sequential ssh loop, {n} host(s)", wall, 0, f"{min(per[:n])}..{max(per[:n])}", [], load))
         # reference: a bare Fabric fan-out of one trivial command, whole process (issue 3 quotes
         # 1.6 s for 32 hosts on a testbed like this); Fabric accepts any host key, so no setup
         fab = ("import sys; from fabric import ThreadingGroup; "
                "g = ThreadingGroup(*sys.argv[2:], user='root', connect_kwargs={'key_filename': sys.argv[1]}); "
                "r = g.run('python3 -c pass', hide=True); sys.exit(0 if len(r.succeeded) == len(sys.argv) - 2 else 1)")
         for n in (1, 32):
-            before = execs(c)
+            before, load = execs(c), load1()
             t = time.perf_counter()
             p = subprocess.run([sys.executable, "-c", fab, str(c.client_key), *[h.ip for h in c.hosts[:n]]],
                                capture_output=True, text=True, timeout=300)
             wall = time.perf_counter() - t
             per = [a - b for a, b in zip(execs(c), before)][:n]
-            rows.append((f"bare Fabric fan-out 'python3 -c pass', {n}", wall, p.returncode, f"{min(per)}..{max(per)}", []))
+            rows.append((f"bare Fabric fan-out 'python3 -c pass', {n}", wall, p.returncode, f"{min(per)}..{max(per)}", [], load))
         c[3].freeze_sshd()
         try:
-            wall, rc, per, err, _ = audit(c, names[:8])
+            wall, rc, per, err, _, _, _, load = audit(c, names[:8])
         finally:
             c[3].thaw_sshd()
-        rows.append((f"envcheck audit, 8 hosts, node04 hung", wall, rc, f"{min(per[:8])}..{max(per[:8])}", err))
+        rows.append((f"envcheck audit, 8 hosts, node04 hung", wall, rc, f"{min(per[:8])}..{max(per[:8])}", err, load))
         for tool in ("ansible", "pyinfra"):
             if not shutil.which(tool):
-                rows.append((f"{tool}: not installed, skipped", float("nan"), None, "-", []))
+                rows.append((f"{tool}: not installed, skipped", float("nan"), None, "-", [], float("nan")))
     finally:
         c.close()
     load_end = os.getloadavg()[0]
 
     print(f"simulated cluster: 32 hosts built in {build:.2f} s; connect timeout {CONNECT_TIMEOUT:g} s; "
           f"{os.cpu_count()} CPUs; load average {load_start:.1f} at start, {load_end:.1f} at end")
-    print(f"{'run':<42} {'wall s':>7} {'exit':>5} {'execs/host':>11}")
-    for name, wall, rc, per, err in rows:
-        print(f"{name:<42} {wall:>7.2f} {'' if rc is None else rc:>5} {per:>11}" + (f"  {err[0]}" if err else ""))
+    print(f"{'run':<42} {'wall s':>7} {'exit':>5} {'execs/host':>11} {'load':>5}")
+    for name, wall, rc, per, err, load in rows:
+        print(f"{name:<42} {wall:>7.2f} {'' if rc is None else rc:>5} {per:>11} {load:>5.1f}"
+              + (f"  {err[0]}" if err else ""))
     by = {r[0]: r[1] for r in rows}
     one, thirty_two = by["envcheck audit, 1 host(s)"], by["envcheck audit, 32 host(s)"]
     eight, hung = by["envcheck audit, 8 host(s)"], by["envcheck audit, 8 hosts, node04 hung"]
     print(f"32 hosts / 1 host: {thirty_two / one:.2f}x (target <= 1.5x); "
           f"hung host added {hung - eight:.2f} s (bound: connect timeout {CONNECT_TIMEOUT:g} s); "
           f"sequential ssh loop / envcheck at 32: {by['sequential ssh loop, 32 host(s)'] / thirty_two:.1f}x")
+    cpus = os.cpu_count() or 1
+    print(f"CPU of the median runs (controller process; every node's SSH sessions: sshd, shell, probe, "
+          f"its commands), all on this machine's {cpus} cores:")
+    for n in (1, 8, 32):
+        ctrl, nodes, _ = cpu[n]
+        print(f"  {n:>2} host(s): controller {ctrl:.2f} s, nodes {nodes:.2f} s ({nodes / n * 1000:.0f} ms/host), "
+              f"total {ctrl + nodes:.2f} s = at least {(ctrl + nodes) / cpus:.2f} s of wall")
+    total32 = sum(cpu[32][:2])
+    extra = (total32 - sum(cpu[1][:2])) / 31
+    print(f"each host beyond the first costs {extra * 1000:.0f} ms CPU; the 32-host run needs "
+          f"{total32:.2f} s of CPU, so on {cpus} cores it cannot take less than {total32 / cpus:.2f} s = "
+          f"{total32 / cpus / one:.2f}x the 1-host run; 1.5x would need <= {1.5 * one * cpus:.2f} s of CPU")
     print(f"node-side probe time summed over hosts (all simulated nodes share this machine's CPUs): "
           f"1: {node_seconds[1]:.2f} s, 8: {node_seconds[8]:.2f} s, 32: {node_seconds[32]:.2f} s")
 

@@ -360,6 +360,9 @@ def _builds_for(builds: List[str], cuda: str) -> bool:
 def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str],
            cudnn_builds: Dict[str, List[str]]) -> None:
     c.mapping(torch, "torch", ["arch_sets", "releases"])
+    # parsed once: each release's variants look their cuDNN up among all builds (was ~40% of
+    # a matrix load when every lookup re-parsed every build's version)
+    cudnn_keys = [(v, _vkey(v)) for v in cudnn_builds]
     sets = c.mapping(torch["arch_sets"], "torch.arch_sets", [], list(torch["arch_sets"] or {}))
     for name, s in sets.items():
         p = f"torch.arch_sets.{name}"
@@ -397,7 +400,7 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
                     c.version(var[key], f"{vp}.{key}", fields=(3, 4))
             if var and "cudnn" in var:
                 k = _vkey(var["cudnn"])
-                found = [v for v in cudnn_builds if _vkey(v)[:len(k)] == k]
+                found = [v for v, vk in cudnn_keys if vk[:len(k)] == k]
                 if not found:
                     c.fail(f"{vp}.cudnn", f"cuDNN {var['cudnn']} is not in cudnn.releases")
                 if not _builds_for(cudnn_builds[found[-1]], cuda):

@@ -9,22 +9,19 @@ hang there cannot lose the rest) and runs a tiny tensor op on every GPU.
 Usage: python3 probe.py [--deep]     or, as envcheck ships it:  python3 - [--deep] < probe.py
 Stdlib only, Python >= 3.6. Schema: envcheck/facts.py. Imports nothing from envcheck.
 """
-import argparse
-import glob
+# Few and light imports on purpose: 32 nodes that share a machine, or one busy node, pay for
+# every module (argparse, glob, shutil, platform, importlib.metadata cost ~40 ms of a ~100 ms run)
 import json
 import os
-import platform
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 if sys.version_info < (3, 6):  # this file stays ASCII and parseable by 2.7 so it can say so
     sys.stderr.write("envcheck probe: needs Python >= 3.6, this is %s (%s); point "
-                     "--node-python at a newer interpreter\n" % (platform.python_version(), sys.executable))
+                     "--node-python at a newer interpreter\n" % (sys.version.split()[0], sys.executable))
     sys.exit(3)
 
 TIMEOUT = 15.0       # seconds for any one command (--timeout)
@@ -221,26 +218,70 @@ def nccl_code_to_version(code):
 
 # ---- running things: every command has a timeout, a missing one is not an error ----
 
-def run(argv, timeout=None):
-    """(exit code, stdout, stderr), or None when the program is not there or timed out."""
-    timeout = timeout or TIMEOUT
+STARTED = {}  # argv tuple -> Popen started ahead by prestart(), for run() to finish
+
+
+def start(argv):
+    """Popen of argv in its own session (on timeout the whole tree goes, or a grandchild would
+    hold the pipes), or None when the program is not there."""
     env = dict(os.environ, LC_ALL="C")
-    try:  # own session: on timeout the whole tree goes, or a grandchild would hold the pipes
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    try:
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, start_new_session=True)
     except OSError:
+        return None
+
+
+def prestart(argv):
+    """Start a command now that run() will ask for later, so the node's commands run side by
+    side (nvidia-smi alone can take a second on a node without persistence mode)."""
+    if tuple(argv) not in STARTED:
+        STARTED[tuple(argv)] = start(argv)
+
+
+def run(argv, timeout=None):
+    """(exit code, stdout, stderr), or None when the program is not there or timed out.
+    The timeout counts from when we begin to wait: a prestarted command may have sat blocked on
+    a full pipe while we waited for another, which must not count against it."""
+    timeout = timeout or TIMEOUT
+    key = tuple(argv)
+    proc = STARTED.pop(key) if key in STARTED else start(argv)
+    if proc is None:
         return None
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        proc.communicate()
+        kill(proc)
         ERRORS.append("%s: timed out after %g s" % (" ".join(argv), timeout))
         return None
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.communicate()
+
+
+def reap():
+    """Stop what was prestarted but never asked for (a collector that failed early)."""
+    while STARTED:
+        proc = STARTED.popitem()[1]
+        if proc is not None:
+            kill(proc)
+
+
+def ls(directory, pattern):
+    """Sorted paths of the entries of `directory` whose names match the regex `pattern` (what
+    glob would give, without importing glob and fnmatch)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    rx = re.compile(pattern) if isinstance(pattern, str) else pattern
+    return sorted(os.path.join(directory, n) for n in names if rx.match(n))
 
 
 def read(path, limit=1 << 20):
@@ -252,9 +293,10 @@ def read(path, limit=1 << 20):
 
 
 def which(name, extra=()):
-    found = shutil.which(name)
-    if found:
-        return found
+    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(d or ".", name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
     for d in extra:  # sbin is often missing from a non-interactive PATH
         if os.access(os.path.join(d, name), os.X_OK):
             return os.path.join(d, name)
@@ -330,9 +372,13 @@ def nvml_facts(nv):
 
 def driver_smi(smi, driver, gpus, why):
     fields = list(SMI_FIELDS)
+    prestart([smi])  # the header (CUDA version) runs while the query does
     res = run([smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
     if res is None:  # a hung driver hangs every later call too
         why.append("nvidia-smi did not answer in %g s" % TIMEOUT)
+        header = STARTED.pop((smi,), None)  # it would hang the same way: stop it now
+        if header is not None:
+            kill(header)
         return
     if res[0] != 0 and "compute_cap" in res[1] + res[2]:
         fields.remove("compute_cap")  # drivers before ~510 do not know the field
@@ -398,7 +444,7 @@ def collect_cuda():
         real_bin = os.path.dirname(os.path.realpath(nvcc_path))
         if os.path.basename(real_bin) == "bin" and looks_like_toolkit(os.path.dirname(real_bin)):
             nvcc_home = os.path.dirname(real_bin)
-    candidates = sorted(p for p in glob.glob("/usr/local/cuda-*") if os.path.isdir(p))
+    candidates = sorted(p for p in ls("/usr/local", r"^cuda-") if os.path.isdir(p))
     candidates += [p for p in (target, home, nvcc_home) if p and os.path.isdir(p)]
     toolkits, seen = [], set()
     for path in candidates:
@@ -425,14 +471,13 @@ def collect_cuda():
 def collect_cudnn(cuda, ldconfig_libs):
     homes = [t["path"] for t in cuda["toolkits"]]
     dirs = [os.path.join(h, "include") for h in homes] + ["/usr/include"]
-    dirs += sorted(glob.glob("/usr/include/*-linux-gnu"))
+    dirs += ls("/usr/include", r"^[^.].*-linux-gnu$")
     headers, seen = [], set()
     for d in dirs:
         if os.path.realpath(d) in seen:
             continue
         seen.add(os.path.realpath(d))
-        names = ["cudnn_version.h"] + sorted(os.path.basename(p) for p in
-                                            glob.glob(os.path.join(d, "cudnn_version_v*.h")))
+        names = ["cudnn_version.h"] + [os.path.basename(p) for p in ls(d, r"^cudnn_version_v.*\.h$")]
         names.append("cudnn.h")  # 7.x keeps the macros here; 8+ only includes cudnn_version.h
         for name in names:
             path = os.path.join(d, name)
@@ -444,8 +489,8 @@ def collect_cudnn(cuda, ldconfig_libs):
     libs, seen = [], set()
     paths = [l["path"] for l in ldconfig_libs if re.match(r"^libcudnn\.so(\.\d+)*$", l["name"])]
     for h in homes:
-        paths += sorted(glob.glob(os.path.join(h, "lib64", "libcudnn.so*")))
-        paths += sorted(glob.glob(os.path.join(h, "lib", "libcudnn.so*")))
+        paths += ls(os.path.join(h, "lib64"), r"^libcudnn\.so")
+        paths += ls(os.path.join(h, "lib"), r"^libcudnn\.so")
     for p in paths:
         real = os.path.realpath(p)
         if real in seen or not os.path.exists(real):
@@ -467,11 +512,19 @@ def collect_cudnn(cuda, ldconfig_libs):
 
 
 WANTED = re.compile(r"^(torch|torchvision|torchaudio|nvidia-.*|pynvml)$")
+# metadata directories worth opening: `name-version.dist-info` / `.egg-info` of a WANTED name
+# (normalised with _ or not, any case); the exact Name inside decides
+META_DIR = re.compile(r"^(?:(?:torch|torchvision|torchaudio|pynvml)-|nvidia[-_.]).*\.(?:dist|egg)-info$",
+                      re.IGNORECASE)
 
 
 def collect_packages():
     """torch & co from package metadata, WITHOUT importing them (importing torch can take
-    seconds, initialise CUDA or crash; --deep does that in a child process)."""
+    seconds, initialise CUDA or crash; --deep does that in a child process).
+
+    Walks sys.path in order, as importlib.metadata does, but opens only the metadata of the
+    packages we report: a full importlib.metadata scan reads every METADATA file on the node
+    (and its import alone is ~20 ms of start-up), which 32 nodes sharing a machine pay 32 times."""
     found = {}
 
     def add(name, version, location):
@@ -483,25 +536,24 @@ def collect_packages():
             found[key].setdefault("shadows", []).append(entry)
         else:
             found[key] = entry
-    try:
-        from importlib import metadata  # novm (3.8+, guarded)
-        for dist in metadata.distributions():
-            try:
-                add(dist.metadata["Name"], dist.metadata["Version"], str(dist.locate_file("")))
-            except Exception as e:  # one broken install must not hide the others
-                ERRORS.append("packages: %s" % e)
-        return found
-    except ImportError:
-        pass
+
+    seen = set()
     for d in sys.path:
-        d = d or "."
-        for meta in sorted(glob.glob(os.path.join(d, "*.dist-info", "METADATA")) +
-                           glob.glob(os.path.join(d, "*.egg-info", "PKG-INFO")) +
-                           glob.glob(os.path.join(d, "*.egg-info"))):
+        location = os.path.abspath(d or ".")
+        if location in seen:
+            continue
+        seen.add(location)
+        for meta in ls(location, META_DIR):
             if os.path.isdir(meta):
+                meta = os.path.join(meta, "METADATA" if meta.endswith("dist-info") else "PKG-INFO")
+            text = read(meta, 1 << 16)
+            if text is None:
                 continue
-            name, version = parse_metadata(read(meta, 1 << 16))
-            add(name, version, os.path.abspath(d))
+            try:
+                name, version = parse_metadata(text)
+                add(name, version, location)
+            except Exception as e:  # one broken install must not hide the others
+                ERRORS.append("packages: %s: %s" % (meta, e))
     return found
 
 
@@ -578,8 +630,8 @@ def collect_nccl(deep, ldconfig_libs, packages):
 
 def collect_interfaces():
     names = sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
-    ip = which("ip", ["/sbin", "/usr/sbin", "/bin", "/usr/bin"])
-    res = run([ip, "-o", "-4", "addr", "show"]) if ip else None
+    argv = ip_argv()
+    res = run(argv) if argv else None
     addrs = parse_ip_addr(res[1]) if res and res[0] == 0 else ipv4_by_ioctl(names)
     out = []
     for name in names + [n for n in addrs if n not in names]:
@@ -591,6 +643,7 @@ def collect_interfaces():
 def ipv4_by_ioctl(names):
     """No `ip` binary: ask the kernel for each interface's primary IPv4 address."""
     import fcntl
+    import socket
     import struct
     out = {}
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -609,17 +662,33 @@ def ipv4_by_ioctl(names):
     return out
 
 
-def collect_gcc():
+def gcc_argv():
     gcc = which("gcc")
-    res = run([gcc, "-dumpfullversion", "-dumpversion"]) if gcc else None
+    return [gcc, "-dumpfullversion", "-dumpversion"] if gcc else None
+
+
+def ip_argv():
+    ip = which("ip", ["/sbin", "/usr/sbin", "/bin", "/usr/bin"])
+    return [ip, "-o", "-4", "addr", "show"] if ip else None
+
+
+def ldconfig_argv():
+    ldc = which("ldconfig", ["/sbin", "/usr/sbin"])
+    return [ldc, "-p"] if ldc else None
+
+
+def collect_gcc():
+    argv = gcc_argv()
+    gcc = argv[0] if argv else None
+    res = run(argv) if argv else None
     return {"version": _num(res[1]) if res and res[0] == 0 else None, "path": gcc}
 
 
 def collect_os():
     rel = parse_os_release(read("/etc/os-release") or "")
-    return {"name": rel.get("NAME") or platform.system(), "version": rel.get("VERSION_ID"),
-            "pretty": rel.get("PRETTY_NAME"), "kernel": platform.release(),
-            "arch": platform.machine()}
+    uname = os.uname()
+    return {"name": rel.get("NAME") or uname[0], "version": rel.get("VERSION_ID"),
+            "pretty": rel.get("PRETTY_NAME"), "kernel": uname[2], "arch": uname[4]}
 
 
 def safely(name, fn, default=None):
@@ -630,32 +699,61 @@ def safely(name, fn, default=None):
         return default
 
 
+USAGE = "usage: probe.py [--deep] [--timeout SECONDS]"
+
+
+def usage_error(message):
+    sys.stderr.write("%s\nprobe.py: error: %s\n" % (USAGE, message))
+    raise SystemExit(2)  # argparse's code for a usage error
+
+
+def parse_args(argv):
+    """(deep, timeout) from the command line; argparse alone would cost ~7 ms of start-up."""
+    deep, timeout, args = False, TIMEOUT, list(argv)
+    while args:
+        a = args.pop(0)
+        if a == "--deep":
+            deep = True
+        elif a == "--timeout" or a.startswith("--timeout="):
+            value = a.partition("=")[2] if "=" in a else (args.pop(0) if args else "")
+            try:
+                timeout = float(value)
+            except ValueError:
+                timeout = -1.0
+            if not timeout > 0:
+                usage_error("--timeout needs a number of seconds > 0, got %r" % value)
+        elif a in ("-h", "--help"):
+            sys.stdout.write("%s\n\n%s\n" % (USAGE, __doc__.strip()))
+            raise SystemExit(0)
+        else:
+            usage_error("unknown argument %r" % a)
+    return deep, timeout
+
+
 def main(argv=None):
     global TIMEOUT
-    ap = argparse.ArgumentParser(prog="probe.py", description=__doc__.splitlines()[0])
-    ap.add_argument("--deep", action="store_true", help="also import torch and touch every GPU")
-    ap.add_argument("--timeout", type=float, default=TIMEOUT, metavar="SECONDS",
-                    help="limit for each command run (default %(default)g)")
-    args = ap.parse_args(argv)
-    TIMEOUT = args.timeout
+    deep, TIMEOUT = parse_args(sys.argv[1:] if argv is None else argv)
     start = time.time()
+    for argv in (ldconfig_argv(), gcc_argv(), ip_argv()):  # these run while the driver is read
+        if argv:
+            safely("start", lambda: prestart(argv))
     facts = {"schema": 1, "origin": "probe",
-             "probe": {"deep": args.deep, "seconds": None}}
-    facts["hostname"] = safely("hostname", socket.gethostname)
+             "probe": {"deep": deep, "seconds": None}}
+    facts["hostname"] = safely("hostname", lambda: os.uname()[1])  # = gethostname()
     facts["machine_id"] = safely("machine_id", lambda: (read("/etc/machine-id") or "").strip() or None)
     facts["os"] = safely("os", collect_os)
-    facts["python"] = {"version": platform.python_version(), "executable": sys.executable,
+    facts["python"] = {"version": sys.version.split()[0], "executable": sys.executable,
                        "prefix": sys.prefix}
     facts["driver"], facts["gpus"] = safely("driver", collect_driver, ({"version": None}, []))
     facts["cuda"] = safely("cuda", collect_cuda, {})
-    ldc = which("ldconfig", ["/sbin", "/usr/sbin"])
-    res = safely("ldconfig", lambda: run([ldc, "-p"]) if ldc else None)
+    ldc = ldconfig_argv()
+    res = safely("ldconfig", lambda: run(ldc) if ldc else None)
     libs = parse_ldconfig(res[1]) if res and res[0] == 0 else []
     facts["cudnn"] = safely("cudnn", lambda: collect_cudnn(facts["cuda"] or {"toolkits": []}, libs))
     facts["packages"] = safely("packages", collect_packages, {})
     torch_pkg = (facts["packages"] or {}).get("torch")
     facts["torch"] = parse_torch_version(torch_pkg["version"]) if torch_pkg else None
-    if args.deep:
+    if deep:
         facts["deep"] = safely("deep", collect_deep)
         if facts["torch"] and facts["deep"] and facts["deep"].get("torch_cuda"):
             facts["torch"]["cuda"] = facts["deep"]["torch_cuda"]
@@ -666,6 +764,7 @@ def main(argv=None):
     facts["env"] = dict((k, v) for k, v in os.environ.items()
                         if k in ENV_NAMES or k.startswith(ENV_PREFIXES))
     facts["interfaces"] = safely("interfaces", collect_interfaces, [])
+    reap()
     facts["errors"] = ERRORS
     facts["probe"]["seconds"] = round(time.time() - start, 3)
     sys.stdout.write(json.dumps(facts, default=str) + "\n")

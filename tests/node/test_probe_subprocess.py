@@ -175,6 +175,29 @@ def test_a_hanging_nvidia_smi_is_killed_at_the_timeout_with_its_children(tmp_pat
     assert facts["driver"]["version"] is None
 
 
+@pytest.mark.skipif(REAL_DRIVER, reason="a real driver would answer before the stand-in")
+def test_the_probes_commands_run_side_by_side_and_still_give_the_same_facts(tmp_path):
+    """Both nvidia-smi calls, gcc, ip and ldconfig are started before any of them is waited
+    for (a node without persistence mode spends ~1 s in each nvidia-smi)."""
+    real_bin, fake_bin, log = tmp_path / "real", tmp_path / "fakebin", tmp_path / "calls.log"
+    stand_in_nvidia_smi(real_bin, "535.104.05")
+    tools = {"nvidia-smi": str(real_bin / "nvidia-smi")}
+    for tool in ("gcc", "ip", "ldconfig"):
+        tools[tool] = shutil.which(tool) or shutil.which(tool, path="/sbin:/usr/sbin")
+    for tool, real in tools.items():
+        assert real, "%s is needed on this machine for this test" % tool
+        write_script(fake_bin / tool, 'echo "start %s" >> "%s"; sleep 0.5; "%s" "$@"; rc=$?\n'
+                     'echo "end %s" >> "%s"; exit $rc\n' % (tool, log, real, tool, log))
+    facts = run_probe(env=sandbox_env(tmp_path, fake_bin))
+    lines = log.read_text().splitlines()
+    first_end = next(i for i, line in enumerate(lines) if line.startswith("end"))
+    assert first_end >= 4, lines  # sequential runs would alternate start, end, start, end
+    assert facts["driver"]["version"] == "535.104.05" and facts["driver"]["cuda"]
+    assert facts["gpus"] and facts["gcc"]["version"]
+    assert any(i["name"] == "lo" and "127.0.0.1/8" in i["addrs"] for i in facts["interfaces"])
+    assert not [e for e in facts["errors"] if "timed out" in e]
+
+
 def test_packages_are_read_from_metadata_without_importing_torch(tmp_path):
     site = tmp_path / "site"
     dist = site / "torch-1.1.0.dist-info"
@@ -200,6 +223,27 @@ def test_packages_are_read_from_metadata_without_importing_torch(tmp_path):
                               "cuda_source": "local-tag"}
     if facts["nccl"]["source"] != "libnccl":  # a system libnccl would be preferred
         assert facts["nccl"] == {"version": "2.21.5", "source": "wheel"}
+
+
+def test_targeted_package_scan_finds_odd_spellings_and_shadows_but_not_lookalikes(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for d, version in ((first, "2.1.0+cu121"), (second, "1.13.1")):
+        meta = d / ("Torch-%s.dist-info" % version)  # directory names keep the author's case
+        meta.mkdir(parents=True)
+        (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: %s\n" % version)
+    (first / "nvidia_cudnn_cu12-8.9.2.26.egg-info").write_text(  # an egg-info that is a file
+        "Metadata-Version: 1.1\nName: nvidia-cudnn-cu12\nVersion: 8.9.2.26\n")
+    tb = first / "torch_tb_profiler-0.4.3.dist-info"  # a name that only starts like torch
+    tb.mkdir()
+    (tb / "METADATA").write_text("Metadata-Version: 2.1\nName: torch-tb-profiler\nVersion: 0.4.3\n")
+    broken = first / "torchaudio-2.1.0.dist-info"  # no METADATA: skipped, the rest still read
+    broken.mkdir()
+    facts = run_probe(env=sandbox_env(tmp_path, PYTHONPATH=os.pathsep.join([str(first), str(second)])))
+    pkgs = facts["packages"]
+    assert (pkgs["torch"]["version"], pkgs["torch"]["location"]) == ("2.1.0+cu121", str(first))
+    assert {"version": "1.13.1", "location": str(second)} in pkgs["torch"]["shadows"]
+    assert pkgs["nvidia-cudnn-cu12"]["version"] == "8.9.2.26"
+    assert "torch-tb-profiler" not in pkgs and "torchaudio" not in pkgs
 
 
 OLD = old_pythons()
