@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any, Dict, Optional
 
@@ -63,7 +64,10 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
     if gpu:
         f["gpus"] = [_gpu(gpu, matrix)]
     if python:
-        f["python"] = {"version": _v(python, "--python")}
+        # a bare "3" would be read as 3.0 and judged (falsely) as a Python with no torch wheels
+        if not re.fullmatch(r"\d+\.\d+(\.\d+)?", python.strip()):
+            raise VersionError(f"--python: cannot parse version {python!r}", "give --python as X.Y, e.g. 3.7")
+        f["python"] = {"version": python.strip()}
     if gcc:
         f["gcc"] = {"version": _v(gcc, "--gcc")}
     return f
@@ -74,7 +78,10 @@ def _gpu(text: str, matrix: Optional[Matrix]) -> Dict[str, Any]:
         cc = parse_compute_capability(text)
         return {"index": 0, "name": text.strip(), "compute_capability": cc_str(cc)}
     except VersionError:
-        pass
+        # sm_xx / compute_1000 is a typo, not a GPU model the matrix has yet to learn
+        if re.match(r"(sm|compute)_", text.strip().lower()):
+            raise VersionError(f"--gpu: cannot parse compute capability {text!r}",
+                               "give --gpu as a model name (A100), sm_XY or X.Y")
     cc2 = matrix.gpu_cc(text) if matrix else None
     return {"index": 0, "name": text.strip(), "compute_capability": cc_str(cc2) if cc2 else None}
 

@@ -122,3 +122,55 @@ def test_a_saved_audit_of_this_machine_is_judged_like_the_audit(tmp_path):
     c = run_cli("check", str(p), "--json")
     assert c.returncode == r.returncode
     assert json.loads(c.stdout)["findings"] == audit["hosts"][0]["findings"]
+
+
+def test_a_malformed_python_or_compute_capability_is_a_usage_error_not_a_finding():
+    # "--python 3" once became Python 3.0 and a false "no torch wheel" error; "sm_xx" a GPU model
+    for flag, value in (("--python", "3"), ("--python", "3.7.1.2"), ("--gpu", "sm_xx"),
+                        ("--gpu", "compute_1000")):
+        r = run_cli("check", "--torch", "1.1.0+cu100", flag, value)
+        assert r.returncode == 2, (flag, value, r.stdout, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and flag in r.stderr and "fix:" in r.stderr
+        assert r.stdout == ""
+    assert run_cli("check", "--torch", "1.1.0+cu100", "--python", "3.7.4", "--gpu", "sm_70").returncode == 0
+
+
+def _probe_like(env, **over):
+    f = dict(_facts(), env=env,
+             cuda={"toolkits": [{"path": "/usr/local/cuda-10.0", "version": "10.0.130"}],
+                   "symlink": {"path": "/usr/local/cuda", "target": "/usr/local/cuda-10.0"},
+                   "nvcc": {"path": "/usr/local/cuda-10.0/bin/nvcc", "version": "10.0.130"},
+                   "version": "10.0.130"},
+             torch={"version": "1.1.0", "local": "cu100", "cuda": "10.0", "cuda_source": "local-tag"},
+             packages={"torch": {"version": "1.1.0+cu100"}})
+    f.update(over)
+    return f
+
+
+def test_the_environment_classes_reach_check_through_a_facts_file(tmp_path):
+    """--driver … cannot say what PATH or LD_LIBRARY_PATH hold; a saved facts file can."""
+    p = tmp_path / "n1.json"
+    good = {"PATH": "/usr/local/cuda-10.0/bin:/usr/bin", "CUDA_HOME": "/usr/local/cuda-10.0",
+            "LD_LIBRARY_PATH": "/usr/local/cuda-10.0/lib64"}
+    p.write_text(json.dumps(_probe_like(good)))
+    r = run_cli("check", str(p), "--json")
+    assert r.returncode == 0, r.stdout
+    bad = dict(good, CUDA_HOME="/usr/local/cuda-11.0")
+    p.write_text(json.dumps(_probe_like(bad)))
+    r = run_cli("check", str(p), "--json")
+    found = {f["code"]: f for f in json.loads(r.stdout)["findings"]}
+    assert r.returncode == 1 and found["env-missing-toolkit"]["component"] == "env"
+    # a system cuDNN on LD_LIBRARY_PATH in front of the one pip's torch bundles
+    shadow = _probe_like(
+        {"PATH": "/usr/local/cuda-12.4/bin:/usr/bin", "LD_LIBRARY_PATH": "/usr/local/cuda-12.4/lib64"},
+        driver={"version": "550.54.15"}, python={"version": "3.11.4"}, gpus=[],
+        cuda={"toolkits": [{"path": "/usr/local/cuda-12.4", "version": "12.4.1"}],
+              "symlink": {"path": "/usr/local/cuda", "target": "/usr/local/cuda-12.4"},
+              "nvcc": {"path": "/usr/local/cuda-12.4/bin/nvcc", "version": "12.4.1"}, "version": "12.4.1"},
+        cudnn={"version": "8.9.7", "libs": [{"path": "/usr/local/cuda-12.4/lib64/libcudnn.so.8", "version": "8.9.7"}]},
+        torch={"version": "2.4.0", "local": "cu124", "cuda": "12.4", "cuda_source": "local-tag"},
+        packages={"torch": {"version": "2.4.0+cu124"}, "nvidia-cudnn-cu12": {"version": "9.1.0.70"}})
+    p.write_text(json.dumps(shadow))
+    r = run_cli("check", str(p), "--json")
+    found = {f["code"]: f for f in json.loads(r.stdout)["findings"]}
+    assert r.returncode == 1 and found["cudnn-shadows-torch"]["component"] == "cudnn", found.keys()

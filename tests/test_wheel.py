@@ -22,5 +22,13 @@ def test_the_built_wheel_contains_the_matrix_and_it_validates(tmp_path):
     with zipfile.ZipFile(whl) as z:
         text = z.read("envcheck/data/compat_matrix.yaml").decode()
         assert "envcheck/matrix_schema.py" in z.namelist()
+        # shipped as text to the nodes / read as data: an installed envcheck without them only
+        # fails on first use, so check every one, byte for byte
+        shipped = {f"envcheck/node/{p.name}": p for p in (REPO / "envcheck" / "node").glob("*.py")}
+        shipped.update({f"envcheck/data/playbooks/{p.name}": p for p in (REPO / "playbooks").glob("*.yaml")})
+        assert "envcheck/node/probe.py" in shipped
+        for name, src in shipped.items():
+            assert name in z.namelist(), name
+            assert z.read(name) == src.read_bytes(), name
     assert text == (REPO / "compat_matrix.yaml").read_text()
     validate(yaml.safe_load(text), "wheel")

@@ -35,4 +35,30 @@ from envcheck.cli import version_cmd  # noqa: E402,F401
 
 
 def main() -> None:
-    app()
+    """The console script. Click's own usage errors (a bad option value, an unknown option, a
+    missing argument) are printed as one line naming the fix, like every other envcheck error,
+    instead of Typer's multi-line box."""
+    import importlib
+    import sys
+
+    # click's exceptions, wherever this Typer takes them from (Typer >= 0.29 vendors click)
+    exc = importlib.import_module(typer.BadParameter.__module__)
+    try:
+        rv = app(standalone_mode=False)
+    except exc.UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:
+            # a bare `envcheck` or `envcheck matrix`: show the help (Typer's rich help has
+            # printed itself already while the error was built; plain click's is the message)
+            if e.format_message().strip():
+                typer.echo(e.format_message())
+            sys.exit(e.exit_code)
+        where = e.ctx.command_path if e.ctx is not None else "envcheck"
+        typer.echo(f"envcheck: {e.format_message()} (fix: see `{where} --help`)", err=True)
+        sys.exit(e.exit_code)
+    except exc.ClickException as e:
+        typer.echo(f"envcheck: {e.format_message()}", err=True)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        typer.echo("envcheck: aborted", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -46,7 +46,7 @@ def nccl_test(
     = 1800.0,
     master_addr: Annotated[Optional[str], typer.Option(help="MASTER_ADDR (default: the first "
                                                             "host's address).")] = None,
-    master_port: Annotated[Optional[int], typer.Option(help="MASTER_PORT (default: a free "
+    master_port: Annotated[Optional[int], typer.Option(min=1, max=65535, help="MASTER_PORT (default: a free "
                                                             "one).")] = None,
     ifname: Annotated[Optional[str], typer.Option(help="Interface for NCCL_SOCKET_IFNAME and "
                                                        "GLOO_SOCKET_IFNAME.")] = None,

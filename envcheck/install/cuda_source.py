@@ -32,6 +32,19 @@ def check_hex(value: Optional[str]) -> Optional[str]:
     return v
 
 
+def check_url(url: str, flag: str) -> None:
+    """A URL the node's curl/wget can fetch and whose last part names the runfile; a typo here
+    would otherwise surface on every node as a download failure."""
+    from urllib.parse import urlsplit
+    u = urlsplit(url)
+    name = u.path.rstrip("/").rsplit("/", 1)[-1]
+    if (u.scheme not in ("http", "https", "ftp", "file") or (u.scheme != "file" and not u.netloc)
+            or any(c.isspace() for c in url) or not name):
+        raise UsageError(f"{flag} {url!r} is not an http(s)/ftp/file URL ending in the runfile's name",
+                         "e.g. --url https://developer.download.nvidia.com/compute/cuda/12.4.1/local_installers/"
+                         "cuda_12.4.1_550.54.15_linux.run or --mirror http://mirror.local/cuda")
+
+
 def choose_source(args, spec: ToolkitSpec, *, runfile: Optional[str] = None, url: Optional[str] = None,
                   mirror: Optional[str] = None, sha256: Optional[str] = None,
                   no_checksum: bool = False) -> List[str]:
@@ -60,6 +73,7 @@ def choose_source(args, spec: ToolkitSpec, *, runfile: Optional[str] = None, url
                                  "download it again; if you trust this file pass --sha256 with its sha256")
     elif url or mirror:
         args.url = url or (mirror.rstrip("/") + "/" + spec.runfile)
+        check_url(args.url, "--url" if url else "--mirror")
     if no_checksum:
         return ["warning: --no-checksum: the runfile's sha256 is not checked (makeself's own check still runs)"]
     if expect is None and args.expect_md5:

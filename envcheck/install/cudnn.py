@@ -79,7 +79,9 @@ def read_archive(path: str) -> ArchiveInfo:
         with tarfile.open(path) as tar:
             names = tar.getnames()
     except (OSError, tarfile.TarError) as e:
-        raise UsageError(f"{path}: cannot read as a tar archive ({e})", "download the archive again") from e
+        # tarfile's message lists every compression it tried, one per line: keep the error one line
+        why = " ".join(str(e).split())
+        raise UsageError(f"{path}: cannot read as a tar archive ({why})", "download the archive again") from e
     info = inspect_archive(os.path.basename(path), names)
     info.path = path
     h = hashlib.sha256()

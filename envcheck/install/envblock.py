@@ -314,7 +314,12 @@ def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc
     out = NodeOutcome(remote.name)
     paths = [PROFILE_D_FILE, LDCONF_FILE] if profile_d else [file]
     shell = 'echo "priv shell=$(getent passwd "$(id -un)" 2>/dev/null | cut -d: -f7)"'
-    res = remote.run(PRIV_FACT + "; " + shell + "; " + "; ".join(fact_command(p) for p in paths), timeout=timeout)
+    # whether the toolkit is there: a block exporting a missing CUDA_HOME is the very
+    # env-missing-toolkit error `envcheck audit` reports afterwards
+    has_nvcc = "" if remove or not cuda_home else (
+        f'[ -x {shlex.quote(cuda_home.rstrip("/") + "/bin/nvcc")} ] && echo "priv nvcc=1" || echo "priv nvcc=0"; ')
+    res = remote.run(PRIV_FACT + "; " + shell + "; " + has_nvcc + "; ".join(fact_command(p) for p in paths),
+                     timeout=timeout)
     if res.error and res.exit_code is None:  # could not connect / timed out: the host's state is unknown
         return out.fail("unreachable", res.error)
     if not res.ok:
@@ -331,6 +336,9 @@ def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc
         # only bash reads ~/.bashrc for `ssh node CMD`; zsh reads ~/.zshenv, dash nothing
         out.lines.append(f"warning: the login shell is {login}, which does not read {file} for non-interactive "
                          "SSH commands (fix: pass --file for that shell, e.g. --file ~/.zshenv, or use --profile-d)")
+    if "priv nvcc=0" in res.stdout.splitlines():
+        out.lines.append(f"warning: {cuda_home.rstrip('/')}/bin/nvcc does not exist on this node, so the block "
+                         "points at no toolkit (fix: install it first (envcheck install-cuda), or correct --cuda-home)")
     if plan.noop:
         out.lines.append(f"nothing to do: {plan.noop_reason}")
         return out

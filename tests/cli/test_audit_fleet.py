@@ -102,6 +102,15 @@ def test_hosts_file_and_save_write_facts_for_a_later_check(eight, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["node01.json", "node06.json"]
     assert json.loads((out / "node06.json").read_text())["hostname"] == "node06"
     assert proc.returncode == 0, proc.stdout
+    # a saved host is judged offline exactly as the audit judged it
+    node06 = json.loads(proc.stdout)["hosts"][1]
+    c = run_cli("check", str(out / "node06.json"), "--json")
+    assert c.returncode == 0 and json.loads(c.stdout)["findings"] == node06["findings"]
+    # and the multi-host --json itself is refused in one line: check judges one host
+    both = tmp_path / "audit.json"
+    both.write_text(proc.stdout)
+    c = run_cli("check", str(both))
+    assert c.returncode == 2 and "holds 2 hosts" in c.stderr and len(c.stderr.splitlines()) == 1
 
 
 def test_the_probe_reports_the_non_interactive_environment(eight, tmp_path):

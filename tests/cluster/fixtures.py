@@ -19,8 +19,10 @@ from tests.cluster import sim
 
 # The interpreter running the tests has torch (tests/run.sh installs it); its installation
 # usually lives under /root or /usr/local, which each host hides behind a private tmpfs, so it is
-# bound back read-only: `--node-python` can then name it on a simulated node.
-DEFAULT_EXPOSE = tuple(p for p in {sys.base_prefix, sys.prefix} if p.startswith(("/root/", "/usr/local/", "/home/")))
+# bound back read-only: `--node-python` can then name it on a simulated node. A clone under /tmp
+# (tests/run.sh makes its .venv there) is hidden the same way, so every private dir counts.
+DEFAULT_EXPOSE = tuple(p for p in {sys.base_prefix, sys.prefix}
+                       if p.startswith(tuple(d + "/" for d in sim.PRIVATE_TMPFS)))
 
 
 def _skip_reason() -> str:

@@ -85,3 +85,17 @@ def test_a_toolkit_without_version_file_is_named_by_its_nvcc(tmp_path):
     facts = parse_facts(FACTS.replace("target_exists=0", "target_exists=1\nnvcc=release 13.0"))
     plan = plan_install("n1", facts, toolkit_spec(M, "13.0"), InstallArgs())
     assert any("without a version file (nvcc -V: release 13.0" in p for p in plan.problems)
+
+
+@pytest.mark.parametrize("kw", [dict(url="not a url"), dict(url="ftp:/x.run"), dict(url="http://host/"),
+                                dict(mirror="ftp://a b"), dict(mirror="mirror.local/cuda")])
+def test_a_url_or_mirror_that_cannot_be_fetched_is_refused_before_any_node(kw):
+    with pytest.raises(UsageError) as e:
+        choose_source(InstallArgs(), toolkit_spec(M, "12.4"), **kw)
+    assert next(iter(kw)) in e.value.message and "URL" in e.value.message
+
+
+def test_a_file_url_is_a_valid_source():
+    a = InstallArgs()
+    choose_source(a, toolkit_spec(M, "12.4"), url="file:///srv/cuda_12.4.1_550.54.15_linux.run")
+    assert a.url.endswith("/cuda_12.4.1_550.54.15_linux.run")

@@ -226,3 +226,18 @@ def test_an_unreachable_host_is_reported_as_such(monkeypatch):
 def test_cli_refuses_file_and_profile_d_together(cli):
     r = cli("env", "--cuda-home", "/usr/local/cuda", "--file", "/tmp/x", "--profile-d")
     assert r.returncode == 2 and "not both" in r.stderr
+
+
+def test_a_cuda_home_without_nvcc_is_written_but_warned_about(tmp_path, monkeypatch):
+    home, rc = _home(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    missing = tmp_path / "no-such-cuda"
+    out = eb.env_node(LocalRemote(), cuda_home=str(missing))
+    assert out.status == "changed"
+    assert any(f"{missing}/bin/nvcc does not exist" in line and "install-cuda" in line for line in out.lines)
+    real = tmp_path / "cuda-12.4"
+    (real / "bin").mkdir(parents=True)
+    (real / "bin" / "nvcc").write_text("#!/bin/sh\n")
+    (real / "bin" / "nvcc").chmod(0o755)
+    out = eb.env_node(LocalRemote(), cuda_home=str(real) + "/")
+    assert out.status == "changed" and not any("does not exist" in line for line in out.lines), out.lines

@@ -40,7 +40,7 @@ def assets(tmp_path_factory):
 
 def _findings(audit_json: str, components) -> list:
     data = json.loads(audit_json)
-    found = [f for h in data["hosts"] for f in h.get("findings", [])] + list(data.get("fleet", []) or [])
+    found = [f for h in data["hosts"] for f in h.get("findings", [])] + list(data["fleet_findings"])
     return [(f.get("host"), f["component"], f["code"]) for f in found
             if f["component"] in components and f["severity"] in ("error", "warning")]
 

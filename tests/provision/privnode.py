@@ -26,14 +26,29 @@ mkdir -p /mnt/assets /mnt/etc /mnt/home
 mount --bind "$ASSETS" /mnt/assets
 cp -a /etc/. /mnt/etc/
 mount --bind /mnt/etc /etc
+i=0; for p in $EXPOSE; do i=$((i+1)); mkdir -p /mnt/expose/$i; mount --bind "$p" /mnt/expose/$i; done
 mount -t tmpfs -o size=$DISK envcheck-usrlocal /usr/local
 mount -t tmpfs -o size=$DISK envcheck-vartmp /var/tmp
 mount -t tmpfs -o size=64m envcheck-varlog /var/log
 mount -t tmpfs -o size=$DISK envcheck-tmp /tmp
 mount -t tmpfs -o size=16m envcheck-home /mnt/home
+i=0; for p in $EXPOSE; do i=$((i+1)); mkdir -p "$p"; mount --bind -o ro /mnt/expose/$i "$p"; done
 echo ready
 exec sleep 100000
 """
+
+
+def _exposed() -> str:
+    """The test's interpreter and checkout when they live under a directory the node hides behind
+    its own tmpfs (a clone under /tmp: tests/run.sh puts .venv inside it), so cli_argv can still
+    run the installed console script. Space-separated for the setup script; no path inside another."""
+    import sys
+    hidden = ("/tmp/", "/usr/local/", "/var/tmp/", "/var/log/")
+    repo = str(Path(__file__).resolve().parents[2])
+    paths = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, repo) if p.startswith(hidden)})
+    keep = [p for p in paths if not any(p.startswith(q + "/") for q in paths if q != p)]
+    assert all(" " not in p for p in keep), keep  # the setup script splits on spaces
+    return " ".join(keep)
 
 
 def can_unshare() -> Optional[str]:
@@ -58,7 +73,7 @@ class PrivateNode:
         why = can_unshare()
         if why:
             pytest.skip(why)
-        env = dict(os.environ, ASSETS=str(self.assets), DISK=self.disk)
+        env = dict(os.environ, ASSETS=str(self.assets), DISK=self.disk, EXPOSE=_exposed())
         self.proc = subprocess.Popen(["unshare", "--mount", "--", "sh", "-c", SETUP], env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         line = self.proc.stdout.readline().decode().strip()

@@ -1,0 +1,99 @@
+"""The layering the brief sets, checked on the source (ast): a cheap test that fails the moment a
+module crosses a line.
+
+- only envcheck/hosts.py imports fabric/paramiko (one SSH layer);
+- envcheck/node/*.py is shipped as text: nothing imports it, and it imports nothing from envcheck;
+- only envcheck/cli/ imports typer (the CLI parses, calls the library, prints, exits);
+- library modules (everything outside cli/ and node/) never print and never exit the process.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Iterator, List, Tuple
+
+PKG = Path(__file__).resolve().parent.parent / "envcheck"
+
+
+def _modules() -> List[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _rel(p: Path) -> str:
+    return p.relative_to(PKG.parent).as_posix()
+
+
+def _imports(tree: ast.AST) -> Iterator[Tuple[int, str]]:
+    """(line, dotted name) for every import; `from a import b` yields a and a.b."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield node.lineno, a.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # a relative import stays inside its own package
+                yield node.lineno, "." * node.level + (node.module or "")
+                continue
+            yield node.lineno, node.module or ""
+            for a in node.names:
+                yield node.lineno, f"{node.module}.{a.name}"
+
+
+def _top(name: str) -> str:
+    return name.split(".")[0]
+
+
+TREES = {_rel(p): ast.parse(p.read_text(), str(p)) for p in _modules()}
+
+
+def test_the_source_tree_is_where_the_test_thinks():
+    assert "envcheck/hosts.py" in TREES and "envcheck/node/probe.py" in TREES
+    assert any(m.startswith("envcheck/cli/") for m in TREES)
+
+
+def test_only_hosts_imports_fabric_or_paramiko():
+    bad = [(m, ln, n) for m, t in TREES.items() for ln, n in _imports(t)
+           if _top(n) in ("fabric", "paramiko", "invoke") and m != "envcheck/hosts.py"]
+    assert bad == []
+
+
+def test_nothing_imports_the_node_scripts_as_modules():
+    bad = [(m, ln, n) for m, t in TREES.items() for ln, n in _imports(t)
+           if n == "envcheck.node" or n.startswith("envcheck.node.")]
+    assert bad == []
+
+
+def test_node_scripts_import_nothing_from_envcheck():
+    bad = [(m, ln, n) for m, t in TREES.items() if m.startswith("envcheck/node/")
+           for ln, n in _imports(t) if _top(n) == "envcheck" or n.startswith(".")]
+    assert bad == []
+
+
+def test_only_the_cli_imports_typer():
+    bad = [(m, ln, n) for m, t in TREES.items() if not m.startswith("envcheck/cli/")
+           for ln, n in _imports(t) if _top(n) in ("typer", "click")]
+    assert bad == []
+
+
+def _exits_and_prints(tree: ast.AST) -> Iterator[Tuple[int, str]]:
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in ("print", "exit", "quit"):
+            yield node.lineno, f.id
+        elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            if (f.value.id, f.attr) in (("sys", "exit"), ("os", "_exit")):
+                yield node.lineno, f"{f.value.id}.{f.attr}"
+            if f.value.id == "sys" and f.attr in ("stdout", "stderr"):
+                yield node.lineno, f"sys.{f.attr}"
+        elif (isinstance(f, ast.Attribute) and f.attr == "write" and isinstance(f.value, ast.Attribute)
+              and isinstance(f.value.value, ast.Name) and f.value.value.id == "sys"):
+            yield node.lineno, f"sys.{f.value.attr}.write"
+
+
+def test_library_modules_never_print_or_exit():
+    lib = {m: t for m, t in TREES.items()
+           if not m.startswith(("envcheck/cli/", "envcheck/node/")) and m != "envcheck/__main__.py"}
+    assert "envcheck/rules/driver.py" in lib
+    bad = [(m, ln, what) for m, t in lib.items() for ln, what in _exits_and_prints(t)]
+    assert bad == []
