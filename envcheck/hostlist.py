@@ -183,6 +183,9 @@ def read_hosts_file(path: str) -> List[str]:
             lines = f.read().splitlines()
     except OSError as e:
         raise UsageError(f"cannot read hosts file {path}: {e.strerror}", "check the --hosts-file path") from e
+    except UnicodeDecodeError as e:
+        raise UsageError(f"hosts file {path} is not UTF-8 text ({e.reason} at byte {e.start})",
+                         "give a text file with one host or hostlist per line") from e
     specs = []
     for line in lines:
         line = line.split("#", 1)[0].strip()
