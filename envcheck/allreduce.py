@@ -139,12 +139,14 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
     if not remotes:
         raise UsageError("no hosts to test", "name hosts, or none for this machine")
     if opts.backend not in ("auto", "nccl", "gloo"):
-        raise UsageError(f"--backend {opts.backend!r} is not one of nccl, gloo, auto")
+        raise UsageError(f"--backend {opts.backend!r} is not one of nccl, gloo, auto",
+                         "use --backend auto (nccl on GPU nodes, gloo otherwise)")
     elem = am.dtype_size(opts.dtype)
     sizes = am.sweep_sizes(opts.min_bytes, opts.max_bytes, opts.factor, elem)
     if not sizes:
         raise UsageError(f"no message size between --min-bytes {opts.min_bytes} and "
-                         f"--max-bytes {opts.max_bytes} holds one {opts.dtype}")
+                         f"--max-bytes {opts.max_bytes} holds one {opts.dtype}",
+                         "raise --max-bytes to at least the size of one element")
     report = Report(hosts=[r.name for r in remotes], dtype=opts.dtype)
     src = node_sources()
     launcher = src["allreduce_launcher.py"]

@@ -91,7 +91,8 @@ def save_facts(audit: FleetAudit, directory: str) -> List[str]:
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise UsageError(f"cannot create --save directory {d}: {e.strerror}") from e
+        raise UsageError(f"cannot create --save directory {d}: {e.strerror}",
+                         "give a directory you can write, e.g. --save ./facts") from e
     written = []
     for r in audit.results:
         if r.facts is None:

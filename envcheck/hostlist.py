@@ -83,7 +83,8 @@ def _expand_range_spec(spec: str, token: str) -> List[str]:
             raise UsageError(f"bad host list {token!r}: range {item!r} goes backwards",
                              f"write it as [{hi_s}-{lo_s}]")
         if hi - lo + 1 > MAX_EXPANSION:
-            raise UsageError(f"bad host list {token!r}: range {item!r} is too large")
+            raise UsageError(f"bad host list {token!r}: range {item!r} is too large",
+                             f"at most {MAX_EXPANSION} hosts; check the range for a typo")
         width = len(lo_s) if lo_s.startswith("0") and len(lo_s) > 1 else 0
         out.extend(str(i).zfill(width) for i in range(lo, hi + 1))
     return out
@@ -103,7 +104,8 @@ def expand_hostlist(text: str) -> List[str]:
                 values = _expand_range_spec(spec, token)
                 combos = [c + v for c in combos for v in values]
                 if len(combos) > MAX_EXPANSION:
-                    raise UsageError(f"bad host list {token!r}: expands to more than {MAX_EXPANSION} hosts")
+                    raise UsageError(f"bad host list {token!r}: expands to more than {MAX_EXPANSION} hosts",
+                                     "check the ranges for a typo, or split the list")
             else:
                 combos = [c + piece for c in combos]
         names.extend(combos)
@@ -134,7 +136,7 @@ def parse_target(text: str) -> Target:
     elif text.count(":") > 1:  # a bare IPv6 address, no port
         host = text
     if port is not None and not 0 < port < 65536:
-        raise UsageError(f"bad host {raw!r}: port {port} out of range 1-65535")
+        raise UsageError(f"bad host {raw!r}: port {port} out of range 1-65535", "write host:22")
     if not host or (":" not in host and not _NAME_OK.match(host)):
         raise UsageError(f"bad host {raw!r}: {host!r} is not a host name", "write [user@]host[:port]")
     return Target(host=host, user=user, port=port)
@@ -183,6 +185,9 @@ def read_hosts_file(path: str) -> List[str]:
             lines = f.read().splitlines()
     except OSError as e:
         raise UsageError(f"cannot read hosts file {path}: {e.strerror}", "check the --hosts-file path") from e
+    except UnicodeDecodeError as e:
+        raise UsageError(f"hosts file {path} is not UTF-8 text ({e.reason} at byte {e.start})",
+                         "give a text file with one host or hostlist per line") from e
     specs = []
     for line in lines:
         line = line.split("#", 1)[0].strip()

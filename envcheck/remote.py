@@ -88,7 +88,16 @@ class LocalRemote(Remote):
             out, err = proc.communicate(data, timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_group(proc.pid)
-            out, err = proc.communicate()
+            try:
+                out, err = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                # a grandchild that left the group (setsid, a daemon) still holds our pipes:
+                # stop reading rather than wait for it
+                for pipe in (proc.stdout, proc.stderr):
+                    if pipe:
+                        pipe.close()
+                proc.wait()
+                out, err = b"", b""
             return RunResult(self.name, command, None, _dec(out), _dec(err),
                              error=f"timed out after {timeout:g} s", duration=time.monotonic() - start)
         return RunResult(self.name, command, proc.returncode, _dec(out), _dec(err),

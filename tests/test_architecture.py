@@ -97,3 +97,25 @@ def test_library_modules_never_print_or_exit():
     assert "envcheck/rules/driver.py" in lib
     bad = [(m, ln, what) for m, t in lib.items() for ln, what in _exits_and_prints(t)]
     assert bad == []
+
+
+# Raised without a fix today, each for a reason: an answer from our own fact command that cannot
+# be acted on by the user, and two modules owned by work in progress (reported, not changed here).
+NO_FIX_YET = {("envcheck/install/envblock.py", "unexpected answer reading the file"),
+              ("envcheck/provision.py", "not a per-host step"),
+              ("envcheck/hosts.py", "is a directory")}
+
+
+def test_every_usage_error_names_a_fix():
+    """The rule: one line naming the thing AND the fix. A UsageError/VersionError built from a
+    message alone prints no '(fix: …)'."""
+    bad = []
+    for m, t in TREES.items():
+        for node in ast.walk(t):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("UsageError", "VersionError", "EnvcheckError")
+                    and len(node.args) < 2 and not any(k.arg == "fix" for k in node.keywords)):
+                text = ast.unparse(node)
+                if not any(m == f and s in text for f, s in NO_FIX_YET):
+                    bad.append(f"{m}:{node.lineno}: {text[:100]}")
+    assert bad == []

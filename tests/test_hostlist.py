@@ -69,6 +69,13 @@ def test_missing_hosts_file_is_a_usage_error(tmp_path):
         resolve_targets([], hosts_file=str(tmp_path / "nope"), environ={})
 
 
+def test_a_binary_hosts_file_is_a_usage_error_not_a_traceback(tmp_path):
+    f = tmp_path / "hosts"
+    f.write_bytes(b"\xff\xfenode01\n")
+    with pytest.raises(UsageError, match="not UTF-8"):
+        resolve_targets([], hosts_file=str(f), environ={})
+
+
 def test_slurm_nodelist_used_only_when_no_hosts_given():
     env = {"SLURM_JOB_NODELIST": "gpu[1-2],login"}
     assert [t.host for t in resolve_targets([], environ=env)] == ["gpu1", "gpu2", "login"]
