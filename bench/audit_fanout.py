@@ -167,7 +167,7 @@ def main():
             wall, rc, per, err, _, _, _, load = audit(c, names[:8])
         finally:
             c[3].thaw_sshd()
-        rows.append((f"envcheck audit, 8 hosts, node04 hung", wall, rc, f"{min(per[:8])}..{max(per[:8])}", err, load))
+        rows.append(("envcheck audit, 8 hosts, node04 hung", wall, rc, f"{min(per[:8])}..{max(per[:8])}", err, load))
         # the tools the issue compares against: bench-only, found on PATH or in
         # $ENVCHECK_BENCH_TOOLS / /opt/benchtools/bin (see bench/_tools.py), never dependencies
         for label, fn, n in (("ansible all -m setup -f 32", _tools.ansible_setup, 32),

@@ -6,13 +6,12 @@ rank waiting out the rendezvous timeout.
 from __future__ import annotations
 
 import ipaddress
-import json
 import shlex
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from envcheck.remote import Remote, RunResult, fan_out
+from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
 # interfaces that never carry traffic between nodes (the classic wrong picks for NCCL/gloo)
 NOT_BETWEEN_NODES = ("lo", "docker", "virbr", "veth", "br-", "cni", "flannel", "kube-ipvs")
@@ -40,18 +39,6 @@ class NodeFacts:
     error: Optional[str] = None
 
 
-def parse_json_line(text: str) -> Optional[Dict[str, Any]]:
-    """The last JSON object line of a node command's stdout (stray banners before it ignored)."""
-    for line in reversed(text.splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                return obj
-    return None
 
 
 def python_word(python: Optional[str]) -> str:
@@ -70,7 +57,7 @@ def gather_facts(remotes: Sequence[Remote], python: Optional[str], launcher_src:
                  forks: int) -> List[NodeFacts]:
     def one(r: Remote) -> NodeFacts:
         res = r.run(node_cmd(python, "facts"), stdin=launcher_src, timeout=timeout)
-        doc = parse_json_line(res.stdout) if res.exit_code == 0 else None
+        doc = last_json_object(res.stdout) if res.exit_code == 0 else None
         if doc is None:
             if res.error:   # unreachable, auth, host key, timeout: the transport's own words
                 return NodeFacts(r.name, error=res.error)
@@ -162,12 +149,12 @@ def check_master_reachable(master: Remote, remotes: Sequence[Remote], python: Op
     results = fan_out(list(remotes), probe, max(forks, 1))
     t.join(connect_timeout + 40)
     errs: List[PreflightError] = []
-    ldoc = parse_json_line(listen_res[0].stdout) if listen_res else None
+    ldoc = last_json_object(listen_res[0].stdout) if listen_res else None
     if ldoc is not None and not ldoc.get("ok") and ldoc.get("error"):
         return [PreflightError(f"{master.name}: {ldoc['error']}", master.name,
                                "pick a free port with --master-port, or omit it")]
     for r, res in zip(remotes, results):
-        doc = parse_json_line(res.stdout) if isinstance(res, RunResult) else None
+        doc = last_json_object(res.stdout) if isinstance(res, RunResult) else None
         if doc is None:
             why = res.error or res.tail(3) if isinstance(res, RunResult) else str(res)
             errs.append(PreflightError(f"{r.name}: connection test did not run: {why}", r.name))

@@ -7,7 +7,6 @@ cannot drift apart. Failures are data for callers that fan out: probe_host() nev
 """
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Optional
@@ -16,7 +15,7 @@ from envcheck.errors import RemoteError
 from envcheck.facts import SCHEMA, Facts
 from envcheck.matrix import Matrix
 from envcheck.model import HostResult
-from envcheck.remote import Remote, RunResult
+from envcheck.remote import Remote, RunResult, last_json_object
 from envcheck.rules import evaluate
 
 PROBE_PATH = Path(__file__).resolve().parent / "node" / "probe.py"
@@ -81,7 +80,7 @@ def parse_probe_result(host: str, result: RunResult, node_python: Optional[str] 
     if result.exit_code != 0:
         raise ProbeError(host, f"probe crashed (exit {result.exit_code}): "
                          f"{_tail(result.stderr or result.stdout)}")
-    facts = _last_json_object(result.stdout)
+    facts = last_json_object(result.stdout)
     if facts is None:
         raise ProbeError(host, f"probe printed no JSON: {_head(result.stdout) or '(nothing)'}"
                          + (f"; stderr: {_tail(result.stderr)}" if result.stderr.strip() else ""))
@@ -112,19 +111,6 @@ def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
     return result
 
 
-def _last_json_object(stdout: str) -> Optional[Facts]:
-    # a chatty shell rc file may print before the probe does: take the last line that is a
-    # JSON object, the probe's single line
-    for line in reversed((stdout or "").strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                return obj
-    return None
 
 
 def _tail(text: str, lines: int = 3) -> str:

@@ -7,6 +7,7 @@ Failures are data: run() never raises for a remote-side problem; it returns a Ru
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,7 +15,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -117,6 +118,21 @@ class LocalRemote(Remote):
         if progress:
             size = os.path.getsize(remote_path)
             progress(size, size)
+
+
+def last_json_object(text: Optional[str]) -> Optional[Dict[str, Any]]:
+    """The last line of a node command's stdout that is a JSON object. A chatty shell rc file may
+    print a banner before the node script does; the script's own answer is its last such line."""
+    for line in reversed((text or "").strip().splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                return obj
+    return None
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from envcheck.facts import Facts
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, has_errors

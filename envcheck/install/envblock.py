@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
 
 from envcheck.errors import EnvcheckError, UsageError
-from envcheck.install.common import PRIV_FACT, NodeOutcome, Privilege, parse_priv, privilege_from_fact, run_priv
+from envcheck.install.common import PRIV_FACT, NodeOutcome, parse_priv, privilege_from_fact, run_priv
 from envcheck.remote import Remote
 
 BEGIN = "# >>> envcheck >>>"

@@ -90,7 +90,7 @@ def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
                     f"loaded instead of the {pip_name} {pip_ver} pip's torch depends on: torch fails with 'cuDNN "
                     f"version incompatibility: PyTorch was compiled against ({pv}) but found runtime version ({sv})'"
                     f"{'' if differ else ' or silently uses the older library'}.",
-                    f"drop it from LD_LIBRARY_PATH for torch jobs: "
+                    "drop it from LD_LIBRARY_PATH for torch jobs: "
                     + (f"export LD_LIBRARY_PATH={keep}" if keep else "unset LD_LIBRARY_PATH"),
                     src(m, "pypi_cudnn_cu12"))]
 
