@@ -262,7 +262,18 @@ def kill(proc):
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
         pass
-    proc.communicate()
+    # a grandchild that left the group may still hold the pipes: never wait on them, and bound
+    # the wait for the child itself
+    for pipe in (proc.stdout, proc.stderr):
+        try:
+            if pipe is not None:
+                pipe.close()
+        except OSError:
+            pass
+    try:
+        proc.wait(timeout=5)
+    except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired: give up on a zombie, go on
+        pass
 
 
 def reap():

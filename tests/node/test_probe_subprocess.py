@@ -175,6 +175,16 @@ def test_a_hanging_nvidia_smi_is_killed_at_the_timeout_with_its_children(tmp_pat
     assert facts["driver"]["version"] is None
 
 
+def test_a_grandchild_that_left_the_group_and_holds_the_pipe_does_not_hang_the_probe(tmp_path):
+    fake_bin = tmp_path / "fakebin"
+    # setsid: the grandchild is out of the process group the probe kills, and keeps stdout open
+    write_script(fake_bin / "nvidia-smi", "setsid sleep 60 & sleep 300\n")
+    start = time.monotonic()
+    facts = run_probe("--timeout", "1", env=sandbox_env(tmp_path, fake_bin), timeout=55)
+    assert time.monotonic() - start < 30
+    assert any("nvidia-smi" in e and "timed out after 1 s" in e for e in facts["errors"])
+
+
 @pytest.mark.skipif(REAL_DRIVER, reason="a real driver would answer before the stand-in")
 def test_the_probes_commands_run_side_by_side_and_still_give_the_same_facts(tmp_path):
     """Both nvidia-smi calls, gcc, ip and ldconfig are started before any of them is waited
