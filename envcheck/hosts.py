@@ -65,7 +65,8 @@ class SSHOptions:
         if self.identity and not os.path.isfile(os.path.expanduser(self.identity)):
             raise UsageError(f"identity file {self.identity} does not exist", "check the --identity path")
         if self.known_hosts and os.path.isdir(self.known_hosts):
-            raise UsageError(f"known_hosts {self.known_hosts} is a directory")
+            raise UsageError(f"known_hosts {self.known_hosts} is a directory",
+                             "point UserKnownHostsFile (ssh_config) at a file, e.g. ~/.ssh/known_hosts")
         self.ssh_config_obj()
 
     def ssh_config_obj(self) -> paramiko.SSHConfig:

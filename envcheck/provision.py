@@ -145,7 +145,8 @@ def _step_on(remote: Remote, s: Step, prep: Prepared, o: ProvisionOptions) -> No
     if s.name == "pip":
         from envcheck.pip_step import pip_node
         return pip_node(remote, a, python=o.node_python, dry_run=o.dry_run, timeout=o.timeout)
-    raise UsageError(f"{s.where}: not a per-host step")  # pragma: no cover - parse_playbook refuses
+    raise UsageError(f"{s.where}: not a per-host step",  # pragma: no cover - parse_playbook refuses
+                     "use one of the steps docs/doctor.md lists for playbooks")
 
 
 def _segment(remotes: List[Remote], steps: List[Step], runs: Dict[str, HostRun], prep: Prepared,

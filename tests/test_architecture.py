@@ -99,11 +99,9 @@ def test_library_modules_never_print_or_exit():
     assert bad == []
 
 
-# Raised without a fix today, each for a reason: an answer from our own fact command that cannot
-# be acted on by the user, and two modules owned by work in progress (reported, not changed here).
-NO_FIX_YET = {("envcheck/install/envblock.py", "unexpected answer reading the file"),
-              ("envcheck/provision.py", "not a per-host step"),
-              ("envcheck/hosts.py", "is a directory")}
+# Raised without a fix, for a reason: an answer from our own fact command that the user cannot
+# act on.
+NO_FIX_YET = {("envcheck/install/envblock.py", "unexpected answer reading the file")}
 
 
 def test_every_usage_error_names_a_fix():
