@@ -341,3 +341,10 @@ def test_companion_cuda_tags(m):
     assert e.severity == ERROR and "PyTorch and TorchAudio were compiled with different CUDA versions" in e.message
     assert not [x for x in judge(m, torch="2.4.0+cu124", torchvision="0.19.0+cu124", torchaudio="2.4.0+cu124")
                 if x.severity != INFO]
+
+
+@pytest.mark.parametrize("gpu", ["sm_120", "12.0"])
+def test_a_gpu_given_as_its_arch_is_not_named_twice(m, gpu):
+    msgs = [f.message for f in judge(m, gpu=gpu, torch="1.1.0", cuda="10.0") if f.component == "gpu"]
+    assert msgs and all("sm_120" in x for x in msgs)
+    assert not [x for x in msgs if "sm_120 (sm_120" in x or "12.0 (sm_120" in x]

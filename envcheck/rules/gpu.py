@@ -17,6 +17,15 @@ def _sm(cc: CC) -> str:
     return f"sm_{cc[0]}{cc[1]}"
 
 
+def _named(name: str, cc: CC, *more: str) -> str:
+    """'A100 (sm_80, Ampere)'; a GPU given as sm_XY or X.Y is not named twice ('sm_120 (Blackwell)')."""
+    sm = _sm(cc)
+    plain = name in (sm, f"{cc[0]}.{cc[1]}", f"{cc[0]}{cc[1]}")
+    inner = ", ".join(([] if plain else [sm]) + [x for x in more if x])
+    head = sm if plain else name
+    return f"{head} ({inner})" if inner else head
+
+
 def _suggest(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str]) -> Optional[str]:
     """A torch build with a cubin for cc: another variant of the same release, else the newest
     release whose PyPI build has one, preferring builds the host's driver can run."""
@@ -86,13 +95,13 @@ def gpu_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
         if ptx:
             out.append(Finding(
                 WARNING, "gpu-ptx-only", "gpu",
-                f"torch {tb.label()}{tb.pypi_note()} has no cubin for {name} ({_sm(cc)}), only PTX ({ptx}): the "
+                f"torch {tb.label()}{tb.pypi_note()} has no cubin for {_named(name, cc)}, only PTX ({ptx}): the "
                 f"driver JIT-compiles every kernel on first use (minutes of start-up) and needs a driver that "
                 f"supports CUDA {tb.cuda}; without that: {NO_KERNEL}.", fix, source))
         else:
             out.append(Finding(
                 ERROR, "gpu-no-kernel", "gpu",
-                f"torch {tb.label()}{tb.pypi_note()} has no kernels for {name} ({_sm(cc)}); {where} has "
+                f"torch {tb.label()}{tb.pypi_note()} has no kernels for {_named(name, cc)}; {where} has "
                 f"{' '.join(arch)}. Every CUDA op fails with {NO_KERNEL}.", fix, source))
     return out
 
@@ -111,13 +120,13 @@ def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
         if compare(t, arch["first_cuda"]) < 0:
             out.append(Finding(
                 ERROR, "gpu-arch-too-new-for-toolkit", "gpu",
-                f"CUDA {cuda} cannot build for {name} ({_sm(cc)}, {arch['name']}): support starts with CUDA "
+                f"CUDA {cuda} cannot build for {_named(name, cc, arch['name'])}: support starts with CUDA "
                 f"{arch['first_cuda']}. Extension builds fail with {unsupported}.",
                 f"install CUDA >= {arch['first_cuda']} for this GPU", arch["source"]))
         elif arch["last_cuda"] and compare(t, arch["last_cuda"]) > 0:
             out.append(Finding(
                 ERROR, "gpu-arch-dropped-by-toolkit", "gpu",
-                f"CUDA {cuda} can no longer build for {name} ({_sm(cc)}, {arch['name']}): the last toolkit that "
+                f"CUDA {cuda} can no longer build for {_named(name, cc, arch['name'])}: the last toolkit that "
                 f"can is CUDA {arch['last_cuda']}. Builds fail with {unsupported}, and its libraries carry no "
                 f"kernels for it ({NO_KERNEL}).",
                 f"use CUDA {arch['last_cuda']}.x (or older) on this GPU", arch["source"]))
