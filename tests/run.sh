@@ -32,7 +32,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 # a real (non-editable) install: the tests then exercise the wheel, matrix and node files included
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[test]" 'torch==2.13.0' 2>&1 \
+.venv/bin/python -m pip install -q --disable-pip-version-check ".[test,plot]" 'torch==2.13.0' 2>&1 \
   | grep -v -e '^WARNING: Location' -e 'Running pip as the' || true
 .venv/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps . 2>&1 \
   | grep -v -e '^WARNING: Location' -e 'Running pip as the' || true
