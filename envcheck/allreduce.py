@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from envcheck import allreduce_math as am
 from envcheck import allreduce_preflight as pf
 from envcheck.errors import UsageError
-from envcheck.remote import Remote, RunResult, fan_out
+from envcheck.remote import Remote, RunResult, fan_out, json_objects
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 MARKER = "envcheck-ar-"   # in every launcher's and worker's command line: `pgrep -f` finds a run
@@ -120,17 +120,8 @@ def kill_cmd(run_id: str, index: int) -> str:
 
 
 def parse_records(text: str) -> List[Dict[str, Any]]:
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict) and "type" in obj:
-                out.append(obj)
-    return out
+    """The worker's and launcher's typed JSON records, in order."""
+    return [o for o in json_objects(text) if "type" in o]
 
 
 def run_allreduce(remotes: Sequence[Remote], opts: Options,

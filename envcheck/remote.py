@@ -120,10 +120,11 @@ class LocalRemote(Remote):
             progress(size, size)
 
 
-def last_json_object(text: Optional[str]) -> Optional[Dict[str, Any]]:
-    """The last line of a node command's stdout that is a JSON object. A chatty shell rc file may
-    print a banner before the node script does; the script's own answer is its last such line."""
-    for line in reversed((text or "").strip().splitlines()):
+def json_objects(text: Optional[str]) -> List[Dict[str, Any]]:
+    """Every line of a node command's stdout that is a JSON object, in order; other lines (a
+    banner from a chatty shell rc file, log noise) are skipped."""
+    out: List[Dict[str, Any]] = []
+    for line in (text or "").splitlines():
         line = line.strip()
         if line.startswith("{"):
             try:
@@ -131,8 +132,14 @@ def last_json_object(text: Optional[str]) -> Optional[Dict[str, Any]]:
             except ValueError:
                 continue
             if isinstance(obj, dict):
-                return obj
-    return None
+                out.append(obj)
+    return out
+
+
+def last_json_object(text: Optional[str]) -> Optional[Dict[str, Any]]:
+    """The node script's answer: its last JSON-object line (anything printed before is ignored)."""
+    objs = json_objects(text)
+    return objs[-1] if objs else None
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
