@@ -87,7 +87,8 @@ def main():
     finally:
         c.close()
     print(f"one simulated node, {RUNS} runs each, median of 3; {os.cpu_count()} CPUs, "
-          f"load average {load:.1f}; probe subprocesses: nvidia-smi x2, gcc, ip, ldconfig "
+          f"load average {load:.1f}; probe subprocesses: "
+          f"{'nvidia-smi x2, ' if out['driver'].get('source') == 'nvidia-smi' else ''}gcc, ip, ldconfig "
           f"(driver source here: {out['driver'].get('source')})")
     print(f"{'on the node':<44} {'CPU ms':>7} {'wall ms':>8}")
     for name, (cpu, wall) in rows:

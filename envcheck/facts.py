@@ -12,8 +12,10 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       "hostname": str, "machine_id": str,
       "os": {"name": str, "version": str, "pretty": str, "kernel": str, "arch": str},
       "python": {"version": "3.7.3", "executable": str, "prefix": str},
-      "driver": {"version": "410.48" | None, "source": "nvml"|"nvidia-smi"|"proc"|None,
-                 "cuda": "10.0" | None,            # max CUDA the driver supports (nvidia-smi header)
+      "driver": {"version": "410.48" | None,
+                 "source": "nvml"|"nvml-ctypes"|"nvidia-smi"|"proc"|None,  # nvml: via pynvml;
+                     # nvml-ctypes: the same libnvidia-ml.so.1 read with ctypes (no pynvml on the node)
+                 "cuda": "10.0" | None,            # max CUDA the driver supports (NVML / nvidia-smi header)
                  "error": str | None, "raw": str | None,
                  "kernel_module": "410.48" | None},  # /proc/driver/nvidia/version, when loaded
       "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0" | None,

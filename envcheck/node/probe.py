@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """envcheck probe: read what this node has for GPU training and print it as ONE JSON document.
 
-Read-only. It writes nothing, installs nothing and sends nothing anywhere; it reads files and
-runs a few read-only commands, each with a timeout: nvidia-smi, nvcc -V, ldconfig -p, gcc
--dumpversion, ip -o -4 addr. With --deep it also imports torch in a child process (so a crash or
-hang there cannot lose the rest) and runs a tiny tensor op on every GPU.
+Read-only. It writes nothing, installs nothing and sends nothing anywhere; it reads files, asks
+the driver's NVML library (libnvidia-ml.so.1, through pynvml or ctypes, in a thread given up after
+the timeout) and runs a few read-only commands, each with a timeout: nvidia-smi (only when NVML
+did not answer), nvcc -V, ldconfig -p, gcc -dumpversion, ip -o -4 addr. With --deep it also
+imports torch in a child process (so a crash or hang there cannot lose the rest) and runs a tiny
+tensor op on every GPU.
 
 Usage: python3 probe.py [--deep]     or, as envcheck ships it:  python3 - [--deep] < probe.py
 Stdlib only, Python >= 3.6. Schema: envcheck/facts.py. Imports nothing from envcheck.
@@ -328,6 +330,11 @@ def collect_driver():
         driver["source"] = "nvml"
     except ImportError:
         why.append("nvidia-ml-py (pynvml) not installed")
+        try:  # the same library pynvml would load, read directly: spares nvidia-smi's start-up
+            driver["version"], driver["cuda"], gpus = in_thread(lambda: nvml_facts(NvmlCtypes()))
+            driver["source"] = "nvml-ctypes"
+        except Exception as e:
+            why.append("NVML via ctypes: %s" % (str(e) or type(e).__name__))
     except Exception as e:  # NVMLError_LibraryNotFound, DriverNotLoaded, version mismatch ...
         why.append("NVML: %s" % (str(e) or type(e).__name__))
     if driver["source"] is None:
@@ -379,6 +386,83 @@ def nvml_facts(nv):
             nv.nvmlShutdown()
         except Exception:
             pass
+
+
+def in_thread(fn):
+    """fn() in a daemon thread given up after TIMEOUT: a hung driver must not hang the probe."""
+    import threading
+    box = []
+
+    def work():
+        try:
+            box.append((fn(), None))
+        except Exception as e:  # noqa: BLE001 - raised again in the caller's thread
+            box.append((None, e))
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    t.join(TIMEOUT)
+    if not box:
+        ERRORS.append("NVML via ctypes: timed out after %g s" % TIMEOUT)
+        raise RuntimeError("no answer in %g s" % TIMEOUT)
+    if box[0][1] is not None:
+        raise box[0][1]
+    return box[0][0]
+
+
+class NvmlCtypes(object):
+    """The pynvml calls nvml_facts makes, read straight from libnvidia-ml.so.1 (what pynvml
+    loads) with ctypes: the system python3 rarely has nvidia-ml-py. Every return code is checked;
+    a call this driver lacks raises AttributeError."""
+
+    def __init__(self):
+        import ctypes as c
+        try:
+            self.lib = c.CDLL("libnvidia-ml.so.1")
+        except OSError as e:
+            raise RuntimeError("NVML Shared Library Not Found (%s)" % e)
+        self.lib.nvmlErrorString.restype = c.c_char_p
+        self.c, u, ull = c, c.c_uint, c.c_ulonglong
+        self.Memory = type("nvmlMemory_t", (c.Structure,), {"_fields_": [
+            ("total", ull), ("free", ull), ("used", ull)]})
+        self.Pci = type("nvmlPciInfo_t", (c.Structure,), {"_fields_": [  # as _v3 fills it
+            ("busIdLegacy", c.c_char * 16), ("domain", u), ("bus", u), ("device", u),
+            ("pciDeviceId", u), ("pciSubSystemId", u), ("busId", c.c_char * 32)]})
+
+    def call(self, name, *args):
+        rc = getattr(self.lib, name)(*args)
+        if rc != 0:
+            message = self.lib.nvmlErrorString(rc).decode("utf-8", "replace")
+            raise RuntimeError("%s: %s" % (name, message))
+
+    def out(self, name, value, *args):  # value filled through its pointer, passed last
+        self.call(name, *(args + (self.c.byref(value),)))
+        return value
+
+    def text(self, name, *args):
+        buf = self.c.create_string_buffer(96)  # NVML_DEVICE_NAME_V2_BUFFER_SIZE, the largest
+        self.call(name, *(args + (buf, 96)))
+        return buf.value.decode("utf-8", "replace")
+
+    def nvmlInit(self): self.call("nvmlInit_v2")
+    def nvmlShutdown(self): self.call("nvmlShutdown")
+    def nvmlSystemGetDriverVersion(self): return self.text("nvmlSystemGetDriverVersion")
+    def nvmlDeviceGetCount(self): return self.out("nvmlDeviceGetCount_v2", self.c.c_uint()).value
+    def nvmlDeviceGetName(self, h): return self.text("nvmlDeviceGetName", h)
+    def nvmlDeviceGetUUID(self, h): return self.text("nvmlDeviceGetUUID", h)
+    def nvmlDeviceGetMemoryInfo(self, h): return self.out("nvmlDeviceGetMemoryInfo", self.Memory(), h)
+    def nvmlDeviceGetPciInfo(self, h): return self.out("nvmlDeviceGetPciInfo_v3", self.Pci(), h)
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return self.out("nvmlDeviceGetHandleByIndex_v2", self.c.c_void_p(), self.c.c_uint(i))
+
+    def nvmlSystemGetCudaDriverVersion(self):  # _v2 since ~R450; older drivers have the plain one
+        name = "nvmlSystemGetCudaDriverVersion"
+        return self.out(name + "_v2" if hasattr(self.lib, name + "_v2") else name, self.c.c_int()).value
+
+    def nvmlDeviceGetCudaComputeCapability(self, h):
+        major, minor = self.c.c_int(), self.c.c_int()
+        self.call("nvmlDeviceGetCudaComputeCapability", h, self.c.byref(major), self.c.byref(minor))
+        return major.value, minor.value
 
 
 def driver_smi(smi, driver, gpus, why):

@@ -47,6 +47,10 @@ def test_eight_hosts_audited_with_one_exec_each_and_the_odd_driver_named(eight, 
     assert [h["host"] for h in doc["hosts"]] == eight.names
     assert all(h["error"] is None for h in doc["hosts"]), [h["error"] for h in doc["hosts"]]
     assert [h["facts"]["hostname"] for h in doc["hosts"]] == eight.names
+    # the nodes' system python3 has no pynvml: NVML is read through ctypes, nvidia-smi never runs
+    assert {h["facts"]["driver"]["source"] for h in doc["hosts"]} == {"nvml-ctypes"}
+    want = [(g["name"], g["uuid"], g["pci_bus_id"]) for g in standins.gpu_list("A100", 8)]
+    assert all([(g["name"], g["uuid"], g["pci_bus_id"]) for g in h["facts"]["gpus"]] == want for h in doc["hosts"])
     odd = [(h["host"], f["code"]) for h in doc["hosts"] for f in h["findings"] if f["code"].startswith("fleet-")]
     assert odd == [("node05", "fleet-driver-mismatch")]
     node05 = next(h for h in doc["hosts"] if h["host"] == "node05")

@@ -15,6 +15,8 @@ typedef int nvmlReturn_t;
 enum { OK = 0, UNINIT = 1, INVALID = 2, INSUFFICIENT_SIZE = 7, NOT_FOUND = 6, NOT_SUPPORTED = 3 };
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
+typedef struct { char busIdLegacy[16]; unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+                 char busId[32]; } nvmlPciInfo_t;
 struct gpu { char name[96]; unsigned long long mib; int major, minor; char uuid[96]; char bus[32]; };
 typedef struct gpu *nvmlDevice_t;
 
@@ -103,4 +105,9 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m) {
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *m) {
     DEV(); if (!m) return INVALID;
     m->total = dev->mib << 20; m->reserved = 0; m->used = 4ULL << 20; m->free = m->total - m->used; return OK;
+}
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *p) {
+    DEV(); if (!p) return INVALID;
+    memset(p, 0, sizeof *p); snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%s", dev->bus);
+    snprintf(p->busId, sizeof p->busId, "%s", dev->bus); return OK;
 }

@@ -102,6 +102,7 @@ FAKE_NVML_C = r"""
 /* Stand-in for the NVIDIA driver's libnvidia-ml.so.1: the NVML entry points the probe reaches
    through the real nvidia-ml-py binding, answering with one machine's values. */
 #include <string.h>
+#include <unistd.h>
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct { char busIdLegacy[16]; unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
                  char busId[32]; } nvmlPciInfo_t;
@@ -112,7 +113,7 @@ static int up = 0;
 static int put(char *dst, const char *src, unsigned n) {
     if (strlen(src) + 1 > n) return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
     strcpy(dst, src); return 0; }
-int nvmlInitWithFlags(unsigned flags) { (void)flags; if (%(init_error)d) return %(init_error)d; up = 1; return 0; }
+int nvmlInitWithFlags(unsigned flags) { (void)flags; if (%(hang)d) sleep(300); if (%(init_error)d) return %(init_error)d; up = 1; return 0; }
 int nvmlInit_v2(void) { return nvmlInitWithFlags(0); }
 int nvmlShutdown(void) { up = 0; return 0; }
 const char *nvmlErrorString(int r) {
@@ -131,22 +132,26 @@ int nvmlDeviceGetCudaComputeCapability(const gpu_t *h, int *ma, int *mi) {
     *ma = h->major; *mi = h->minor; return 0; }
 int nvmlDeviceGetMemoryInfo(const gpu_t *h, nvmlMemory_t *m) {
     m->total = h->mem; m->free = h->mem; m->used = 0; return 0; }
-int nvmlDeviceGetPciInfo_v3(const gpu_t *h, nvmlPciInfo_t *p) {
+int %(pci_symbol)s(const gpu_t *h, nvmlPciInfo_t *p) {
     memset(p, 0, sizeof *p); strncpy(p->busIdLegacy, h->bus, 15); strncpy(p->busId, h->bus, 31);
     return 0; }
 """
 
 
-def build_fake_nvml(out_dir: Path, driver: str, cuda: int, gpus, init_error: int = 0) -> Path:
+def build_fake_nvml(out_dir: Path, driver: str, cuda: int, gpus, init_error: int = 0,
+                    pci: bool = True, hang: bool = False) -> Path:
     """Compile a libnvidia-ml.so.1 answering with `driver`, `cuda` (e.g. 12020) and `gpus`
     [(name, uuid, bus_id, (major, minor), memory_mib)]; returns the directory to put on
-    LD_LIBRARY_PATH. init_error makes nvmlInit fail with that NVML code (9: driver not loaded)."""
+    LD_LIBRARY_PATH. init_error makes nvmlInit fail with that NVML code (9: driver not loaded,
+    18: library/driver mismatch); pci=False leaves out nvmlDeviceGetPciInfo_v3 (an old driver);
+    hang=True makes nvmlInit sleep 300 s (a wedged GPU)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = ", ".join('{"%s", "%s", "%s", %d, %d, %dULL}' % (n, u, b, cc[0], cc[1], mib << 20)
                      for n, u, b, cc, mib in gpus) or "{0}"
     src = out_dir / "fake_nvml.c"
     src.write_text(FAKE_NVML_C % {"gpus": rows, "ngpus": len(gpus), "driver": driver,
-                                  "cuda": cuda, "init_error": init_error})
+                                  "cuda": cuda, "init_error": init_error, "hang": int(hang),
+                                  "pci_symbol": "nvmlDeviceGetPciInfo_v3" if pci else "notNvmlPciInfo"})
     import subprocess
     subprocess.run(["gcc", "-shared", "-fPIC", "-O0", "-o", str(out_dir / "libnvidia-ml.so.1"),
                     str(src)], check=True, capture_output=True, timeout=120)

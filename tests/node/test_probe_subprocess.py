@@ -336,6 +336,99 @@ def test_nvml_failing_falls_back_to_nvidia_smi_and_keeps_nvmls_reason(tmp_path):
     assert facts["driver"]["error"].startswith("no NVIDIA driver found: NVML: Driver Not Loaded; ")
 
 
+def without_pynvml(tmp_path: Path) -> str:
+    """A PYTHONPATH entry that makes `import pynvml` fail, as on a node's system python3."""
+    d = tmp_path / "no-pynvml"
+    d.mkdir(exist_ok=True)
+    (d / "pynvml.py").write_text("raise ImportError('not installed on this node')\n")
+    return str(d)
+
+
+def ctypes_ready():
+    if REAL_DRIVER:
+        pytest.skip("a real driver would answer before the stand-in")
+    if not shutil.which("gcc"):
+        pytest.skip("gcc is needed to build the stand-in libnvidia-ml.so.1")
+
+
+def test_without_pynvml_the_driver_and_gpus_come_from_libnvidia_ml_through_ctypes(tmp_path):
+    ctypes_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "550.127.05", 12040, NVML_GPUS[::-1])
+    facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib), PYTHONPATH=without_pynvml(tmp_path)))
+    assert facts["driver"] == {"version": "550.127.05", "source": "nvml-ctypes", "cuda": "12.4",
+                               "error": None, "raw": None}
+    assert facts["gpus"] == [
+        {"index": i, "name": n, "compute_capability": "8.0", "memory_mib": 81920, "uuid": u, "pci_bus_id": b}
+        for i, (n, u, b, _, _) in enumerate(NVML_GPUS[::-1])]
+    assert facts["errors"] == []
+
+
+def test_ctypes_path_gives_the_same_facts_as_the_pynvml_binding(tmp_path):
+    nvml_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "535.104.05", 12020, NVML_GPUS)
+    by_binding = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib)))
+    by_ctypes = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib), PYTHONPATH=without_pynvml(tmp_path)))
+    assert (by_binding["driver"].pop("source"), by_ctypes["driver"].pop("source")) == ("nvml", "nvml-ctypes")
+    assert by_ctypes["driver"] == by_binding["driver"] and by_ctypes["gpus"] == by_binding["gpus"]
+
+
+def test_a_driver_without_the_pci_call_gives_no_bus_id_and_everything_else(tmp_path):
+    ctypes_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "410.48", 10000, NVML_GPUS[:1], pci=False)
+    facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib), PYTHONPATH=without_pynvml(tmp_path)))
+    assert (facts["driver"]["version"], facts["driver"]["source"], facts["driver"]["cuda"]) == \
+        ("410.48", "nvml-ctypes", "10.0")
+    assert [(g["name"], g["uuid"], g["pci_bus_id"]) for g in facts["gpus"]] == [(NVML_GPUS[0][0], NVML_GPUS[0][1], None)]
+    assert any("pci_bus_id of GPU 0" in e and "nvmlDeviceGetPciInfo_v3" in e for e in facts["errors"])
+
+
+@pytest.mark.parametrize("code, message", [(9, "Driver Not Loaded"),
+                                           (18, "RM has detected an NVML/RM version mismatch.")])
+def test_ctypes_nvml_failing_falls_back_to_nvidia_smi_and_says_why(tmp_path, code, message):
+    ctypes_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "535.104.05", 12020, NVML_GPUS, init_error=code)
+    fake_bin = tmp_path / "fakebin"
+    stand_in_nvidia_smi(fake_bin, "470.182.03")
+    env = sandbox_env(tmp_path, fake_bin, LD_LIBRARY_PATH=str(lib), PYTHONPATH=without_pynvml(tmp_path))
+    facts = run_probe(env=env)
+    assert (facts["driver"]["version"], facts["driver"]["source"], facts["driver"]["cuda"]) == \
+        ("470.182.03", "nvidia-smi", "11.4")
+    assert [g["name"] for g in facts["gpus"]] == ["Tesla T4"]
+
+    (fake_bin / "nvidia-smi").unlink()
+    facts = run_probe(env=env)
+    assert facts["driver"]["version"] is None
+    assert facts["driver"]["error"] == (
+        "no NVIDIA driver found: nvidia-ml-py (pynvml) not installed; NVML via ctypes: nvmlInit_v2: %s; "
+        "nvidia-smi not found; /proc/driver/nvidia/version absent (kernel module not loaded)" % message)
+
+
+def test_no_library_is_named_and_nvidia_smi_answers_instead(tmp_path):
+    ctypes_ready()
+    fake_bin = tmp_path / "fakebin"
+    stand_in_nvidia_smi(fake_bin, "535.104.05")
+    facts = run_probe(env=sandbox_env(tmp_path, fake_bin, LD_LIBRARY_PATH=str(tmp_path / "nowhere"),
+                                      PYTHONPATH=without_pynvml(tmp_path)))
+    assert (facts["driver"]["version"], facts["driver"]["source"]) == ("535.104.05", "nvidia-smi")
+    (fake_bin / "nvidia-smi").unlink()
+    facts = run_probe(env=sandbox_env(tmp_path, fake_bin, LD_LIBRARY_PATH=str(tmp_path / "nowhere"),
+                                      PYTHONPATH=without_pynvml(tmp_path)))
+    assert "NVML via ctypes: NVML Shared Library Not Found (libnvidia-ml.so.1: " in facts["driver"]["error"]
+
+
+def test_a_hung_nvml_is_given_up_after_the_timeout_and_nvidia_smi_answers(tmp_path):
+    ctypes_ready()
+    lib = build_fake_nvml(tmp_path / "nvml", "535.104.05", 12020, NVML_GPUS, hang=True)
+    fake_bin = tmp_path / "fakebin"
+    stand_in_nvidia_smi(fake_bin, "470.182.03")
+    began = time.monotonic()
+    facts = run_probe("--timeout", "1", env=sandbox_env(tmp_path, fake_bin, LD_LIBRARY_PATH=str(lib),
+                                                        PYTHONPATH=without_pynvml(tmp_path)), timeout=60)
+    assert time.monotonic() - began < 30  # the probe did not wait for the 300 s nvmlInit
+    assert (facts["driver"]["version"], facts["driver"]["source"]) == ("470.182.03", "nvidia-smi")
+    assert "NVML via ctypes: timed out after 1 s" in facts["errors"]
+
+
 CUDA_TORCH_STAND_IN = '''
 # Stands in for a CUDA build of torch on two GPUs, which cannot exist on this machine: the second
 # GPU is too old for the build's kernels, as on a node of mixed GPU generations.
