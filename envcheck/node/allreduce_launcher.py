@@ -184,6 +184,13 @@ def launch(args):
             failed = [(r, lr, p.returncode) for r, lr, p, _ in children
                       if p.poll() is not None and p.returncode != 0]
             if failed:
+                # a dead peer makes the survivors' collectives fail moments later, and one poll
+                # may see both: look again shortly, then name a rank killed by a signal (kill -9,
+                # the OOM killer) before the ranks whose collectives failed because of it
+                time.sleep(0.3)
+                failed = [(r, lr, p.returncode) for r, lr, p, _ in children
+                          if p.poll() is not None and p.returncode != 0]
+                failed.sort(key=lambda f: 0 if f[2] < 0 else 1)
                 r, lr, rc = failed[0]
                 out({"type": "rank_exit", "host": host, "rank": r, "local_rank": lr,
                      "code": rc})
