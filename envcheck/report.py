@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts import Facts
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, has_errors
@@ -252,3 +252,23 @@ def render_findings(findings: Iterable[Finding], width: int = 0) -> str:
     lines.append("")
     lines.append(f"{n[ERROR]} error(s), {n[WARNING]} warning(s), {n[INFO]} note(s)")
     return "\n".join(lines) + "\n"
+
+
+def outcome_body(out: Any, indent: str = "  ", log_header: bool = True,
+                 log_lines: Optional[int] = None) -> List[str]:
+    """The lines under a host's status for one install/env/provision step outcome (NodeOutcome):
+    what it did, problems, the error and the installer log's tail."""
+    text: List[str] = []
+    for line in out.lines:
+        for i, part in enumerate(str(line).splitlines()):
+            text.append((indent if i == 0 else indent + "  ") + part)
+    text.extend(f"{indent}problem: {p}" for p in out.problems)
+    if out.error:
+        text.append(f"{indent}error: {out.error}")
+    if out.log_tail:
+        if log_header:
+            text.append(f"{indent}installer log (tail):")
+        tail = out.log_tail.splitlines()
+        prefix = indent + ("  | " if log_header else "| ")
+        text.extend(prefix + line for line in (tail[-log_lines:] if log_lines else tail))
+    return text

@@ -77,18 +77,10 @@ def run_on_nodes(o: HostOpts, fn: Callable[[Remote], NodeOutcome], json_out: boo
 
 
 def render(out: NodeOutcome) -> None:
+    from envcheck.report import outcome_body
     typer.echo(f"{out.host}: {out.status}" + (f" ({out.bytes_uploaded} bytes uploaded)" if out.bytes_uploaded else ""))
-    for line in out.lines:
-        for i, part in enumerate(line.splitlines()):
-            typer.echo(("  " if i == 0 else "    ") + part)
-    for p in out.problems:
-        typer.echo(f"  problem: {p}")
-    if out.error:
-        typer.echo(f"  error: {out.error}")
-    if out.log_tail:
-        typer.echo("  installer log (tail):")
-        for line in out.log_tail.splitlines():
-            typer.echo(f"    | {line}")
+    for line in outcome_body(out):
+        typer.echo(line)
 
 
 @app.command("env")

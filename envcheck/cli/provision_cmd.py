@@ -7,6 +7,7 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.report import outcome_body
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    remotes_for)
@@ -73,16 +74,8 @@ def provision_cmd(
         for st in run.steps:
             out = st.outcome
             typer.echo(f"  {by_index[st.index].where}: {out.status}")
-            for line in out.lines:
-                for i, part in enumerate(str(line).splitlines()):
-                    typer.echo(("    " if i == 0 else "      ") + part)
-            for p in out.problems:
-                typer.echo(f"    problem: {p}")
-            if out.error:
-                typer.echo(f"    error: {out.error}")
-            if out.log_tail:
-                for line in out.log_tail.splitlines()[-10:]:
-                    typer.echo(f"    | {line}")
+            for line in outcome_body(out, indent="    ", log_header=False, log_lines=10):
+                typer.echo(line)
     changed = sum(r.changed for r in res.runs)
     typer.echo(f"{sum(r.ok for r in res.runs)}/{len(res.runs)} host(s) ok, {changed} step(s) changed something"
                + ("" if dry_run else ("; run it again: nothing should change" if changed else "; nothing to do")))
