@@ -20,6 +20,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                  "kernel_module": "410.48" | None},  # /proc/driver/nvidia/version, when loaded
       "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0" | None,
                 "memory_mib": int | None, "uuid": str | None, "pci_bus_id": str | None}],
+      "pci_gpus": [{"address": "0000:3b:00.0", "vendor_id": "0x10de", "device_id": "0x2330",
+                    "class": "0x030200"}],   # NVIDIA display devices in sysfs: there with or
+                    # without a driver. The controller adds "name", "chip", "compute_capability".
       "cuda": {
         "toolkits": [{"path": "/usr/local/cuda-10.0", "version": "10.0.130" | None,
                       "source": "version.json"|"version.txt"|"nvcc"|"cuda.h", "raw": str | None}],
@@ -107,6 +110,10 @@ def driver_version(f: Facts) -> Optional[str]:
 
 def gpus(f: Facts) -> List[Dict[str, Any]]:
     return _dicts(_get(f, "gpus"))
+
+
+def pci_gpus(f: Facts) -> List[Dict[str, Any]]:
+    return _dicts(_get(f, "pci_gpus"))
 
 
 def cuda_version(f: Facts) -> Optional[str]:
