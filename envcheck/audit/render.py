@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
+from envcheck.facts import schema as F
 from envcheck.model import ERROR, WARNING, Finding
+from envcheck.report import pci_gpus_summary
 
 MAX_HOST_COLUMNS = 8  # beyond this the drift table shows the majority plus the odd hosts
 
@@ -64,6 +66,9 @@ def render_hosts(audit, show_warnings: bool = True) -> List[str]:
         warns = sum(1 for f in r.findings if f.severity == WARNING)
         status = "ok" if not errs and not warns else f"{errs} error(s), {warns} warning(s)"
         lines.append(f"{r.host}: {status}")
+        on_bus = pci_gpus_summary(r.facts) if r.facts and not F.gpus(r.facts) else None
+        if on_bus:  # no driver yet: what is in the slots is the first thing to know
+            lines.append(f"  GPUs on the PCI bus, no driver lists them: {on_bus}")
         for f in shown:
             lines.extend(_finding_lines(f))
     if audit.fleet:

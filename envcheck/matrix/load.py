@@ -324,7 +324,7 @@ class Matrix:
         d = self.data
         return (f"schema {d['schema']}: {len(self._cuda)} CUDA releases "
                 f"({self._cuda[0]['version']} - {self._cuda[-1]['version']}), {len(self._cudnn)} cuDNN releases, "
-                f"{len(self._torch)} torch releases, {len(d['gpus'])} GPU entries, {len(self._archs)} archs")
+                f"{len(self._torch)} torch releases, {len(d['gpus'])} GPU entries, {len(d.get('chips') or [])} GPU chips, {len(self._archs)} archs")
 
 
 def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
