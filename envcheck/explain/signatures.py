@@ -52,14 +52,14 @@ class Signature:
 
 
 def anchor_of(pattern: str) -> Optional[str]:
-    """The longest literal run a match must contain (lower case), or None when the pattern has
-    a top-level alternative or no literal of 4+ characters."""
+    """The longest literal run outside groups, which every match contains (lower case), or None
+    when the pattern has a top-level alternative or no such literal of 4+ characters."""
     runs, cur, depth, i = [], "", 0, 0
     while i < len(pattern):
         c = pattern[i]
         if c == "\\" and i + 1 < len(pattern):
             n = pattern[i + 1]
-            if n.isalnum():          # \d \s \w ...: not a literal
+            if n.isalnum() or depth:  # \d \s \w ..., or inside a group: not a sure literal
                 runs.append(cur)
                 cur = ""
             else:
@@ -84,8 +84,8 @@ def anchor_of(pattern: str) -> Optional[str]:
             depth += {"(": 1, ")": -1}.get(c, 0)
             runs.append(cur)
             cur = ""
-        else:
-            cur += c
+        elif depth == 0:
+            cur += c                 # text inside a group may be optional or one alternative
         i += 1
     runs.append(cur)
     best = max((" ".join(r.split()) for r in runs), key=len, default="")

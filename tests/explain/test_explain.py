@@ -3,6 +3,7 @@ the source of each is named next to it)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -111,7 +112,10 @@ def test_known_error_texts_are_explained_with_values_read_from_the_text(text, fi
 
 
 def test_every_signature_is_exercised_by_a_case():
-    covered = {c[1] for c in CASES} | {"undefined-symbol", "nccl-no-socket-interface"}
+    # the rest are held by the corpus (tests/fixtures/errors, test_corpus.py) and the workload ones here
+    corpus = {p.stem for p in (Path(__file__).resolve().parents[1] / "fixtures" / "errors").glob("*.yaml")}
+    workload = {"cuda-oom", "device-side-assert", "tensor-device-mismatch", "shape-mismatch", "checkpoint-mismatch"}
+    covered = {c[1] for c in CASES} | corpus | workload
     assert set(signature_ids()) <= covered
 
 
@@ -177,4 +181,4 @@ def test_cli_reads_a_traceback_from_stdin_as_json(cli):
 def test_cli_json_for_unknown_text_says_so_and_exits_2(cli):
     r = cli("explain", "--json", "nothing to see")
     assert r.returncode == 2
-    assert json.loads(r.stdout) == {"known": False, "matches": []}
+    assert json.loads(r.stdout) == {"known": False, "environment": False, "matches": []}
