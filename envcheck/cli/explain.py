@@ -16,9 +16,9 @@ from envcheck.explain import match as lib
 WIDTH = 100
 
 
-def _wrapped(label: str, body: str) -> None:
-    lines = textwrap.wrap(body, WIDTH - 11) or [""]
-    typer.echo(f"  {label + ':':<8} {lines[0]}")
+def _wrapped(label: str, body: str, hang: str = "") -> None:
+    lines = textwrap.wrap(body, WIDTH - 11, subsequent_indent=hang) or [""]
+    typer.echo(f"  {(label + ':') if label else '':<8} {lines[0]}")
     for line in lines[1:]:
         typer.echo(f"           {line}")
 
@@ -32,7 +32,8 @@ def _print(found: List[lib.Explanation]) -> None:
         typer.echo(f"  matched: line {e.line}: {e.matched}")
         _wrapped("cause", e.cause)
         for j, a in enumerate(e.alternatives, 1):
-            _wrapped(f"  {j}", f"{a.confidence}: {a.cause}. Tell apart: {a.check}")
+            _wrapped("causes" if j == 1 else "", f"{j}. {a.confidence}: {a.cause}", "   ")
+            _wrapped("", f"   tell apart: {a.check}", "   ")
         _wrapped("fix", e.fix)
         for j, c in enumerate(e.checks):
             typer.echo(f"  {'check:' if j == 0 else '':<8} {c}")
@@ -46,7 +47,8 @@ def _print_hosts(found: List[lib.Explanation], diagnosis: list) -> None:
             typer.echo(f"  {d['host']}: could not be audited: {d['error']}")
             continue
         for e, c in zip(found, d["causes"]):
-            typer.echo(f"  {d['host']}: {e.id}: {c['verdict']}")
+            why = f" ({c['why']})" if c.get("why") else ""
+            typer.echo(f"  {d['host']}: {e.id}: {c['verdict']}{why}")
             for f in c["findings"]:
                 typer.echo(f"    {f['severity']} [{f['component']}] {f['message']}")
                 if f.get("fix"):

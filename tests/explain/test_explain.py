@@ -182,3 +182,27 @@ def test_cli_json_for_unknown_text_says_so_and_exits_2(cli):
     r = cli("explain", "--json", "nothing to see")
     assert r.returncode == 2
     assert json.loads(r.stdout) == {"known": False, "environment": False, "matches": []}
+
+
+def test_cli_local_takes_no_hosts(cli):
+    r = cli("explain", "--local", "invalid device ordinal", "node01")
+    assert r.returncode == 2 and "--local" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cli_local_audits_this_machine_and_never_rules_out_what_it_could_not_see(cli):
+    import glob
+    if glob.glob("/usr/lib/x86_64-linux-gnu/libcudnn.so*") or glob.glob("/usr/local/cuda*/lib64/libcudnn.so*"):
+        pytest.skip("this machine has a cuDNN; the verdict would depend on it")
+    r = cli("explain", "--local", "--json", "ImportError: libcudnn.so.8: cannot open shared object file")
+    assert r.returncode == 0, r.stderr
+    [host] = json.loads(r.stdout)["hosts"]
+    [cause] = host["causes"]
+    assert host["error"] is None and cause["id"] == "cudnn-lib-missing"
+    assert cause["verdict"] == "not checked" and "cudnn" in cause["why"]
+
+
+def test_cli_text_output_ranks_with_confidence_and_lists_the_causes_of_an_ambiguous_error(cli):
+    r = cli("explain", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("1. cuDNN failed to initialise (likely)")
+    assert "1. likely: no GPU memory" in r.stdout and "2. possible:" in r.stdout and "tell apart:" in r.stdout

@@ -1,13 +1,11 @@
 """How pasted text is made comparable, how causes are ranked, and the facts behind fix texts."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from envcheck.explain.fixes import driver_cuda, index_hint, nearest_published
 from envcheck.explain.match import explain
 from envcheck.explain.signatures import anchor_of
 from envcheck.explain.verdict import exit_code, verdicts
-from envcheck.model import Finding
+from envcheck.model import Finding, HostResult
 
 
 def test_colour_case_curly_quotes_and_wrapped_lines_do_not_hide_a_message():
@@ -82,17 +80,32 @@ def test_torch_driver_version_number_reads_as_the_cuda_it_supports():
     assert "CUDA 10.1" in e.title and "whl/cu101" in e.fix
 
 
-def _host(name, findings=(), error=None):
-    return SimpleNamespace(host=name, error=error, findings=list(findings))
+def _host(name, findings=(), error=None, facts=None):
+    return HostResult(host=name, facts=facts, findings=list(findings), error=error)
 
 
-def test_each_host_says_which_cause_is_confirmed_ruled_out_or_unknown():
+FACTS = {"driver": {"version": "535.104.05"}, "gpus": [{"name": "NVIDIA A100"}], "torch": {"version": "2.1.0"},
+         "cuda": {"version": "12.1"}, "cudnn": {"version": "8.9.2"}, "env": {}}
+
+
+def test_each_host_says_which_cause_is_confirmed_ruled_out_or_not_checked():
     found = explain("libcudnn.so.8: cannot open shared object file\nCUDA out of memory.")
+    assert [e.id for e in found] == ["cudnn-lib-missing", "cuda-oom"]
     bad = Finding("error", "cudnn-missing", "cudnn", "cuDNN 8 not found", fix="install it")
     other = Finding("warning", "gcc", "gcc", "gcc too new")
-    d = verdicts(found, [_host("n1", [bad, other]), _host("n2", [other]), _host("n3", error="ssh: timed out")])
+    no_cudnn = {k: v for k, v in FACTS.items() if k != "cudnn"}
+    d = verdicts(found, [_host("n1", [bad, other], facts=FACTS), _host("n2", [other], facts=FACTS),
+                         _host("n3", error="ssh: timed out"), _host("n4", facts=no_cudnn)])
     by = {x["host"]: {c["id"]: c["verdict"] for c in x["causes"]} for x in d}
-    assert by["n1"] == {"cudnn-lib-missing": "confirmed", "cuda-oom": "ruled out"}
+    assert by["n1"] == {"cudnn-lib-missing": "confirmed", "cuda-oom": "not checked"}
     assert by["n2"]["cudnn-lib-missing"] == "ruled out"
-    assert by["n3"]["cudnn-lib-missing"] == "unknown"
+    assert by["n3"]["cudnn-lib-missing"] == "not checked"
+    # no cuDNN seen: the audit had nothing to judge, so nothing is ruled out
+    assert by["n4"]["cudnn-lib-missing"] == "not checked" and "cudnn" in d[3]["causes"][0]["why"]
     assert exit_code(d) == 3 and exit_code(d[:2]) == 1 and exit_code(d[1:2]) == 0
+
+
+def test_a_run_time_cause_is_never_ruled_out_by_the_static_audit():
+    found = explain("NCCL error: remote process exited or there was a network error, NCCL version 2.18.5")
+    [d] = verdicts(found, [_host("n1", facts=dict(FACTS, nccl={"version": "2.18.5"}))])
+    assert d["causes"][0]["verdict"] == "not checked" and "doctor" in d["causes"][0]["why"]
