@@ -41,8 +41,11 @@ EVIDENCE: Dict[str, Callable[[Facts], bool]] = {
 def _verdict(e: Explanation, r: Any) -> Dict[str, Any]:
     if r.error:
         return {"id": e.id, "verdict": "not checked", "why": "the host could not be audited", "findings": []}
-    if e.kind != "environment" or not e.components:
+    if e.kind != "environment":
         return {"id": e.id, "verdict": "not checked", "why": "the program's own fault; no host check applies",
+                "findings": []}
+    if not e.components:
+        return {"id": e.id, "verdict": "not checked", "why": "no audit check covers this cause; see the check above",
                 "findings": []}
     hits = [f for f in r.findings if f.component in e.components and f.severity in SHOWN]
     if hits:
