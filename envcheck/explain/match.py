@@ -65,6 +65,8 @@ def _first_match(sig: Signature, norm: Normalised):
         if w.anchor is not None and w.anchor not in norm.lower:
             continue
         m = w.regex.search(norm.text)
+        if m and w.context is not None and not w.context.search(norm.text):
+            m = None
         if m and (best is None or (m.start(), CONFIDENCE.index(w.confidence))
                   < (best[0].start(), CONFIDENCE.index(best[1]))):
             best = (m, w.confidence)

@@ -32,6 +32,7 @@ class Wording:
     regex: Pattern[str]
     anchor: Optional[str]      # lower-case literal that must occur for the regex to match
     confidence: str
+    context: Optional[Pattern[str]] = None   # must also occur somewhere in the text
 
 
 @dataclass
@@ -99,10 +100,14 @@ def _expand(pattern: str) -> str:
 
 
 def _wording(w: Any) -> Wording:
-    pat, conf = (w, "exact") if isinstance(w, str) else (w["re"], w.get("confidence", "likely"))
+    if isinstance(w, str):
+        pat, conf, ctx = w, "exact", None
+    else:
+        pat, conf, ctx = w["re"], w.get("confidence", "exact" if "context" in w else "likely"), w.get("context")
     assert conf in CONFIDENCE, conf
     full = _expand(pat)
-    return Wording(re.compile(full, _FLAGS), anchor_of(full), conf)
+    return Wording(re.compile(full, _FLAGS), anchor_of(full), conf,
+                   re.compile(_expand(ctx), _FLAGS) if ctx else None)
 
 
 # --- derive functions (named in the data) -------------------------------------------------

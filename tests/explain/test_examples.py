@@ -40,6 +40,7 @@ QUOTED = {
     "CUDA error: unknown error": "cuda-unknown-error",
     "an illegal memory access was encountered": "illegal-memory-access",
     "unhandled system error": "nccl-system-error",
+    "CUBLAS_STATUS_NOT_INITIALIZED": "cublas-not-initialized",
 }
 
 

@@ -109,3 +109,10 @@ def test_a_run_time_cause_is_never_ruled_out_by_the_static_audit():
     found = explain("NCCL error: remote process exited or there was a network error, NCCL version 2.18.5")
     [d] = verdicts(found, [_host("n1", facts=dict(FACTS, nccl={"version": "2.18.5"}))])
     assert d["causes"][0]["verdict"] == "not checked" and "doctor" in d["causes"][0]["why"]
+
+
+def test_a_generic_socket_error_is_a_rendezvous_failure_only_in_a_distributed_log():
+    hub = "ConnectionRefusedError: [Errno 111] Connection refused"
+    assert all(e.id != "rendezvous-refused" for e in explain(hub))
+    store = "  File \"torch/distributed/rendezvous.py\", line 176, in _create_c10d_store\n" + hub
+    assert explain(store)[0].id == "rendezvous-refused"
