@@ -99,7 +99,8 @@ def explain(text: str) -> List[Explanation]:
     if text is None or not text.strip():
         raise UsageError("explain: no error text given",
                          'pass the message, e.g. envcheck explain "no kernel image is available"')
-    norm = Normalised(text[-MAX_TEXT:])
+    skipped = text.count("\n", 0, len(text) - MAX_TEXT) if len(text) > MAX_TEXT else 0
+    norm = Normalised(text[-MAX_TEXT:], first_line=skipped + 1)
     found: List[Explanation] = []
     table = signatures()
     for sig in table:

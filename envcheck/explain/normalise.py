@@ -20,7 +20,8 @@ _TRANS = str.maketrans({
 
 
 class Normalised:
-    def __init__(self, text: str):
+    def __init__(self, text: str, first_line: int = 1):
+        self._first = first_line
         lines = text.splitlines() or [""]
         parts: List[str] = []
         starts: List[int] = []
@@ -40,4 +41,4 @@ class Normalised:
         a = bisect.bisect_right(self._starts, start) - 1
         b = bisect.bisect_right(self._starts, max(start, end - 1)) - 1
         shown = " ".join(" ".join(_ANSI.sub("", x).split()) for x in self._lines[a:b + 1])
-        return a + 1, shown[:300]
+        return a + self._first, shown[:300]

@@ -116,3 +116,11 @@ def test_a_generic_socket_error_is_a_rendezvous_failure_only_in_a_distributed_lo
     assert all(e.id != "rendezvous-refused" for e in explain(hub))
     store = "  File \"torch/distributed/rendezvous.py\", line 176, in _create_c10d_store\n" + hub
     assert explain(store)[0].id == "rendezvous-refused"
+
+
+def test_past_the_size_bound_the_tail_is_read_and_line_numbers_stay_true(monkeypatch):
+    import envcheck.explain.match as m
+    monkeypatch.setattr(m, "MAX_TEXT", 1000)
+    text = "x" * 50 + "\n" + ("noise line\n" * 500) + "invalid device ordinal\n"
+    [e] = explain(text)
+    assert e.id == "invalid-device-ordinal" and e.line == 502
