@@ -67,6 +67,15 @@ def anchor_of(pattern: str) -> Optional[str]:
                 cur += n
             i += 2
             continue
+        if c == "[":
+            # a character class stands for one character, never for its letters
+            j = i + 1 + (pattern.startswith("^", i + 1)) + (pattern.startswith("]", i + 1))
+            while j < len(pattern) and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            runs.append(cur)
+            cur = ""
+            i = j + 1
+            continue
         if c == "(" and pattern.startswith("?", i + 1):
             # a group's own syntax ((?:  (?P<name>  (?=) is not text
             end = pattern.find(">", i) + 1 if pattern.startswith("?P<", i + 1) else i + 3

@@ -55,6 +55,7 @@ def test_a_weak_hint_is_only_likely():
 def test_anchor_is_the_longest_literal_and_absent_for_top_level_alternatives():
     assert anchor_of(r"libcudart\.so\.(?P<ver>\d+): cannot open shared object file") == ": cannot open shared object file"
     assert anchor_of(r"abcde|fghij") is None
+    assert anchor_of(r"lib[0-9a-f_]{8}\.so: cannot") == ".so: cannot"
     assert anchor_of(r"(?:trying to build pytorch|running) with a too old gcc") == "with a too old gcc"
 
 
@@ -124,3 +125,23 @@ def test_past_the_size_bound_the_tail_is_read_and_line_numbers_stay_true(monkeyp
     text = "x" * 50 + "\n" + ("noise line\n" * 500) + "invalid device ordinal\n"
     [e] = explain(text)
     assert e.id == "invalid-device-ordinal" and e.line == 502
+
+
+def test_every_wording_that_matches_a_corpus_text_finds_its_anchor_there():
+    # the anchor is a shortcut: a wrong one would silently stop its wording from ever matching
+    from pathlib import Path
+
+    import yaml
+
+    from envcheck.explain.normalise import Normalised
+    from envcheck.explain.signatures import signatures
+    corpus = Path(__file__).resolve().parents[1] / "fixtures" / "errors"
+    texts = [Normalised(i["text"]) for f in corpus.glob("*.yaml") for i in yaml.safe_load(f.read_text())]
+    checked = 0
+    for sig in signatures():
+        for w in sig.wordings:
+            for n in texts:
+                if w.regex.search(n.text):
+                    checked += 1
+                    assert w.anchor is None or w.anchor in n.lower, (sig.id, w.regex.pattern, w.anchor)
+    assert checked > 300
