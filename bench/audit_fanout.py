@@ -132,16 +132,17 @@ def main():
                          f"{min(sel)}..{max(sel)}" if sel else "-", err, load))
         # the transport alone: the same fan-out running `true` (in-process, no CLI start-up)
         from envcheck.hostlist import parse_targets
-        from envcheck.hosts import SSHOptions, close_all, make_remotes, run_on_all
+        from envcheck.hosts import SSHOptions, make_remotes
+        from envcheck.remote import fan_out
         for n in (1, 32):
             rs = make_remotes(parse_targets(names[:n]), SSHOptions(ssh_config=str(c.ssh_config)))
             before, load = execs(c), load1()
             t = time.perf_counter()
-            res = run_on_all(rs, "true")
+            res = fan_out(rs, lambda r: r.run("true"), 32)
             wall = time.perf_counter() - t
-            close_all(rs)
+            [r.close() for r in rs]
             per = [a - b for a, b in zip(execs(c), before)][:n]
-            rows.append((f"hosts.run_on_all('true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
+            rows.append((f"fan_out(run 'true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
                          f"{min(per)}..{max(per)}", [], load))
         for n in (1, 8, 32):
             load = load1()
