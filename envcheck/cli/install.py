@@ -63,16 +63,11 @@ def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
 def run_on_nodes(o: HostOpts, fn: Callable[[Remote], NodeOutcome], json_out: bool) -> None:
     remotes = open_remotes(o)
     try:
-        results = fan_out(remotes, fn, forks=o.forks)
+        outcomes: List[NodeOutcome] = fan_out(remotes, fn, forks=o.forks).values_or(
+            lambda remote, e: NodeOutcome(remote.name).fail("failed", getattr(e, "one_line", lambda: str(e))()))
     finally:
         for r in remotes:
             r.close()
-    outcomes: List[NodeOutcome] = []
-    for remote, res in zip(remotes, results):
-        if isinstance(res, BaseException):
-            msg = getattr(res, "one_line", lambda: str(res))()
-            res = NodeOutcome(remote.name).fail("failed", msg)
-        outcomes.append(res)
     finish(outcomes, json_out)
 
 
