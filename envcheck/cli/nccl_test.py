@@ -11,12 +11,13 @@ from envcheck.cli.common import Annotated, JsonOpt, guard, print_json
 from envcheck.allreduce.verdict import SLOW, judge_report
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
-                                   StrictHostKeysOpt, UserOpt, remotes_for)
+                                   StrictHostKeysOpt, UserOpt, HostSelection)
 
 
 @app.command("nccl-test")
 @guard
 def nccl_test(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     hosts_file: HostsFileOpt = None,
     ssh_config: SshConfigOpt = None,
@@ -72,8 +73,8 @@ def nccl_test(
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)
-    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
-                          connect_timeout, connect_timeout + 30, strict_host_keys)
+    # its remote commands are the preflight's and the launchers' (bounded by the run itself)
+    remotes = HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()
     progress = None if json_out else (lambda m: typer.echo(f"envcheck: {m}", err=True))
     try:
         rep = run_allreduce(remotes, opts, progress)
