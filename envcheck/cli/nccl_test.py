@@ -38,9 +38,10 @@ def nccl_test(
     warmup: Annotated[int, typer.Option(help="Untimed all-reduces per size.", min=0)] = 5,
     iters: Annotated[int, typer.Option(help="Timed all-reduces per size.", min=1)] = 20,
     timeout: Annotated[float, typer.Option(
-        "--timeout", min=0.1, metavar="SECONDS",
-        help="Seconds one collective may take before the run is stopped (exit 3); remote "
-             "commands of the preflight get --connect-timeout + 30.")] = 60.0,
+        "--collective-timeout", "--timeout", min=0.1, metavar="SECONDS",
+        help="Seconds one collective may take before the run is stopped (exit 3), as doctor's "
+             "--collective-timeout (--timeout is the older name). Remote commands of the "
+             "preflight get --connect-timeout + 30.")] = 60.0,
     rendezvous_timeout: Annotated[float, typer.Option(help="Seconds for every rank to join.")]
     = 60.0,
     run_timeout: Annotated[float, typer.Option(help="Last bound on the whole run per host.")]
