@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
-from envcheck.model import Finding, HostResult, has_errors, sort_findings
+from envcheck.errors import UsageError
+from envcheck.model import Finding, HostResult, sort_findings, verdict_exit_code
 from envcheck.remote import Outcome, Remote, fan_out
 from envcheck.rules.fleet import DriftRow, drift, fleet_findings
 
@@ -36,10 +36,8 @@ class FleetAudit:
 
     def exit_code(self) -> int:
         """3 when a host could not be audited (its state is unknown), else 1 on any error
-        finding, else 0."""
-        if self.unreachable:
-            return EXIT_UNREACHABLE
-        return EXIT_FINDINGS if has_errors(self.all_findings) else EXIT_OK
+        finding, else 0 — for one host as for many."""
+        return verdict_exit_code(self.all_findings, unknown=bool(self.unreachable))
 
 
 def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
