@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import typer
 
@@ -50,7 +50,8 @@ StrictHostKeysOpt = Annotated[bool, typer.Option(
 NodePythonOpt = Annotated[Optional[str], typer.Option(
     "--node-python", metavar="PATH",
     help="Python interpreter on the nodes (e.g. a venv or conda env with torch). "
-         "Default: python3, else python.")]
+         "Default: python3, else python; nccl-test, doctor and audit on this machine use "
+         "envcheck's own interpreter when torch is installed there.")]
 
 
 def remotes_for(hosts: Optional[List[str]], hosts_file: Optional[Path] = None,
@@ -70,6 +71,24 @@ def remotes_for(hosts: Optional[List[str]], hosts_file: Optional[Path] = None,
                       identity=str(identity) if identity else None, connect_timeout=connect_timeout,
                       timeout=timeout, strict_host_keys=strict_host_keys, forks=forks)
     return list(make_remotes(targets, opts))
+
+
+def local_python(node_python: Optional[str], remotes: Sequence[Remote],
+                 what: str = "workers run") -> Tuple[Optional[str], Optional[str]]:
+    """The interpreter for node-side work and a line saying which one, for a run on this machine.
+
+    Someone who installed envcheck and torch into one venv means that torch: on this machine the
+    default is the interpreter envcheck runs under when torch is installed beside it, else
+    python3 (as on any node). An explicit --node-python, or any remote host, is left as given."""
+    if node_python or len(remotes) != 1 or not isinstance(remotes[0], LocalRemote):
+        return node_python, None
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        return sys.executable, (f"this machine: {what} under {sys.executable} (torch is installed "
+                                f"there; --node-python PATH picks another)")
+    return None, (f"this machine: {what} under python3 (no torch beside envcheck in "
+                  f"{sys.executable}; --node-python PATH picks another)")
 
 
 def progress_printer(total: int, label: str, enabled: Optional[bool] = None) -> Callable[[str, bool], None]:

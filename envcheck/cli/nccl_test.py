@@ -5,13 +5,13 @@ from typing import Optional
 import typer
 
 from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.run import Options, run_allreduce
+from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, print_json
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
-                                   StrictHostKeysOpt, UserOpt, remotes_for)
+                                   StrictHostKeysOpt, UserOpt, local_python, remotes_for)
 
 
 @app.command("nccl-test")
@@ -72,8 +72,12 @@ def nccl_test(
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)
+    check_options(opts)
     remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
                           connect_timeout, connect_timeout + 30, strict_host_keys)
+    opts.node_python, which = local_python(node_python, remotes)
+    if which:
+        typer.echo(f"envcheck: {which}", err=True)
     progress = None if json_out else (lambda m: typer.echo(f"envcheck: {m}", err=True))
     try:
         rep = run_allreduce(remotes, opts, progress)
