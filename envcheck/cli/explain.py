@@ -9,9 +9,10 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, IdentityOpt, NodePythonOpt,
-                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, remotes_for)
+                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
 from envcheck.errors import UsageError
 from envcheck.explain import match as lib
+from envcheck.remote import LocalRemote
 
 WIDTH = 100
 
@@ -58,6 +59,7 @@ def _print_hosts(found: List[lib.Explanation], diagnosis: list) -> None:
 @app.command("explain")
 @guard
 def explain(
+    ctx: typer.Context,
     text: Annotated[Optional[str], typer.Argument(
         metavar="ERROR_TEXT", help="The error message, traceback or whole log; '-' (or nothing) reads stdin.")] = None,
     hosts: Annotated[Optional[List[str]], typer.Argument(
@@ -90,8 +92,8 @@ def explain(
         from envcheck.audit.fleet import audit_fleet
         from envcheck.explain.verdict import verdicts
         from envcheck.matrix.load import load_matrix
-        remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout,
-                              timeout, strict_host_keys)
+        # --local: this machine even inside a Slurm allocation (no $SLURM_JOB_NODELIST fan-out)
+        remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
         try:
             fa = audit_fleet(remotes, load_matrix(matrix), deep=False, node_python=node_python,
                              timeout=timeout, forks=forks)
