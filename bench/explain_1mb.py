@@ -2,12 +2,14 @@
 a training log (progress and NCCL INFO lines) with the failure at its end, and a worst case made
 only of the corpus's error texts, so nearly every wording's anchor occurs and its regex runs.
 Prints the library time (cold: the signature table loaded and compiled; warm) and the whole
-command's wall time (`envcheck explain - < log`, interpreter start included). Asserts nothing.
+command's time (`envcheck explain - < log`, interpreter start included), wall and CPU (the CPU
+figure is the one to compare on a loaded machine). Asserts nothing.
 
     python bench/explain_1mb.py [SIZE_MB]
 """
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import tempfile
@@ -48,29 +50,36 @@ def corpus_log(size: int) -> str:
 
 
 def timed(fn, *a):
-    t = time.perf_counter()
+    """(wall s, CPU s, result): on a shared machine the CPU time is the figure that travels."""
+    t, c = time.perf_counter(), time.process_time()
     r = fn(*a)
-    return time.perf_counter() - t, r
+    return time.perf_counter() - t, time.process_time() - c, r
+
+
+def child_cpu() -> float:
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
 
 
 def main() -> None:
     size = int(float(sys.argv[1]) * 1_000_000) if len(sys.argv) > 1 else 1_000_000
     from envcheck.explain.match import explain
     logs = {"training log": training_log(size), "corpus only (worst case)": corpus_log(size)}
-    cold, _ = timed(explain, "warm-up: CUDA error: unknown error")
-    print(f"signature table load+compile (first call): {cold * 1000:.0f} ms")
+    cold, cold_cpu, _ = timed(explain, "warm-up: CUDA error: unknown error")
+    print(f"signature table load+compile (first call): {cold * 1000:.0f} ms wall, {cold_cpu * 1000:.0f} ms CPU")
     for name, log in logs.items():
-        warm, found = timed(explain, log)
+        warm, warm_cpu, found = timed(explain, log)
         with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as fh:
             fh.write(log)
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), child_cpu()
         with open(fh.name) as stdin:
             p = subprocess.run([sys.executable, "-m", "envcheck", "explain", "-"], stdin=stdin,
                                capture_output=True, text=True)
-        wall = time.perf_counter() - t
+        wall, cpu = time.perf_counter() - t, child_cpu() - c0
         Path(fh.name).unlink()
         print(f"{name}: {len(log) / 1e6:.2f} MB, {len(found)} causes (first: {found[0].id}); "
-              f"explain() {warm * 1000:.0f} ms; `envcheck explain - < log` {wall * 1000:.0f} ms (exit {p.returncode})")
+              f"explain() {warm * 1000:.0f} ms wall / {warm_cpu * 1000:.0f} ms CPU; "
+              f"`envcheck explain - < log` {wall * 1000:.0f} ms wall / {cpu * 1000:.0f} ms CPU (exit {p.returncode})")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import List, Tuple
+from itertools import accumulate
+from typing import Tuple
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
-_SPACE = re.compile(r"\s+")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n]*\x07")
 _TRANS = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "`": "'", "\u00b4": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
@@ -22,22 +22,17 @@ _TRANS = str.maketrans({
 class Normalised:
     def __init__(self, text: str, first_line: int = 1):
         self._first = first_line
-        lines = text.splitlines() or [""]
-        parts: List[str] = []
-        starts: List[int] = []
-        pos = 0
-        for line in lines:
-            n = _SPACE.sub(" ", _ANSI.sub("", line).translate(_TRANS)).strip()
-            starts.append(pos)
-            parts.append(n)
-            pos += len(n) + 1
+        self._lines = text.splitlines() or [""]
+        # whole-text passes (C speed); neither changes the number of lines
+        clean = _ANSI.sub("", text) if "\x1b" in text else text
+        clean = clean.replace("`", "'").replace("\\", "/") if clean.isascii() else clean.translate(_TRANS)
+        parts = [" ".join(line.split()) for line in clean.splitlines() or [""]]
+        self._starts = list(accumulate([0] + [len(p) + 1 for p in parts[:-1]]))
         self.text = " ".join(parts)
         self.lower = self.text.lower()
-        self._starts = starts
-        self._lines = lines
 
     def lines_of(self, start: int, end: int) -> Tuple[int, str]:
-        """(1-based line number, the original line(s) covering [start, end), trimmed)."""
+        """(line number, the original line(s) covering [start, end), trimmed)."""
         a = bisect.bisect_right(self._starts, start) - 1
         b = bisect.bisect_right(self._starts, max(start, end - 1)) - 1
         shown = " ".join(" ".join(_ANSI.sub("", x).split()) for x in self._lines[a:b + 1])

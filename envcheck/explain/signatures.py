@@ -156,7 +156,9 @@ DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
 @lru_cache(maxsize=1)
 def signatures() -> Tuple[Signature, ...]:
     out = []
-    for d in yaml.safe_load(DATA.read_text()):
+    # libyaml's loader when PyYAML has it: the table is read on every `explain`
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for d in yaml.load(DATA.read_text(), Loader=loader):  # noqa: S506 - a safe loader
         out.append(Signature(
             id=d["id"], kind=d.get("kind", "environment"), priority=int(d.get("priority", 0)),
             title=d["title"], cause=d["cause"], fix=d["fix"],
