@@ -6,7 +6,7 @@
 # What it shows: the nccl backend end to end at world size 1 (a single GPU cannot show multi-GPU
 # bandwidth: busbw is 0 by definition at n=1, algbw is a device-local copy), that #wrong catches a
 # perturbed contribution on the GPU, that a rank whose peer never joins times out (exit 3), and
-# the --deep probe when envcheck/node/probe.py exists.
+# the --deep probe when envcheck/node/probe/ exists.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d /tmp/envcheck-gpu-check.XXXXXX)}
@@ -35,10 +35,10 @@ echo "exit $? (want 0)"; tail -n 4 "$OUT/worker_nccl.jsonl"; grep -m1 "NCCL vers
 
 step "2. controller path (library + launcher), nccl, 1 rank per GPU on this host"
 NP=$("$PY" -c 'import torch;print(max(1,torch.cuda.device_count()))' 2>/dev/null || echo 1)
-timeout 240 env PYTHONPATH=. "$PY" - "$PY" "$NP" "$B" "$(PYTHONPATH=. "$PY" -c "from envcheck.allreduce_math import parse_size;print(parse_size(\"$MAXB\"))")" >"$OUT/controller_nccl.txt" 2>&1 <<'PYEOF'
+timeout 240 env PYTHONPATH=. "$PY" - "$PY" "$NP" "$B" "$(PYTHONPATH=. "$PY" -c "from envcheck.allreduce.bandwidth import parse_size;print(parse_size(\"$MAXB\"))")" >"$OUT/controller_nccl.txt" 2>&1 <<'PYEOF'
 import json, sys
-from envcheck.allreduce import Options, run_allreduce
-from envcheck.allreduce_render import render_text
+from envcheck.allreduce.run import Options, run_allreduce
+from envcheck.allreduce.render import render_text
 from envcheck.remote import LocalRemote
 opts = Options(backend=sys.argv[3], nproc_per_node=int(sys.argv[2]), max_bytes=int(sys.argv[4]),
                node_python=sys.argv[1], timeout=60)
@@ -62,10 +62,11 @@ MASTER_ADDR=127.0.0.1 MASTER_PORT=$(port) RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 \
 echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s (want 3, ~10 s)"
 
 step "5. probe --deep"
-if [ -f envcheck/node/probe.py ]; then
-  timeout 120 "$PY" envcheck/node/probe.py --deep >"$OUT/probe_deep.json" 2>"$OUT/probe_deep.err"
+if [ -d envcheck/node/probe ]; then
+  PYTHONPATH=. "$PY" -c 'from envcheck.audit.probe import probe_source; print(probe_source())' >"$OUT/probe.py"
+  timeout 120 "$PY" "$OUT/probe.py" --deep >"$OUT/probe_deep.json" 2>"$OUT/probe_deep.err"
   echo "exit $?"; head -c 3000 "$OUT/probe_deep.json"; echo; tail -n 5 "$OUT/probe_deep.err"
 else
-  echo "envcheck/node/probe.py is not in this tree: skipped"
+  echo "envcheck/node/probe/ is not in this tree: skipped"
 fi
 echo; echo "outputs in $OUT"

@@ -8,7 +8,7 @@ import zipfile
 
 import yaml
 
-from envcheck.matrix_schema import validate
+from envcheck.matrix.schema import validate
 from tests.conftest import REPO
 
 
@@ -21,12 +21,12 @@ def test_the_built_wheel_contains_the_matrix_and_it_validates(tmp_path):
     [whl] = list(tmp_path.glob("envcheck-*.whl"))
     with zipfile.ZipFile(whl) as z:
         text = z.read("envcheck/data/compat_matrix.yaml").decode()
-        assert "envcheck/matrix_schema.py" in z.namelist()
+        assert "envcheck/matrix/schema.py" in z.namelist()
         # shipped as text to the nodes / read as data: an installed envcheck without them only
         # fails on first use, so check every one, byte for byte
-        shipped = {f"envcheck/node/{p.name}": p for p in (REPO / "envcheck" / "node").glob("*.py")}
+        shipped = {p.relative_to(REPO).as_posix(): p for p in (REPO / "envcheck" / "node").rglob("*.py")}
         shipped.update({f"envcheck/data/playbooks/{p.name}": p for p in (REPO / "playbooks").glob("*.yaml")})
-        assert "envcheck/node/probe.py" in shipped
+        assert "envcheck/node/probe/main.py" in shipped
         for name, src in shipped.items():
             assert name in z.namelist(), name
             assert z.read(name) == src.read_bytes(), name
