@@ -40,6 +40,26 @@ NAME_RE = re.compile(r"^ecs[0-9a-f]{5}")
 LOCK_FILE = "/run/envcheck-simcluster.lock"
 ROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PRIVATE_TMPFS = ("/usr/local", "/root", "/home", "/tmp", "/var/log")
+# The distribution's NVIDIA userspace (tests/nvidia_userspace.sh installs it into the shared /usr)
+# is hidden on every host unless a test shows it (standins.show_nvidia_userspace): the real files
+# of libnvidia-ml/libcuda and nvidia-smi under empty tmpfs (their /etc/alternatives links then
+# lead nowhere, as on a machine without the packages), and /usr/bin seen through an overlay
+# without nvcc (Debian's toolkit). Undone by unmounting the three.
+NVIDIA_HIDDEN_DIRS = ("/usr/lib/x86_64-linux-gnu/nvidia", "/usr/lib/nvidia")
+NVIDIA_HIDDEN_BIN = ("nvcc", "nvidia-smi")
+
+
+def hide_nvidia_script(state_dir: str) -> str:
+    """Shell text (run inside a host) that hides NVIDIA's packaged userspace; a no-op for what the
+    machine does not have. `state_dir` holds the /usr/bin overlay's private layers."""
+    q = shlex.quote(state_dir)
+    dirs = "".join(f"if [ -d {d} ] && ! mountpoint -q {d}; then mount -t tmpfs -o mode=755 sim {d}; fi; "
+                   for d in NVIDIA_HIDDEN_DIRS)
+    gone = " ".join(f"/usr/bin/{b}" for b in NVIDIA_HIDDEN_BIN)
+    return (dirs + f"if ! mountpoint -q /usr/bin && ls -d {gone} 2>/dev/null | grep -q .; then "
+            f"mkdir -p {q}; mountpoint -q {q} || mount -t tmpfs sim {q}; mkdir -p {q}/up {q}/work; "
+            f"mount -t overlay sim -o lowerdir=/usr/bin,upperdir={q}/up,workdir={q}/work /usr/bin; "
+            f"rm -f {gone}; fi; ")
 
 
 def _sh(cmd: Sequence[str], check: bool = True, input: Optional[str] = None,
@@ -132,6 +152,7 @@ class Host:
             + f"mkdir -p {ovl}; mount -t tmpfs sim {ovl}; mkdir {ovl}/up {ovl}/work; "
             + f"mount -t overlay sim -o lowerdir=/etc,upperdir={ovl}/up,workdir={ovl}/work /etc; "
             + reexpose
+            + hide_nvidia_script(str(self.dir / "usrbin"))
             + "mkdir -p /usr/local/bin /usr/local/lib /root/.ssh; chmod 700 /root/.ssh; "
             + f"hostname {self.name}; echo {self.name} > /etc/hostname; "
             + f"echo {uuid.uuid4().hex} > /etc/machine-id; "
