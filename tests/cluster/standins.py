@@ -297,7 +297,8 @@ def show_nvidia_userspace(host) -> None:
     """Let this host see the distribution's NVIDIA userspace installed in the shared /usr (hidden on
     every host by default, see sim.hide_nvidia_script): libnvidia-ml, nvidia-smi, nvcc."""
     from tests.cluster.sim import NVIDIA_HIDDEN_DIRS
-    host.run_local("; ".join(f"if mountpoint -q {d}; then umount {d}; fi"
+    # lazily: the shell doing it runs from /usr/bin (/bin is a link to it), keeping it busy
+    host.run_local("; ".join(f"if mountpoint -q {d}; then umount -l {d}; fi"
                              for d in ("/usr/bin",) + NVIDIA_HIDDEN_DIRS))
 
 
@@ -312,7 +313,7 @@ def set_kernel_module(host, proc_version_text: Optional[str]) -> None:
     one, e.g. tests/fixtures/misc/proc-driver-version-*.txt); None: no module (the default). A
     tmpfs over the host's own view of /proc/driver: the kernel is not touched."""
     if proc_version_text is None:
-        host.run_local("if mountpoint -q /proc/driver; then umount /proc/driver; fi")
+        host.run_local("if mountpoint -q /proc/driver; then umount -l /proc/driver; fi")
         return
     host.run_local("mountpoint -q /proc/driver || mount -t tmpfs -o mode=755 sim /proc/driver; "
                    "mkdir -p /proc/driver/nvidia")

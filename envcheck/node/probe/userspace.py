@@ -17,8 +17,9 @@ NVML_LIB_RM_VERSION_MISMATCH = 18
 
 def parse_nvml_version(text):
     """nvmlSystemGetNVMLVersion: '12.535.261.03' -> '535.261.03' (NVML's own major, then the
-    version of the driver the library belongs to); anything else -> None."""
-    m = re.match(r"^\d{1,3}\.(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)$", (text or "").strip())
+    version of the driver the library belongs to, whose major has three digits); anything else,
+    a bare driver version included, -> None."""
+    m = re.match(r"^\d{1,2}\.(\d{3}\.\d{1,3}(?:\.\d{1,3})?)$", (text or "").strip())
     return m.group(1) if m else None
 
 
