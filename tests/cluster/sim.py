@@ -41,25 +41,32 @@ LOCK_FILE = "/run/envcheck-simcluster.lock"
 ROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PRIVATE_TMPFS = ("/usr/local", "/root", "/home", "/tmp", "/var/log")
 # The distribution's NVIDIA userspace (tests/nvidia_userspace.sh installs it into the shared /usr)
-# is hidden on every host unless a test shows it (standins.show_nvidia_userspace): the real files
-# of libnvidia-ml/libcuda and nvidia-smi under empty tmpfs (their /etc/alternatives links then
-# lead nowhere, as on a machine without the packages), and /usr/bin seen through an overlay
-# without nvcc (Debian's toolkit). Undone by unmounting the three.
-NVIDIA_HIDDEN_DIRS = ("/usr/lib/x86_64-linux-gnu/nvidia", "/usr/lib/nvidia")
-NVIDIA_HIDDEN_BIN = ("nvcc", "nvidia-smi")
+# is hidden on every host unless a test shows it (standins.show_nvidia_userspace): /usr/bin and the
+# multiarch library directory are seen through overlays without nvcc, nvidia-smi and the
+# libnvidia-ml/libcuda links and files, as on a machine without the packages. Overlays, not empty
+# mounts over the files: a link left dangling in the SHARED directory would be deleted for real by
+# the next `ldconfig` run on the host. Shown again by unmounting the overlays.
+NVIDIA_HIDDEN = {
+    "/usr/bin": ("nvcc", "nvidia-smi"),
+    "/usr/lib/x86_64-linux-gnu": ("nvidia", "libnvidia-ml.so", "libnvidia-ml.so.1", "libcuda.so",
+                                  "libcuda.so.1", "libnvidia-ptxjitcompiler.so.1"),
+}
 
 
 def hide_nvidia_script(state_dir: str) -> str:
     """Shell text (run inside a host) that hides NVIDIA's packaged userspace; a no-op for what the
-    machine does not have. `state_dir` holds the /usr/bin overlay's private layers."""
-    q = shlex.quote(state_dir)
-    dirs = "".join(f"if [ -d {d} ] && ! mountpoint -q {d}; then mount -t tmpfs -o mode=755 sim {d}; fi; "
-                   for d in NVIDIA_HIDDEN_DIRS)
-    gone = " ".join(f"/usr/bin/{b}" for b in NVIDIA_HIDDEN_BIN)
-    return (dirs + f"if ! mountpoint -q /usr/bin && ls -d {gone} 2>/dev/null | grep -q .; then "
-            f"mkdir -p {q}; mountpoint -q {q} || mount -t tmpfs sim {q}; mkdir -p {q}/up {q}/work; "
-            f"mount -t overlay sim -o lowerdir=/usr/bin,upperdir={q}/up,workdir={q}/work /usr/bin; "
-            f"rm -f {gone}; fi; ")
+    machine does not have. `state_dir` holds the overlays' private layers."""
+    out = []
+    for n, (d, names) in enumerate(sorted(NVIDIA_HIDDEN.items())):
+        gone = " ".join(shlex.quote(f"{d}/{x}") for x in names)
+        layer = shlex.quote(f"{state_dir}/{n}")
+        out.append(
+            f"if ! mountpoint -q {d} && ls -d {gone} 2>/dev/null | grep -q .; then "
+            f"mkdir -p {layer}; mountpoint -q {layer} || mount -t tmpfs sim {layer}; "
+            f"mkdir -p {layer}/up {layer}/work; "
+            f"mount -t overlay sim -o lowerdir={d},upperdir={layer}/up,workdir={layer}/work {d}; "
+            f"rm -rf {gone}; fi; ")
+    return "".join(out)
 
 
 def _sh(cmd: Sequence[str], check: bool = True, input: Optional[str] = None,
@@ -152,7 +159,7 @@ class Host:
             + f"mkdir -p {ovl}; mount -t tmpfs sim {ovl}; mkdir {ovl}/up {ovl}/work; "
             + f"mount -t overlay sim -o lowerdir=/etc,upperdir={ovl}/up,workdir={ovl}/work /etc; "
             + reexpose
-            + hide_nvidia_script(str(self.dir / "usrbin"))
+            + hide_nvidia_script(str(self.dir / "nvidia-hidden"))
             + "mkdir -p /usr/local/bin /usr/local/lib /root/.ssh; chmod 700 /root/.ssh; "
             + f"hostname {self.name}; echo {self.name} > /etc/hostname; "
             + f"echo {uuid.uuid4().hex} > /etc/machine-id; "

@@ -296,16 +296,15 @@ def plant_driver(host, driver: Optional[str], gpus: Optional[Sequence[dict]] = N
 def show_nvidia_userspace(host) -> None:
     """Let this host see the distribution's NVIDIA userspace installed in the shared /usr (hidden on
     every host by default, see sim.hide_nvidia_script): libnvidia-ml, nvidia-smi, nvcc."""
-    from tests.cluster.sim import NVIDIA_HIDDEN_DIRS
+    from tests.cluster.sim import NVIDIA_HIDDEN
     # lazily: the shell doing it runs from /usr/bin (/bin is a link to it), keeping it busy
-    host.run_local("; ".join(f"if mountpoint -q {d}; then umount -l {d}; fi"
-                             for d in ("/usr/bin",) + NVIDIA_HIDDEN_DIRS))
+    host.run_local("; ".join(f"if mountpoint -q {d}; then umount -l {d}; fi" for d in NVIDIA_HIDDEN))
 
 
 def hide_nvidia_userspace(host) -> None:
     """Hide it again (what every host starts with)."""
     from tests.cluster.sim import hide_nvidia_script
-    host.run_local(hide_nvidia_script(str(host.dir / "usrbin")))
+    host.run_local(hide_nvidia_script(str(host.dir / "nvidia-hidden")))
 
 
 def set_kernel_module(host, proc_version_text: Optional[str]) -> None:

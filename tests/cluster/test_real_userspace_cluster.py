@@ -7,6 +7,7 @@ the reboot)."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -117,3 +118,12 @@ def test_the_summary_and_the_facts_table_say_it_in_words(trio, audited):
     assert f"distribution package nvidia-cuda-toolkit {versions['nvidia-cuda-toolkit']}" in table
     assert "driver       version mismatch: userspace %s, kernel module 575.57.08" % want in \
         render_facts(audited[1]["node03"]["facts"])
+
+
+def test_ldconfig_on_a_host_that_hides_the_userspace_leaves_the_shared_usr_alone(trio):
+    require_userspace()
+    link = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"
+    assert not trio["node02"].exists(link)  # hidden there ...
+    trio["node02"].run_local("ldconfig")
+    assert os.path.lexists(link) and os.path.exists(link)  # ... and still here, resolving
+    assert trio["node01"].exists(link)
