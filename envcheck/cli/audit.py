@@ -12,7 +12,7 @@ from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   progress_printer, HostSelection)
+                                   local_python, progress_printer, HostSelection)
 from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
 from envcheck.audit.probe import probe_source
@@ -30,7 +30,8 @@ def audit(
     node_python: Annotated[Optional[str], typer.Option(
         "--node-python", metavar="PATH",
         help="Interpreter that runs the probe; torch's facts are read from its environment "
-             "(default: python3, else python).")] = None,
+             "(default: python3, else python; on this machine envcheck's own interpreter when "
+             "torch is installed there).")] = None,
     timeout: Annotated[Optional[float], typer.Option(
         "--timeout", metavar="SECONDS", min=1,
         help="Give up on the probe after this long (default 60, with --deep 240).")] = None,
@@ -64,6 +65,9 @@ def audit(
     m = load_matrix(matrix)
     remotes = HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()
     local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
+    node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
+    if which:
+        typer.echo(f"envcheck: {which}", err=True)
     tick = progress_printer(len(remotes), "audit", enabled=None if not (json_out or local) else False)
     try:
         fleet = audit_fleet(remotes, m, deep=deep, node_python=node_python, timeout=timeout,
