@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write envcheck/gpus/pci_ids.tsv, the NVIDIA display devices of the PCI ID database.
+"""Write envcheck/matrix/pci_ids.tsv, the NVIDIA display devices of the PCI ID database.
 
 The table maps a PCI device id (what sysfs shows before any driver is installed) to the GPU chip
 and the board name. Source: the PCI ID Project's pci.ids as Debian's `pci.ids` package ships it
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Tuple
 
 DEFAULT_IDS = "/usr/share/misc/pci.ids"
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "envcheck" / "gpus" / "pci_ids.tsv"
+DEFAULT_OUT = Path(__file__).resolve().parent.parent / "envcheck" / "matrix" / "pci_ids.tsv"
 
 # A GPU chip code as pci.ids spells it, optionally with NVIDIA's suffixes (GL = professional,
 # M = mobile, B = revision …): GK210GL, GP104M, GA102GL, AD104GLM, GB202.

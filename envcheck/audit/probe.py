@@ -14,7 +14,7 @@ from typing import List, Optional
 
 from envcheck.errors import RemoteError
 from envcheck.facts.schema import SCHEMA, Facts
-from envcheck.gpus.pci import annotate as annotate_pci_gpus
+from envcheck.matrix.pci import annotate as annotate_pci_gpus
 from envcheck.matrix.load import Matrix
 from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult, last_json_object

@@ -1,2 +1,3 @@
-"""GPU identification beyond the driver: NVIDIA devices on the PCI bus (what a node has before
-any driver is installed) mapped to a board name and a compute capability."""
+"""Which GPU a host holds, for commands that start from a machine instead of a --gpu flag
+(host.py). The identification itself (PCI device id -> board, chip -> compute capability) is
+core data beside the matrix: envcheck/matrix/pci.py."""

@@ -4,9 +4,10 @@ envcheck/matrix/schema.py with its checker, which reports the first problem with
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Set, Tuple
+from typing import Any, Dict, Set
 
 from envcheck.matrix.gpus import chip_base, words
+from envcheck.versions import vkey
 
 _CHIP_KEY = re.compile(r"^[A-Z]+\d+$")
 
@@ -48,10 +49,6 @@ def check_chips(c: Any, chips: Any, archs: Set[str]) -> None:
         c.unconfirmed(ch, p, ["cc"])
 
 
-def _vkey(v: str) -> Tuple[int, ...]:
-    return tuple(int(p) for p in v.split("."))
-
-
 def check_min_driver_elsewhere(c: Any, entry: Dict[str, Any], p: str) -> None:
     """`min_driver_elsewhere`: the higher minimums other NVIDIA tables give, each with its source.
     min_driver is the lowest of them (a user on it runs fine by at least one NVIDIA table)."""
@@ -59,6 +56,6 @@ def check_min_driver_elsewhere(c: Any, entry: Dict[str, Any], p: str) -> None:
         q = f"{p}.min_driver_elsewhere[{j}]"
         c.mapping(alt, q, ["value", "source"], ["note"])
         value = c.version(alt["value"], f"{q}.value")
-        if entry["min_driver"] and _vkey(value) < _vkey(entry["min_driver"]):
+        if entry["min_driver"] and vkey(value) < vkey(entry["min_driver"]):
             c.fail(f"{q}.value", f"{value} is below min_driver {entry['min_driver']}: min_driver must be the lowest")
         c.url(alt["source"], f"{q}.source")

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
 
 from envcheck.audit.probe import probe_source
 from envcheck.rules import REGISTRY
-from tests.conftest import run_cli
+from tests.conftest import envcheck_exe, run_cli
 from tests.node.probe_helpers import REAL_DRIVER, plant_toolkit, stand_in_nvidia_smi
+from tests.node.userspace import can_hide, hidden
 
 
 def audit_json(*args, env=None):
@@ -21,8 +23,14 @@ def audit_json(*args, env=None):
 
 
 @pytest.mark.skipif(REAL_DRIVER, reason="this machine has an NVIDIA driver")
-def test_audit_json_on_this_gpu_less_machine_says_no_driver_and_exits_by_its_findings():
-    proc, doc = audit_json()
+def test_audit_json_on_this_gpu_less_machine_says_no_driver_and_exits_by_its_findings(tmp_path):
+    """As a machine that never had NVIDIA's userspace (the packaged one, where installed, hidden)."""
+    why = can_hide()
+    if why:
+        pytest.skip(why)
+    proc = subprocess.run(hidden([envcheck_exe(), "audit", "--json"], tmp_path / "hide"),
+                          capture_output=True, text=True, timeout=120)
+    doc = json.loads(proc.stdout)
     assert set(doc) == {"ok", "hosts", "fleet_findings"}
     (host,) = doc["hosts"]
     assert host["host"] == "localhost" and host["error"] is None
@@ -124,3 +132,18 @@ def test_every_audit_option_is_documented():
     assert opts, "no options found: the test would prove nothing"
     missing = [o for o in opts if "`%s" % o not in doc]
     assert not missing, "document these in docs/probe-and-audit.md or docs/fleet-audit.md: %s" % missing
+
+
+@pytest.mark.torch
+def test_a_local_audit_reads_the_torch_beside_envcheck_and_names_that_interpreter():
+    pytest.importorskip("torch")
+    proc, doc = audit_json()
+    # the venv envcheck runs in (its console script may name python or python3 of it)
+    assert doc["hosts"][0]["facts"]["python"]["prefix"] == sys.prefix
+    assert f"the probe (whose torch is audited) runs under {os.path.dirname(sys.executable)}/python" in proc.stderr
+
+
+def test_an_explicit_node_python_is_used_as_given_with_no_note():
+    proc, doc = audit_json("--node-python", "/usr/bin/python3")
+    assert doc["hosts"][0]["facts"]["python"]["executable"] == "/usr/bin/python3"
+    assert "this machine:" not in proc.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.gpus import pci
+from envcheck.matrix import pci
 from envcheck.matrix.load import load_matrix
 
 FIXTURE = json.loads((Path(__file__).resolve().parent.parent / "fixtures" / "gpu-names" / "real-names.json").read_text())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envcheck.gpus import pci
+from envcheck.matrix import pci
 from envcheck.matrix.load import load_matrix
 
 ROOT = Path(__file__).resolve().parent.parent.parent

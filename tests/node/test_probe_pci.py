@@ -30,8 +30,10 @@ def test_nvidia_vga_and_3d_controllers_are_listed_and_their_audio_functions_are_
     ]
 
 
-def test_a_machine_without_a_pci_bus_in_sysfs_has_no_pci_gpus(tmp_path):
-    assert probe.collect_pci_gpus(None, root=str(tmp_path / "absent")) == []
+def test_a_machine_whose_sysfs_cannot_be_read_has_pci_gpus_not_known_rather_than_none(tmp_path):
+    assert probe.collect_pci_gpus(None, root=str(tmp_path / "absent")) is None
+    (tmp_path / "empty").mkdir()
+    assert probe.collect_pci_gpus(None, root=str(tmp_path / "empty")) == []
 
 
 def test_the_shipped_probe_prints_pci_gpus_as_a_list():

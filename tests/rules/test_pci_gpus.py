@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from envcheck.facts.from_flags import stack_facts
-from envcheck.gpus import pci
+from envcheck.matrix import pci
 from envcheck.matrix.load import load_matrix
 from envcheck.report import render_facts
 from envcheck.rules import evaluate

@@ -16,11 +16,12 @@ def _sysfs_id(path):
 def collect_pci_gpus(facts=None, root=PCI_DEVICES):
     """NVIDIA display devices as the kernel lists them. The kernel reads vendor, device and class
     from each card's config space at boot, with or without any NVIDIA driver, so this is what a
-    node has to go on before install-cuda. Three small reads per PCI function, no command."""
+    node has to go on before install-cuda. Three small reads per PCI function, no command.
+    None when sysfs cannot be read (a container without /sys): not known, unlike [] (none there)."""
     try:
         addresses = sorted(os.listdir(root))
     except OSError:
-        return []
+        return None
     out = []
     for addr in addresses:
         base = os.path.join(root, addr)

@@ -73,7 +73,7 @@ def identify(entry: Dict[str, Any], matrix: Matrix) -> PciGpu:
 
 
 def pci_gpus(f: F.Facts, matrix: Matrix) -> List[PciGpu]:
-    return [identify(e, matrix) for e in F.pci_gpus(f)]
+    return [identify(e, matrix) for e in F.pci_gpus(f) or []]
 
 
 def bus_key(address: Any) -> Optional[Tuple[int, int, int, int]]:
@@ -97,7 +97,7 @@ def by_bus(f: F.Facts, matrix: Matrix) -> Dict[Tuple[int, int, int, int], PciGpu
 def annotate(f: F.Facts, matrix: Matrix) -> None:
     """Add name/chip/compute_capability to each `pci_gpus` entry (for reports and saved facts);
     the probe's own keys are kept as they were."""
-    for e in F.pci_gpus(f):
+    for e in F.pci_gpus(f) or []:
         g = identify(e, matrix)
         e.update({"name": g.name, "chip": g.chip,
                   "compute_capability": f"{g.cc[0]}.{g.cc[1]}" if g.cc else None})
