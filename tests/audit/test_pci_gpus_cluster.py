@@ -1,4 +1,4 @@
-"""A node with GPUs in its slots and no NVIDIA driver yet (issue 10): `envcheck audit` over SSH
+"""A node with GPUs in its slots and no NVIDIA driver yet: `envcheck audit` over SSH
 lists them from the PCI bus with board and sm, and `envcheck plan` starts from the saved facts.
 The PCI bus is simulated per host (tests/cluster/pci.py); the audit itself is the real one."""
 from __future__ import annotations

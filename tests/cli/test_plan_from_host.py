@@ -1,6 +1,6 @@
 """`envcheck plan` without --gpu starts from a machine: a saved facts file (audit --json with one
 host, or a probe's facts) or, with no file, this machine. Before a driver is installed the GPU
-comes from the PCI bus (issue 10), which is when a plan is wanted most."""
+comes from the PCI bus, which is when a plan is wanted most."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 10 item 5: a CUDA runfile's own bundled driver is enough for that toolkit, and where
+"""Driver minimums: a CUDA runfile's own bundled driver is enough for that toolkit, and where
 NVIDIA's tables give two minimums the matrix keeps the lower one and records the other with its
 source (min_driver_elsewhere), which validation checks."""
 from __future__ import annotations

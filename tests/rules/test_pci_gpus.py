@@ -1,4 +1,4 @@
-"""GPUs known only from the PCI bus (issue 10 item 3): with no driver the rules judge the boards
+"""GPUs known only from the PCI bus: with no driver the rules judge the boards
 sysfs lists, and a driver GPU whose name the matrix lacks is placed by its PCI device."""
 from __future__ import annotations
 
