@@ -11,8 +11,8 @@ from envcheck.model import ERROR, WARNING, Finding, HostResult
 
 # one doctor check per component, per host (JUnit: a testcase each); torchaudio only when it
 # has something to say, since most training nodes do not install it
-AUDIT_CHECKS = ("driver", "gpu", "cuda", "cudnn", "torch", "torchvision", "python", "gcc", "env",
-                "nccl", "host")
+AUDIT_CHECKS = ("driver", "gpu", "health", "cuda", "cudnn", "torch", "torchvision", "python", "gcc",
+                "env", "nccl", "host")
 OPTIONAL_CHECKS = ("torchaudio",)
 
 BUSBW = "allreduce_busbw_gbps"
