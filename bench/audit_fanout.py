@@ -30,7 +30,7 @@ from tests.cluster import sim, standins  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _tools  # noqa: E402
 
-PROBE = REPO / "envcheck" / "node" / "probe.py"
+from envcheck.audit.probe import probe_source  # noqa: E402
 CONNECT_TIMEOUT = 2.0
 REPEAT = 3
 
@@ -99,7 +99,7 @@ def audit(c, hosts, extra=()):
 
 def ssh_loop(c, hosts):
     before = execs(c)
-    probe = PROBE.read_text()
+    probe = probe_source()
     t = time.perf_counter()
     for h in hosts:
         subprocess.run(["ssh", "-F", str(c.ssh_config), h, "python3 -"], input=probe,
@@ -112,8 +112,6 @@ def main():
     why = sim.available()
     if why:
         sys.exit(f"bench/audit_fanout: {why}")
-    if not PROBE.exists():
-        sys.exit("bench/audit_fanout: envcheck/node/probe.py is missing")
     load_start = os.getloadavg()[0]
     t = time.perf_counter()
     c = sim.make_cluster(32, per_host_setup=setup)

@@ -4,7 +4,7 @@ envcheck ships it, `python3 - < probe.py`), the interpreter's start alone, the p
 the driver's nvidia-smi stand-in, and one SSH session through envcheck's transport (node side:
 sshd, shell; controller side: paramiko).
 
-    python3 bench/probe_cpu.py [PROBE.py]      (root; PROBE defaults to envcheck/node/probe.py)
+    python3 bench/probe_cpu.py [PROBE.py]      (root; PROBE defaults to the shipped probe script)
 
 On 2 cores shared by 32 simulated nodes, CPU per host is what bounds bench/audit_fanout.py's
 32-vs-1 ratio; this splits it up. Pass an older probe file to compare.
@@ -18,6 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from envcheck.audit.probe import probe_source  # noqa: E402
 from tests.cluster import sim, standins  # noqa: E402
 
 RUNS = 20
@@ -69,8 +70,7 @@ def main():
     why = sim.available()
     if why:
         sys.exit(f"bench/probe_cpu: {why}")
-    probe_path = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "envcheck" / "node" / "probe.py"
-    probe = probe_path.read_text()
+    probe = Path(sys.argv[1]).read_text() if len(sys.argv) > 1 else probe_source()
     no_smi = probe.replace('which("nvidia-smi", ["/usr/bin", "/usr/local/bin"])', "None")
     c = sim.make_cluster(1, per_host_setup=setup)
     try:

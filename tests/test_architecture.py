@@ -46,7 +46,7 @@ TREES = {_rel(p): ast.parse(p.read_text(), str(p)) for p in _modules()}
 
 
 def test_the_source_tree_is_where_the_test_thinks():
-    assert "envcheck/hosts.py" in TREES and "envcheck/node/probe.py" in TREES
+    assert "envcheck/hosts.py" in TREES and "envcheck/node/probe/main.py" in TREES
     assert any(m.startswith("envcheck/cli/") for m in TREES)
 
 
