@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Protocol, Sequence
 
 from envcheck.doctor import health
-from envcheck.doctor.checks import BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, inventory_of
+from envcheck.doctor.checks import (BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, health_measurements,
+                                    inventory_of)
 from envcheck.doctor.health import FAIL, PASS, SKIP, CheckResult, DoctorReport, Measurement
 from envcheck.doctor.isolate import isolate
 from envcheck.model import HostResult
@@ -63,6 +64,7 @@ def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
     results = backend.audit(list(hosts), opts.deep and not opts.quick)
     report.checks += checks_from_audit(results, () if opts.expect_gpus else GPU_ONLY_CODES)
     report.inventory = {r.host: inventory_of(r.facts) for r in results if r.reachable and r.facts}
+    report.measurements += health_measurements(results)
     reachable = [r.host for r in results if r.reachable]
 
     if opts.quick:
