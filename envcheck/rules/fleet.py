@@ -50,6 +50,15 @@ def _gpu_count(f: Facts) -> Optional[str]:
     return str(len(F.gpus(f)))
 
 
+def _pcie_widths(f: Facts) -> Optional[str]:
+    """'8x x16' or '7x x16, 1x x8': the GPUs' current PCIe link widths (sysfs), widest first."""
+    widths = [d["link"].get("width") for d in F.pci_links(f)]
+    counts = Counter(w for w in widths if isinstance(w, int) and w > 0)
+    if not counts:
+        return None
+    return ", ".join(f"{c}x x{w}" for w, c in sorted(counts.items(), reverse=True))
+
+
 @dataclass(frozen=True)
 class Check:
     key: str          # drift-table row id
@@ -77,6 +86,8 @@ CHECKS: Tuple[Check, ...] = (
           "the slowest GPU sets the pace of every step"),
     Check("gpu_count", "gpu", "GPU count", _gpu_count, WARNING,
           "uneven GPU counts need a per-node --nproc-per-node and skew the data split"),
+    Check("pcie_width", "health", "GPU PCIe link widths", _pcie_widths, WARNING,
+          "GPUs behind narrower links load data and exchange with the NIC slower, and every step waits"),
 )
 
 

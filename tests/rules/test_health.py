@@ -192,3 +192,14 @@ def test_every_catalogue_row_names_a_known_action_and_severity():
         assert row["severity"] in health.SEVERITY, code
         assert row["action"] in cat["xid"]["actions"], code
     assert all(str(u).startswith("https://") for u in cat["sources"].values())
+
+
+def test_the_fleet_comparison_names_the_node_whose_gpu_links_are_narrower_than_the_majoritys():
+    from envcheck.rules.fleet import drift, fleet_findings
+    hosts = {f"node0{i}": node() for i in range(1, 5)}
+    hosts["node03"]["health"]["pci"][2]["link"].update(width=8)
+    [row] = [r for r in drift(hosts) if r.key == "pcie_width"]
+    assert row.values["node01"] == "4x x16" and row.values["node03"] == "3x x16, 1x x8"
+    assert row.odd == ["node03"]
+    [x] = [x for x in fleet_findings(hosts) if x.component == "health"]
+    assert x.host == "node03" and x.severity == WARNING and "4x x16" in x.fix

@@ -1,0 +1,197 @@
+"""Hardware health facts: PCIe link state of the NVIDIA GPUs on the bus (sysfs), NVML's memory
+error, throttle and mode state per GPU, and the NVRM Xid lines of the kernel log since boot.
+
+Read-only, stdlib only, Python >= 3.6. Cheap on purpose: a few small sysfs reads per GPU, NVML
+calls inside the session the driver collector already holds, and one pass over the kernel log
+bounded in time and bytes. Raw values go to the controller, which judges them
+(envcheck/rules/health.py); nothing here decides what is healthy.
+"""
+import errno
+import os
+import re
+import time
+
+PCI_DEVICES = "/sys/bus/pci/devices"
+KMSG = "/dev/kmsg"
+KLOG_SECONDS = 1.0          # the kernel-log pass gives up after this long...
+KLOG_BYTES = 8 << 20        # ...or this many bytes (a ring buffer is 256 KiB - a few MiB)
+MAX_EVENTS = 64             # distinct (Xid, GPU) pairs kept; the rest are only counted
+NVIDIA = "0x10de"
+GPU_CLASSES = ("0x0300", "0x0302")   # VGA controller, 3D controller
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096).decode("ascii", "replace").strip()
+    except (OSError, IOError):
+        return None
+
+
+def _int(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def pci_gpus(root=PCI_DEVICES):
+    """NVIDIA display/3D-class functions on the PCI bus with their link state, whether or not
+    the driver bound them: a GPU NVML lost is still listed here."""
+    out = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return out
+    for name in names:
+        d = os.path.join(root, name)
+        if _read(os.path.join(d, "vendor")) != NVIDIA:
+            continue
+        cls = _read(os.path.join(d, "class")) or ""
+        if not cls.startswith(GPU_CLASSES):
+            continue
+        out.append({"address": name, "vendor_id": NVIDIA, "device_id": _read(os.path.join(d, "device")),
+                    "class": cls,
+                    "link": {"speed": _read(os.path.join(d, "current_link_speed")),
+                             "width": _int(_read(os.path.join(d, "current_link_width"))),
+                             "max_speed": _read(os.path.join(d, "max_link_speed")),
+                             "max_width": _int(_read(os.path.join(d, "max_link_width")))}})
+    return out
+
+
+# ---- the kernel log: NVRM Xid lines since boot ----
+
+XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})[^)]*\): (\d+),\s*(.*)")
+# "NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus." / "NVRM: The NVIDIA GPU 0000:b3:00.0"
+# (newer drivers split the second over three lines and log no Xid at all)
+GPU_AT = re.compile(r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})")
+
+
+def kmsg_text(path=KMSG, seconds=KLOG_SECONDS, limit=KLOG_BYTES):
+    """The kernel ring buffer as text, or None when it cannot be read (dmesg_restrict, no
+    root). /dev/kmsg gives one record per read and EAGAIN at the end; a plain file (a saved log)
+    gives chunks and EOF: both end the loop, as do the time and byte bounds."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    chunks, size, end = [], 0, time.time() + seconds
+    try:
+        while size < limit and time.time() < end:
+            try:
+                data = os.read(fd, 65536)
+            except OSError as e:
+                if e.errno == errno.EPIPE:   # the record was overwritten while we read: next one
+                    continue
+                if e.errno == errno.EAGAIN:  # the end of the buffer
+                    break
+                if not chunks:
+                    return None  # EPERM/EINVAL on the first read: not readable here
+                break
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def message(line):
+    """A kmsg record 'PRIO,SEQ,USEC,FLAGS;TEXT' -> TEXT; other lines unchanged; continuation
+    lines of a record (' KEY=value') -> None."""
+    if line.startswith(" "):
+        return None
+    head, sep, rest = line.partition(";")
+    if sep and re.match(r"^\d+,\d+,\d+", head):
+        return rest
+    return line
+
+
+def parse_xids(text):
+    """Kernel-log text -> {"events": [{"xid", "pci", "count", "first", "last"}], "lines": n,
+    "dropped": n}. One event per (Xid, GPU); a GPU reported fallen off the bus with no Xid 79
+    line of its own counts as Xid 79 (NVSentinel issue 155)."""
+    events, order, fallen, dropped = {}, [], {}, 0
+    last_gpu = None
+    for raw in (text or "").splitlines():
+        line = message(raw)
+        if line is None or "NVRM" not in line:
+            continue
+        m = XID.search(line)
+        if m:
+            key = (int(m.group(2)), m.group(1).lower())
+            entry = events.get(key)
+            if entry is None:
+                if len(order) >= MAX_EVENTS:
+                    dropped += 1
+                    continue
+                entry = events[key] = {"xid": key[0], "pci": key[1], "count": 0,
+                                       "first": line[line.index("NVRM"):][:300]}
+                order.append(key)
+            entry["count"] += 1
+            entry["last"] = line[line.index("NVRM"):][:300]
+            continue
+        g = GPU_AT.search(line)
+        if g:
+            last_gpu = g.group(1).lower()
+        if "fallen off the bus" in line and last_gpu:
+            fallen.setdefault(last_gpu, line[line.index("NVRM"):][:300])
+    for pci, line in fallen.items():
+        if (79, pci) not in events and len(order) < MAX_EVENTS:
+            events[(79, pci)] = {"xid": 79, "pci": pci, "count": 1, "first": line, "last": line,
+                                 "no_xid_line": True}
+            order.append((79, pci))
+    return {"events": [events[k] for k in order], "dropped": dropped}
+
+
+def kernel_log(run=None):
+    """{"source": "/dev/kmsg"|"dmesg"|"journalctl"|None, "events": [...], "error": str|None}.
+    /dev/kmsg first (no process to start); dmesg and journalctl -k only when it is not readable."""
+    text = kmsg_text()
+    if text is not None:
+        out = parse_xids(text)
+        out["source"] = KMSG
+        return out
+    tried = ["/dev/kmsg: not readable"]
+    for argv in (["dmesg"], ["journalctl", "-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"]):
+        res = run(argv) if run else None
+        if res and res[0] == 0:
+            out = parse_xids(res[1][-KLOG_BYTES:])
+            out["source"] = argv[0]
+            return out
+        tried.append("%s: %s" % (argv[0], "not found or timed out" if res is None
+                                 else (res[2] or res[1]).strip()[:120] or "exit %d" % res[0]))
+    return {"source": None, "events": [], "error": "; ".join(tried)}
+
+
+# ---- NVML, inside the driver collector's session ----
+
+UNCORRECTED, CORRECTED = 1, 0          # nvmlMemoryErrorType_t
+VOLATILE, AGGREGATE = 0, 1             # nvmlEccCounterType_t
+TEMP_GPU, SLOWDOWN = 0, 1              # nvmlTemperatureSensors_t, nvmlTemperatureThresholds_t
+
+
+def nvml_gpu_health(nv, h):
+    """One GPU's health facts from NVML; a call the GPU or driver does not support leaves its
+    value None (GeForce cards have no ECC, pre-Ampere no row remapping)."""
+    def get(fn):
+        try:
+            return fn()
+        except Exception:  # NVMLError_NotSupported and friends: the fact is unknown, not bad
+            return None
+    out = {"ecc_mode": get(lambda: list(nv.nvmlDeviceGetEccMode(h))[0]),
+           "ecc": {"volatile_uncorrected": get(lambda: nv.nvmlDeviceGetTotalEccErrors(h, UNCORRECTED, VOLATILE)),
+                   "aggregate_uncorrected": get(lambda: nv.nvmlDeviceGetTotalEccErrors(h, UNCORRECTED, AGGREGATE)),
+                   "volatile_corrected": get(lambda: nv.nvmlDeviceGetTotalEccErrors(h, CORRECTED, VOLATILE))},
+           "retired_pages_pending": get(lambda: nv.nvmlDeviceGetRetiredPagesPendingStatus(h)),
+           "throttle_reasons": get(lambda: nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)),
+           "temperature_c": get(lambda: nv.nvmlDeviceGetTemperature(h, TEMP_GPU)),
+           "slowdown_temperature_c": get(lambda: nv.nvmlDeviceGetTemperatureThreshold(h, SLOWDOWN)),
+           "persistence_mode": get(lambda: nv.nvmlDeviceGetPersistenceMode(h)),
+           "mig_mode": get(lambda: list(nv.nvmlDeviceGetMigMode(h))[0]),
+           "compute_mode": get(lambda: nv.nvmlDeviceGetComputeMode(h))}
+    rows = get(lambda: list(nv.nvmlDeviceGetRemappedRows(h)))
+    out["remapped_rows"] = None if rows is None else {
+        "correctable": rows[0], "uncorrectable": rows[1], "pending": rows[2], "failure": rows[3]}
+    return out
