@@ -25,7 +25,7 @@ BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
 class DoctorBackend:
     def __init__(self, remotes: Sequence[Remote], matrix, *, node_python: Optional[str] = None,
                  forks: int = 32, timeout: Optional[float] = None, allreduce: Optional[Options] = None,
-                 progress=None):
+                 progress=None, gpus_per_node: Optional[int] = None):
         self.remotes = list(remotes)
         self.by_name: Dict[str, Remote] = {r.name: r for r in self.remotes}
         self.matrix = matrix
@@ -36,13 +36,15 @@ class DoctorBackend:
         if node_python:
             self.opts = dataclasses.replace(self.opts, node_python=node_python)
         self.progress = progress
+        self.gpus_per_node = gpus_per_node
         self.fleet_notes: List[str] = []
         self.last_report: Optional[Report] = None
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
         from envcheck.audit.fleet import audit_fleet
         fa = audit_fleet([self.by_name[h] for h in hosts], self.matrix, deep=deep,
-                         node_python=self.node_python, timeout=self.timeout, forks=self.forks)
+                         node_python=self.node_python, timeout=self.timeout, forks=self.forks,
+                         gpus_per_node=self.gpus_per_node)
         self.fleet_notes = [f"{f.severity}: {f.message}" for f in fa.fleet]
         return fa.results
 

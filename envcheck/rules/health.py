@@ -241,3 +241,27 @@ def state(f: F.Facts, m: Matrix) -> List[Finding]:
 
 
 RULES = [gpu_count, memory, xids, pcie, state]
+
+
+def expected_gpus(f: F.Facts, n: int) -> List[Finding]:
+    """`--gpus-per-node N`: fewer GPUs on the PCI bus than the node should have (a GPU gone from
+    the bus entirely, or a dead slot), or fewer than N listed by the driver. Not a registry rule:
+    N comes from the command line, not from the facts."""
+    if not F.driver_version(f) and F.pci_gpus(f) is None:
+        return []  # nothing read about GPUs at all: the driver rules speak
+    listed, pci = len(F.gpus(f)), F.pci_gpus(f)
+    on_bus = len(pci) if pci is not None else None
+    if listed == n and on_bus in (None, n):
+        return []
+    seen = f"the driver lists {listed}" + (f", the PCI bus has {on_bus}" if on_bus is not None else "")
+    where = ("a GPU is gone from the PCI bus entirely (fell off before the driver loaded, or a dead "
+             "slot/riser)" if on_bus is not None and on_bus < n else
+             "the driver lost a GPU that is still on the bus" if listed < n else
+             "more GPUs than expected: the wrong node type, or a wrong --gpus-per-node")
+    return [Finding(
+        ERROR if min(listed, on_bus if on_bus is not None else listed) < n else WARNING,
+        "gpu-count-unexpected", "health",
+        f"Expected {n} GPUs on this node; {seen}: {where}. A job sized for {n} GPUs per node fails here.",
+        f"{DRAIN}; power-cycle it, and if the count stays short reseat the GPU or open a hardware ticket"
+        if listed < n or (on_bus is not None and on_bus < n) else "check the node type, or pass the right --gpus-per-node",
+        src("azure_count"))]

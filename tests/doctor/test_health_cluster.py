@@ -77,7 +77,9 @@ def test_doctor_names_each_gpu_fault_with_its_node_fix_and_verdict(c5, tmp_path)
     v = {n["host"]: n["verdict"] for n in doc["nodes"]}
     checks = {h: health_check(doc, h) for h in v}
 
-    assert checks["node01"]["status"] == "WARN" and checks["node01"]["code"] == "pcie-link-width-degraded"
+    # the node's own rule, and the fleet comparison naming it against the majority's 2x x16
+    assert checks["node01"]["status"] == "WARN"
+    assert set(checks["node01"]["code"].split(",")) == {"pcie-link-width-degraded", "fleet-pcie_width-mismatch"}
     assert "GPU 0000:17:00.0" in checks["node01"]["message"] and "x8 of x16" in checks["node01"]["message"]
     assert "reseat" in checks["node01"]["fix"]
 
@@ -115,3 +117,12 @@ def test_a_degraded_link_warns_and_fails_only_under_strict(c5):
     relaxed, strict = run_cli(*args, timeout=120), run_cli(*args, "--strict", timeout=120)
     assert (relaxed.returncode, strict.returncode) == (0, 1), relaxed.stdout + strict.stdout
     assert "x8 of x16" in relaxed.stdout and "WARN" in relaxed.stdout
+
+
+def test_gpus_per_node_fails_the_node_short_of_gpus_and_passes_the_full_ones(c5):
+    p, doc = doctor(c5, "--gpus-per-node", "2")
+    codes = {h: health_check(doc, h)["code"].split(",") for h in ("node02", "node05")}
+    assert "gpu-count-unexpected" in codes["node02"] and "gpu-missing-from-driver" in codes["node02"]
+    assert health_check(doc, "node05")["status"] == "PASS"
+    p, doc = doctor(c5, "--gpus-per-node", "4")
+    assert "Expected 4 GPUs on this node; the driver lists 2, the PCI bus has 2" in health_check(doc, "node05")["message"]

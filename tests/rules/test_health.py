@@ -203,3 +203,24 @@ def test_the_fleet_comparison_names_the_node_whose_gpu_links_are_narrower_than_t
     assert row.odd == ["node03"]
     [x] = [x for x in fleet_findings(hosts) if x.component == "health"]
     assert x.host == "node03" and x.severity == WARNING and "4x x16" in x.fix
+
+
+def test_gpus_per_node_names_a_gpu_gone_from_the_bus_and_one_the_driver_lost():
+    assert health.expected_gpus(node(8), 8) == []
+    gone = node(7)                                   # the bus itself has only 7
+    [x] = health.expected_gpus(gone, 8)
+    assert (x.code, x.severity) == ("gpu-count-unexpected", ERROR)
+    assert "Expected 8" in x.message and "PCI bus has 7" in x.message and "gone from the PCI bus" in x.message
+    lost = node(8)
+    del lost["gpus"][5]
+    [x] = health.expected_gpus(lost, 8)
+    assert "driver lists 7, the PCI bus has 8" in x.message and "driver lost a GPU" in x.message
+
+
+def test_more_gpus_than_expected_is_a_warning_about_the_node_type():
+    [x] = health.expected_gpus(node(8), 4)
+    assert x.severity == WARNING and "--gpus-per-node" in x.fix
+
+
+def test_gpus_per_node_without_any_gpu_facts_says_nothing():
+    assert health.expected_gpus({"driver": {"version": None}, "gpus": []}, 8) == []
