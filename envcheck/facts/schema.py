@@ -64,6 +64,12 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                        "events": [{"xid": 79, "pci": "0000:2b:00", "count": 1, "first": str,
                                    "last": str, "no_xid_line": bool}],   # NVRM Xids since boot
                        "dropped": int},
+        "ib": [{"device": "mlx5_0", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp",
+                "rate": "400 Gb/sec (4X NDR)", "link_layer": "InfiniBand"|"Ethernet"}],
+        "modules": {"nvidia_peermem": bool, "nv_peer_mem": bool},   # GPUDirect RDMA loaded
+        "nvswitches": int,                # NVIDIA bridge-class (0x0680) functions: NVSwitches
+        "fabric_manager": {"running": bool, "version": str | None, "path": str | None},
+                                          # only when nvswitches > 0
         "seconds": float,                 # what collecting all this cost
       },
       # and per GPU, from NVML (None: not supported by this GPU/driver):
@@ -72,7 +78,8 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       #     "remapped_rows": {"correctable", "uncorrectable", "pending", "failure"} | None,
       #     "retired_pages_pending": 0|1, "throttle_reasons": int (nvmlClocksEventReasons bits),
       #     "temperature_c": int, "slowdown_temperature_c": int, "persistence_mode": 0|1,
-      #     "mig_mode": 0|1, "compute_mode": 0..3}
+      #     "mig_mode": 0|1, "compute_mode": 0..3,
+      #     "nvlink": {"up": int, "down": [link, ...]} | None (no NVLink)}
       "errors": [str],                    # what the probe could not do, in one line each
     }
 
@@ -261,3 +268,22 @@ def kernel_log(f: Facts) -> Dict[str, Any]:
 
 def xid_events(f: Facts) -> List[Dict[str, Any]]:
     return [e for e in _dicts(kernel_log(f).get("events")) if isinstance(e.get("xid"), int)]
+
+
+def ib_ports(f: Facts) -> List[Dict[str, Any]]:
+    return _dicts(_get(f, "health", "ib"))
+
+
+def peer_memory_loaded(f: Facts) -> Optional[bool]:
+    """nvidia_peermem (or the older nv_peer_mem) loaded; None when not probed."""
+    mods = _get(f, "health", "modules")
+    return any(bool(v) for v in mods.values()) if isinstance(mods, dict) else None
+
+
+def nvswitches(f: Facts) -> int:
+    n = _get(f, "health", "nvswitches")
+    return n if isinstance(n, int) else 0
+
+
+def fabric_manager(f: Facts) -> Dict[str, Any]:
+    return _dict(_get(f, "health", "fabric_manager"))

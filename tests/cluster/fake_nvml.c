@@ -8,7 +8,7 @@
  *   health=INDEX|key=value,...  (optional, per GPU; unset keys keep a healthy GPU's values)
  *     ecc_mode ecc_vol_unc ecc_agg_unc ecc_vol_cor remap_corr remap_unc remap_pending remap_fail
  *     pages_pending throttle (nvmlClocksEventReasons bits, 0x.. allowed) temp slowdown persist mig
- *     compute
+ *     compute nvlinks (links the GPU has; 0 = no NVLink) nvlink_down (bitmask of links down)
  * Return codes and struct layouts follow nvml.h. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +22,12 @@ typedef struct { unsigned int version; unsigned long long total, reserved, free,
 typedef struct { char busIdLegacy[16]; unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
                  char busId[32]; } nvmlPciInfo_t;
 struct health { long long ecc_mode, ecc_vol_unc, ecc_agg_unc, ecc_vol_cor, remap_corr, remap_unc, remap_pending,
-                 remap_fail, pages_pending, throttle, temp, slowdown, persist, mig, compute; };
+                 remap_fail, pages_pending, throttle, temp, slowdown, persist, mig, compute,
+                 nvlinks, nvlink_down; };
 struct gpu { char name[96]; unsigned long long mib; int major, minor; char uuid[96]; char bus[32];
              struct health h; };
 /* an idle, healthy data-centre GPU */
-static const struct health HEALTHY = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0x1, 35, 90, 1, 0, 0};
+static const struct health HEALTHY = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0x1, 35, 90, 1, 0, 0, 0, 0};
 typedef struct gpu *nvmlDevice_t;
 
 static struct gpu gpus[MAXGPU];
@@ -69,7 +70,7 @@ static void load(void) {
 #define SET(k) if (!strcmp(kv, #k)) gpus[i].h.k = v;
                 SET(ecc_mode) SET(ecc_vol_unc) SET(ecc_agg_unc) SET(ecc_vol_cor) SET(remap_corr)
                 SET(remap_unc) SET(remap_pending) SET(remap_fail) SET(pages_pending) SET(throttle)
-                SET(temp) SET(slowdown) SET(persist) SET(mig) SET(compute)
+                SET(temp) SET(slowdown) SET(persist) SET(mig) SET(compute) SET(nvlinks) SET(nvlink_down)
 #undef SET
             }
         }
@@ -181,4 +182,10 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned int *current, unsig
 }
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, int *mode) {
     DEV(); if (!mode) return INVALID; *mode = (int)dev->h.compute; return OK;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned int link, int *active) {
+    DEV(); if (!active) return INVALID;
+    if (!dev->h.nvlinks) return NOT_SUPPORTED;
+    if (link >= (unsigned)dev->h.nvlinks) return INVALID;
+    *active = !((dev->h.nvlink_down >> link) & 1); return OK;
 }

@@ -133,3 +133,42 @@ def test_the_health_section_and_its_cost_are_in_every_probe_document(nvml_lib):
     facts = _probe_with_nvml(nvml_lib, False)
     assert set(facts["health"]) >= {"pci", "kernel_log", "seconds"}
     assert facts["health"]["seconds"] < 1.0
+
+
+def test_ib_ports_are_read_per_device_and_port_in_numeric_order(tmp_path):
+    for dev, port, state, rate, layer in [("mlx5_0", "1", "4: ACTIVE", "400 Gb/sec (4X NDR)", "InfiniBand"),
+                                          ("mlx5_1", "2", "1: DOWN", "10 Gb/sec (4X SDR)", "InfiniBand"),
+                                          ("mlx5_1", "10", "4: ACTIVE", "200 Gb/sec (2X NDR)", "Ethernet")]:
+        d = tmp_path / dev / "ports" / port
+        d.mkdir(parents=True)
+        for k, v in (("state", state), ("phys_state", "5: LinkUp"), ("rate", rate), ("link_layer", layer)):
+            (d / k).write_text(v + "\n")
+    got = probe.ib_ports(str(tmp_path))
+    assert [(p["device"], p["port"], p["state"]) for p in got] == [
+        ("mlx5_0", 1, "4: ACTIVE"), ("mlx5_1", 2, "1: DOWN"), ("mlx5_1", 10, "4: ACTIVE")]
+    assert got[0]["rate"] == "400 Gb/sec (4X NDR)" and got[2]["link_layer"] == "Ethernet"
+    assert probe.ib_ports(str(tmp_path / "absent")) == []
+
+
+def test_nvswitches_are_counted_from_the_bus(tmp_path):
+    _dev(tmp_path, "0000:05:00.0", cls="0x068000")
+    _dev(tmp_path, "0000:06:00.0", cls="0x068000")
+    _dev(tmp_path, "0000:07:00.0")
+    _dev(tmp_path, "0000:08:00.0", vendor="0x8086", cls="0x068000")
+    assert probe.nvidia_switches(str(tmp_path)) == 2
+
+
+def test_nvlink_state_per_gpu_through_nvml(tmp_path):
+    d = tmp_path / "nvml"
+    d.mkdir()
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O0", "-Wno-format-truncation", "-o", str(d / "libnvidia-ml.so.1"),
+                    str(FAKE_NVML)], check=True, capture_output=True, timeout=120)
+    (d / "nvml.conf").write_text(
+        "driver=535.104.05\ncuda=12020\n"
+        "gpu=NVIDIA H100 80GB HBM3|81559|9.0|GPU-a|00000000:07:00.0\n"
+        "gpu=NVIDIA H100 80GB HBM3|81559|9.0|GPU-b|00000000:17:00.0\n"
+        "gpu=NVIDIA H100 PCIe|81559|9.0|GPU-c|00000000:27:00.0\n"
+        "health=0|nvlinks=18\nhealth=1|nvlinks=18,nvlink_down=0x801\n")
+    facts = _probe_with_nvml(d, use_pynvml=False)
+    links = [g["health"]["nvlink"] for g in facts["gpus"]]
+    assert links == [{"up": 18, "down": []}, {"up": 16, "down": [0, 11]}, None]

@@ -175,6 +175,9 @@ class NvmlCtypes(object):
     def nvmlDeviceGetTemperatureThreshold(self, h, kind):
         return self.uint("nvmlDeviceGetTemperatureThreshold", h, self.c.c_int(kind))
 
+    def nvmlDeviceGetNvLinkState(self, h, link):
+        return self.uint("nvmlDeviceGetNvLinkState", h, self.c.c_uint(link))
+
     def nvmlDeviceGetRemappedRows(self, h):
         v = [self.c.c_uint() for _ in range(4)]
         self.call("nvmlDeviceGetRemappedRows", h, *[self.c.byref(x) for x in v])

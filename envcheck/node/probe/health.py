@@ -57,6 +57,64 @@ def pci_gpus(root=PCI_DEVICES):
     return out
 
 
+IB_CLASS = "/sys/class/infiniband"
+PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")   # GPUDirect RDMA: the in-tree name, the old one
+
+
+def ib_ports(root=IB_CLASS):
+    """Every InfiniBand/RoCE port: state ('4: ACTIVE'), phys_state, rate ('400 Gb/sec (4X NDR)'),
+    link_layer ('InfiniBand' | 'Ethernet'), as the kernel's ib_core shows them."""
+    out = []
+    try:
+        devices = sorted(os.listdir(root))
+    except OSError:
+        return out
+    for dev in devices:
+        pdir = os.path.join(root, dev, "ports")
+        try:
+            ports = sorted(os.listdir(pdir), key=lambda p: _int(p) or 0)
+        except OSError:
+            continue
+        for port in ports:
+            d = os.path.join(pdir, port)
+            out.append({"device": dev, "port": _int(port), "state": _read(os.path.join(d, "state")),
+                        "phys_state": _read(os.path.join(d, "phys_state")),
+                        "rate": _read(os.path.join(d, "rate")),
+                        "link_layer": _read(os.path.join(d, "link_layer"))})
+    return out
+
+
+def nvidia_switches(root=PCI_DEVICES):
+    """NVIDIA functions of bridge class 0x0680 on the bus: the NVSwitches of an HGX/DGX board."""
+    n = 0
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    for name in names:
+        d = os.path.join(root, name)
+        if _read(os.path.join(d, "vendor")) == NVIDIA and (_read(os.path.join(d, "class")) or "").startswith("0x0680"):
+            n += 1
+    return n
+
+
+def fabric_manager():
+    """Whether nv-fabricmanager runs (from /proc, no process started) and its version (asked
+    only on an NVSwitch system, where it matters)."""
+    running = False
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and (_read("/proc/%s/comm" % pid) or "").startswith("nv-fabricmanage"):  # comm: 15 chars
+            running = True
+            break
+    version = None
+    exe = which("nv-fabricmanager", ["/usr/bin", "/usr/sbin", "/usr/local/bin"])
+    res = run([exe, "--version"], timeout=min(TIMEOUT, 5.0)) if exe else None
+    if res and res[0] == 0:
+        m = re.search(r"(\d+\.\d+\.\d+)", res[1] + res[2])
+        version = m.group(1) if m else None
+    return {"running": running, "version": version, "path": exe}
+
+
 # ---- the kernel log: NVRM Xid lines since boot ----
 
 XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})[^)]*\): (\d+),\s*(.*)")
@@ -189,15 +247,41 @@ def nvml_gpu_health(nv, h):
            "persistence_mode": get(lambda: nv.nvmlDeviceGetPersistenceMode(h)),
            "mig_mode": get(lambda: list(nv.nvmlDeviceGetMigMode(h))[0]),
            "compute_mode": get(lambda: nv.nvmlDeviceGetComputeMode(h))}
+    out["nvlink"] = get(lambda: nvlink_state(nv, h))
     rows = get(lambda: list(nv.nvmlDeviceGetRemappedRows(h)))
     out["remapped_rows"] = None if rows is None else {
         "correctable": rows[0], "uncorrectable": rows[1], "pending": rows[2], "failure": rows[3]}
     return out
 
 
+NVLINK_MAX = 18   # NVML_NVLINK_MAX_LINKS (Hopper has 18, Blackwell 18)
+
+
+def nvlink_state(nv, h):
+    """{"up": n, "down": [link, ...]} over the links NVML knows; None on a GPU without NVLink
+    (the first link answers NOT_SUPPORTED)."""
+    up, down = 0, []
+    for link in range(NVLINK_MAX):
+        try:
+            state = nv.nvmlDeviceGetNvLinkState(h, link)
+        except Exception:
+            if link == 0:
+                return None
+            break  # past the GPU's last link
+        if state:
+            up += 1
+        else:
+            down.append(link)
+    return {"up": up, "down": down}
+
+
 def collect_health(facts):
     start = time.time()
-    out = {"pci": pci_gpus(), "kernel_log": kernel_log()}
+    out = {"pci": pci_gpus(), "kernel_log": kernel_log(), "ib": ib_ports(),
+           "modules": dict((m, os.path.isdir("/sys/module/" + m)) for m in PEER_MODULES),
+           "nvswitches": nvidia_switches()}
+    if out["nvswitches"]:
+        out["fabric_manager"] = fabric_manager()
     out["seconds"] = round(time.time() - start, 4)
     return out
 
