@@ -41,6 +41,7 @@ def doctor(
     strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict exits 1.")] = False,
     expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
     gpus_per_node: GpusPerNodeOpt = None,
+    dcgm: Annotated[Optional[int], typer.Option("--dcgm", metavar="LEVEL", min=1, max=4, help="Also run NVIDIA DCGM's diagnostic (dcgmi diag -r LEVEL) on every node; a node without dcgmi is reported as skipped. Levels 2+ load the GPUs for minutes.")] = None,
     junit: Annotated[FileOpt, typer.Option("--junit", metavar="FILE", help="Write JUnit XML: a testcase per check per host.")] = None,
     prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
@@ -93,7 +94,7 @@ def doctor(
     be = cls(remotes, m, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar, progress=None,
              gpus_per_node=gpus_per_node)
     opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
-                         bisect=bisect, baseline=base, expect_gpus=expect_gpus)
+                         bisect=bisect, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
     try:
         report = run_doctor([r.name for r in remotes], opts, be, progress=say)
     finally:

@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
+from envcheck.doctor.health import CheckResult
 from envcheck.doctor.run import AllreduceOutcome
 from envcheck.errors import UsageError
 from envcheck.model import HostResult
@@ -47,6 +48,10 @@ class DoctorBackend:
                          gpus_per_node=self.gpus_per_node)
         self.fleet_notes = [f"{f.severity}: {f.message}" for f in fa.fleet]
         return fa.results
+
+    def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
+        from envcheck.doctor.dcgm import run_dcgm
+        return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
         # one size (plus the worker's check pass); the bisection's runs are shorter still

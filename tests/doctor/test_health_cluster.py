@@ -16,6 +16,7 @@ prom_parser = pytest.importorskip("prometheus_client.parser")
 junitparser = pytest.importorskip("junitparser")
 
 KMSG = REPO / "tests" / "fixtures" / "kmsg"
+DCGM = REPO / "tests" / "fixtures" / "dcgm"
 CLEAN_LOG = (KMSG / "clean.kmsg").read_text()
 # node04's GPU 1 is at 0000:17:00.0: the real Xid 79 line, readdressed to it
 XID79_LOG = CLEAN_LOG + (KMSG / "xid79.kmsg").read_text().replace("2b:00", "17:00")
@@ -48,6 +49,12 @@ def setup(host):
     plant_driver(host, "535.104.05", gpus)
     plant_pci_bus(host, on_bus)
     plant_kernel_log(host, log)
+    # a stand-in dcgmi on two nodes (failing on node01, passing on node05); the others have none
+    fixture = {"node01": "diag-r2-3.x-fail.json", "node05": "diag-r1-4.x-pass.json"}.get(host.name)
+    if fixture:
+        host.write_file("/usr/local/share/envcheck-sim/dcgm.json", (DCGM / fixture).read_text())
+        host.write_file("/usr/local/bin/dcgmi", '#!/bin/sh\n[ "$1 $2" = "diag -r" ] || exit 9\n'
+                        'cat /usr/local/share/envcheck-sim/dcgm.json\n', mode=0o755)
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +133,14 @@ def test_gpus_per_node_fails_the_node_short_of_gpus_and_passes_the_full_ones(c5)
     assert health_check(doc, "node05")["status"] == "PASS"
     p, doc = doctor(c5, "--gpus-per-node", "4")
     assert "Expected 4 GPUs on this node; the driver lists 2, the PCI bus has 2" in health_check(doc, "node05")["message"]
+
+
+def test_dcgm_level_2_fails_the_node_whose_diagnostic_fails_and_says_where_it_was_skipped(c5):
+    p, doc = doctor(c5, "--dcgm", "2")
+    dcgm = {c["host"]: c for c in doc["checks"] if c["check"] == "dcgm"}
+    assert dcgm["node01"]["status"] == "FAIL" and "PCIe (GPU 1)" in dcgm["node01"]["message"]
+    assert dcgm["node05"]["status"] == "PASS"
+    assert {h for h, c in dcgm.items() if c["status"] == "SKIP"} == {"node02", "node03", "node04"}
+    assert "dcgm: skipped on node02, node03, node04 (dcgmi not found)" in doc["notes"]
+    v = {n["host"]: n["verdict"] for n in doc["nodes"]}
+    assert v["node01"] == "FAIL" and v["node05"] == "PASS"
