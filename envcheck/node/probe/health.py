@@ -33,28 +33,39 @@ def _int(text):
         return None
 
 
-def pci_gpus(root=PCI_DEVICES):
-    """NVIDIA display/3D-class functions on the PCI bus with their link state, whether or not
-    the driver bound them: a GPU NVML lost is still listed here."""
-    out = []
+def pci_scan(root=PCI_DEVICES):
+    """One pass over the PCI bus: (NVIDIA display/3D-class functions with their link state,
+    number of NVIDIA bridge-class 0x0680 functions, i.e. NVSwitches). A GPU is listed whether
+    or not the driver bound it: one NVML lost is still here."""
+    gpus, switches = [], 0
     try:
         names = sorted(os.listdir(root))
     except OSError:
-        return out
+        return gpus, switches
     for name in names:
         d = os.path.join(root, name)
         if _read(os.path.join(d, "vendor")) != NVIDIA:
             continue
         cls = _read(os.path.join(d, "class")) or ""
+        if cls.startswith("0x0680"):
+            switches += 1
         if not cls.startswith(GPU_CLASSES):
             continue
-        out.append({"address": name, "vendor_id": NVIDIA, "device_id": _read(os.path.join(d, "device")),
-                    "class": cls,
-                    "link": {"speed": _read(os.path.join(d, "current_link_speed")),
-                             "width": _int(_read(os.path.join(d, "current_link_width"))),
-                             "max_speed": _read(os.path.join(d, "max_link_speed")),
-                             "max_width": _int(_read(os.path.join(d, "max_link_width")))}})
-    return out
+        gpus.append({"address": name, "vendor_id": NVIDIA, "device_id": _read(os.path.join(d, "device")),
+                     "class": cls,
+                     "link": {"speed": _read(os.path.join(d, "current_link_speed")),
+                              "width": _int(_read(os.path.join(d, "current_link_width"))),
+                              "max_speed": _read(os.path.join(d, "max_link_speed")),
+                              "max_width": _int(_read(os.path.join(d, "max_link_width")))}})
+    return gpus, switches
+
+
+def pci_gpus(root=PCI_DEVICES):
+    return pci_scan(root)[0]
+
+
+def nvidia_switches(root=PCI_DEVICES):
+    return pci_scan(root)[1]
 
 
 IB_CLASS = "/sys/class/infiniband"
@@ -83,19 +94,6 @@ def ib_ports(root=IB_CLASS):
                         "link_layer": _read(os.path.join(d, "link_layer"))})
     return out
 
-
-def nvidia_switches(root=PCI_DEVICES):
-    """NVIDIA functions of bridge class 0x0680 on the bus: the NVSwitches of an HGX/DGX board."""
-    n = 0
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return 0
-    for name in names:
-        d = os.path.join(root, name)
-        if _read(os.path.join(d, "vendor")) == NVIDIA and (_read(os.path.join(d, "class")) or "").startswith("0x0680"):
-            n += 1
-    return n
 
 
 def fabric_manager():
@@ -171,8 +169,10 @@ def parse_xids(text):
     events, order, fallen, dropped = {}, [], {}, 0
     last_gpu = None
     for raw in (text or "").splitlines():
+        if "NVRM" not in raw:  # the cheap test first: a ring buffer is mostly other drivers
+            continue
         line = message(raw)
-        if line is None or "NVRM" not in line:
+        if line is None:
             continue
         m = XID.search(line)
         if m:
@@ -277,9 +277,10 @@ def nvlink_state(nv, h):
 
 def collect_health(facts):
     start = time.time()
-    out = {"pci": pci_gpus(), "kernel_log": kernel_log(), "ib": ib_ports(),
+    gpus, switches = pci_scan()
+    out = {"pci": gpus, "kernel_log": kernel_log(), "ib": ib_ports(),
            "modules": dict((m, os.path.isdir("/sys/module/" + m)) for m in PEER_MODULES),
-           "nvswitches": nvidia_switches()}
+           "nvswitches": switches}
     if out["nvswitches"]:
         out["fabric_manager"] = fabric_manager()
     out["seconds"] = round(time.time() - start, 4)
