@@ -46,10 +46,20 @@ def _gpu_label(g: Dict[str, Any]) -> str:
 
 
 def gpu_count(f: F.Facts, m: Matrix) -> List[Finding]:
-    """NVIDIA GPUs on the PCI bus that the driver (NVML / nvidia-smi) does not list."""
+    """NVIDIA GPUs on the PCI bus that the driver (NVML / nvidia-smi) does not list, or no
+    driver at all for GPUs that are there."""
     pci = F.pci_gpus(f)
-    if not pci or not F.driver_version(f):
-        return []  # no bus read, or no driver at all (the driver rules say that)
+    if not pci:
+        return []  # the bus was not read, or has no NVIDIA GPU
+    if not F.driver_version(f):
+        # the driver rules warn "no driver" (fine on a CPU node); GPUs on the bus make it an error
+        names = ", ".join(str(d.get("address")) for d in pci)
+        return [Finding(
+            ERROR, "gpu-driver-not-loaded", "health",
+            f"{len(pci)} NVIDIA GPU(s) on the PCI bus ({names}) but no driver answers "
+            f"({F.driver_error(f) or 'NVML and nvidia-smi failed'}): no job can use them.",
+            "load the driver (modprobe nvidia; check `dmesg | grep -i nvrm` for why it did not) or "
+            "install the one matching the kernel; then `nvidia-smi` must list every GPU", src("azure_count"))]
     seen = {bdf(g.get("pci_bus_id")) for g in F.gpus(f)}
     missing = [d for d in pci if bdf(d.get("address")) not in seen]
     if not missing:

@@ -58,11 +58,16 @@ def test_the_gpu_identification_list_is_preferred_when_the_probe_has_it():
     assert "0000:99:00.0 (10de:2330)" in x.message
 
 
-def test_no_driver_at_all_is_left_to_the_driver_rules():
+def test_gpus_on_the_bus_with_no_driver_answering_are_an_error_even_where_no_driver_would_only_warn():
     f = node()
-    f["driver"] = {"version": None, "error": "no NVIDIA driver found"}
+    f["driver"] = {"version": None, "error": "no NVIDIA driver found: NVML: Driver Not Loaded"}
     f["gpus"] = []
-    assert [x.code for x in findings(f)] == []
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("gpu-driver-not-loaded", ERROR)
+    assert "4 NVIDIA GPU(s) on the PCI bus (0000:07:00.0, 0000:17:00.0" in x.message and "Driver Not Loaded" in x.message
+    assert "modprobe nvidia" in x.fix
+    f["health"]["pci"] = []  # a CPU node: the driver rules' warning is all
+    assert findings(f) == []
 
 
 def test_uncorrectable_ecc_since_driver_load_fails_and_lifetime_history_warns():
