@@ -91,8 +91,5 @@ def run_dcgm(remotes: Sequence[Remote], level: int, forks: int = 32) -> List[Che
         status, message, fix = parse(res.stdout, level)
         return CheckResult(r.name, "dcgm", status, message, fix=fix, duration=res.duration)
 
-    out = []
-    for r, res in zip(remotes, fan_out(list(remotes), one, forks)):
-        out.append(res if isinstance(res, CheckResult) else
-                   CheckResult(r.name, "dcgm", UNKNOWN, f"internal error: {type(res).__name__}: {res}"))
-    return out
+    return fan_out(list(remotes), one, forks).values_or(
+        lambda r, e: CheckResult(r.name, "dcgm", UNKNOWN, f"internal error: {type(e).__name__}: {e}"))
