@@ -142,7 +142,8 @@ def health_measurements(results: Iterable[HostResult]) -> List[Measurement]:
                                    {"host": r.host, "xid": str(e["xid"]), "gpu": str(e.get("pci"))},
                                    "NVRM Xid events in the kernel log since boot, per code and GPU."))
         pci = F.pci_gpus(f)
-        if pci is not None and F.driver_version(f):
+        given = (F.env(f).get("NVIDIA_VISIBLE_DEVICES") or "all").strip().lower()
+        if pci is not None and F.driver_version(f) and given in ("all", "void", "none"):  # not a partial container
             seen = {bdf(g.get("pci_bus_id")) for g in F.gpus(f)}
             out.append(Measurement("gpus_missing_from_driver",
                                    float(sum(1 for d in pci if bdf(d.get("address")) not in seen)),

@@ -64,6 +64,15 @@ def gpu_count(f: F.Facts, m: Matrix) -> List[Finding]:
     missing = [d for d in pci if bdf(d.get("address")) not in seen]
     if not missing:
         return []
+    given = F.env(f).get("NVIDIA_VISIBLE_DEVICES")
+    if given and given.strip().lower() not in ("all", "void", "none"):
+        # a container given some GPUs: its NVML sees those, its /sys still shows the whole host's bus
+        return [Finding(
+            INFO, "gpu-count-container", "health",
+            f"Inside a container given GPUs {given!r}: the driver lists {len(F.gpus(f))} of the {len(pci)} "
+            f"GPUs on the host's PCI bus, as expected; GPUs lost by the host are checked outside it.",
+            "run `envcheck doctor` on the host (or in a container given all GPUs) to check every GPU",
+            src("azure_count"))]
     names = ", ".join(f"{d.get('address')} ({str(d.get('vendor_id', '0x10de'))[2:]}:"
                       f"{str(d.get('device_id') or '?')[2:]})" for d in missing)
     return [Finding(

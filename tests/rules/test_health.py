@@ -50,6 +50,16 @@ def test_a_gpu_on_the_bus_but_not_in_nvml_is_an_error_naming_its_address():
     assert "power-cycle" in x.fix and x.source
 
 
+def test_inside_a_container_given_some_gpus_the_others_are_not_called_missing():
+    f = node()
+    f["gpus"] = f["gpus"][:2]
+    f["env"] = {"NVIDIA_VISIBLE_DEVICES": "GPU-a,GPU-b"}
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("gpu-count-container", INFO) and "2 of the 4" in x.message
+    f["env"] = {"NVIDIA_VISIBLE_DEVICES": "all"}   # given every GPU: a missing one is missing
+    assert [x.code for x in findings(f)] == ["gpu-missing-from-driver"]
+
+
 def test_the_gpu_identification_list_is_preferred_when_the_probe_has_it():
     f = node(2)
     f["pci_gpus"] = f["health"]["pci"] + [{"address": "0000:99:00.0", "vendor_id": "0x10de",
