@@ -41,6 +41,11 @@ def fabric_manager(f: F.Facts, m: Matrix) -> List[Finding]:
 
 
 def nvlinks(f: F.Facts, m: Matrix) -> List[Finding]:
+    """Links down on an NVSwitch board, where every link of every GPU is wired and must be up.
+    Elsewhere (PCIe cards with bridges on some links) an inactive link may be unwired, so only
+    the cross-node comparison of link counts judges it."""
+    if not F.nvswitches(f):
+        return []
     out = []
     for g in F.gpus(f):
         nv = F.gpu_health(g).get("nvlink")

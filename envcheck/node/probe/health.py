@@ -254,7 +254,7 @@ def nvml_gpu_health(nv, h):
     return out
 
 
-NVLINK_MAX = 18   # NVML_NVLINK_MAX_LINKS (Hopper has 18, Blackwell 18)
+NVLINK_MAX = 18   # NVML_NVLINK_MAX_LINKS (A100 uses 12 of them, H100 and B200 18)
 
 
 def nvlink_state(nv, h):
