@@ -277,10 +277,10 @@ def expected_gpus(f: F.Facts, n: int) -> List[Finding]:
              "slot/riser)" if on_bus is not None and on_bus < n else
              "the driver lost a GPU that is still on the bus" if listed < n else
              "more GPUs than expected: the wrong node type, or a wrong --gpus-per-node")
+    short = min(listed, on_bus if on_bus is not None else listed) < n
     return [Finding(
-        ERROR if min(listed, on_bus if on_bus is not None else listed) < n else WARNING,
-        "gpu-count-unexpected", "health",
-        f"Expected {n} GPUs on this node; {seen}: {where}. A job sized for {n} GPUs per node fails here.",
+        ERROR if short else WARNING, "gpu-count-unexpected", "health",
+        f"Expected {n} GPUs on this node; {seen}: {where}."
+        + (f" A job sized for {n} GPUs per node fails here." if short else ""),
         f"{DRAIN}; power-cycle it, and if the count stays short reseat the GPU or open a hardware ticket"
-        if listed < n or (on_bus is not None and on_bus < n) else "check the node type, or pass the right --gpus-per-node",
-        src("azure_count"))]
+        if short else "check the node type, or pass the right --gpus-per-node", src("azure_count"))]
