@@ -342,7 +342,8 @@ class SSHRemote(Remote):
 
     # ---- commands -------------------------------------------------------------------------
     def run(self, command: str, *, stdin: Union[str, bytes, None] = None,
-            timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None) -> RunResult:
+            timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None,
+            on_stdout: Optional[Callable[[bytes], None]] = None) -> RunResult:
         timeout = self.options.timeout if timeout is None else timeout
         start = time.monotonic()
         err = self.connect()
@@ -379,7 +380,7 @@ class SSHRemote(Remote):
             writer.start()
             reader = threading.Thread(target=_drain, args=(chan.recv_stderr, errb), daemon=True)
             reader.start()
-            _drain(chan.recv, out)
+            _drain(chan.recv, out, on_stdout)
             reader.join(timeout)
             code = chan.recv_exit_status() if not timed_out.is_set() and chan.status_event.wait(
                 max(0.0, timeout - (time.monotonic() - start))) else None
@@ -458,7 +459,9 @@ def _feed(chan: paramiko.Channel, data: Optional[bytes]) -> None:
         pass
 
 
-def _drain(recv: Callable[[int], bytes], into: List[bytes]) -> None:
+def _drain(recv: Callable[[int], bytes], into: List[bytes],
+           live: Optional[Callable[[bytes], None]] = None) -> None:
+    """Read until EOF into `into`, or, with `live`, hand each chunk over as it arrives."""
     while True:
         try:
             chunk = recv(65536)
@@ -466,7 +469,10 @@ def _drain(recv: Callable[[int], bytes], into: List[bytes]) -> None:
             return
         if not chunk:
             return
-        into.append(chunk)
+        if live is not None:
+            live(chunk)
+        else:
+            into.append(chunk)
 
 
 def _dec(parts: List[bytes]) -> str:
