@@ -166,22 +166,7 @@ def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], 
         return _fail(rep, errs)
     rep.interpreter = python or (checks[0].executable if checks else "python3")
     rep.torch = {c.host: c.torch or "" for c in checks}
-    gpus = [n.gpus for n in nodes]
-    rep.cpu_ranks = not any(gpus)
-    if any(gpus) and not all(gpus):
-        return _fail(rep, [pf.PreflightError(
-            "some hosts have GPUs and some none: " + ", ".join(
-                f"{n.host} {n.gpus}" for n in nodes), None,
-            "launch on GPU nodes only, or on CPU nodes only")])
-    for n in nodes:
-        k = opts.nproc_per_node or n.gpus or 1
-        if n.gpus and k > n.gpus:
-            errs.append(pf.PreflightError(
-                f"{n.host}: {k} rank(s) but {n.gpus} GPU(s): two ranks would share a GPU",
-                n.host, "use --nproc-per-node at most the GPU count"))
-        rep.nproc[n.host] = k
-    if rep.cpu_ranks:
-        rep.notes.append("no GPU on any host: CPU ranks, the script must use the gloo backend")
+    errs = _ranks_per_host(nodes, opts, rep)
     if opts.ifname:
         errs += pf.check_ifname(nodes, opts.ifname)
     if errs:
@@ -215,6 +200,29 @@ def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], 
     rep.world_size = sum(rep.nproc.values())
     rep.run_id = MARKER + secrets.token_hex(6)
     return True
+
+
+def _ranks_per_host(nodes: Sequence[pf.NodeFacts], opts: Options,
+                    rep: Report) -> List[pf.PreflightError]:
+    """One rank per GPU by default; never two ranks on one GPU; CPU ranks where no host has one."""
+    gpus = [n.gpus for n in nodes]
+    rep.cpu_ranks = not any(gpus)
+    if any(gpus) and not all(gpus):
+        return [pf.PreflightError(
+            "some hosts have GPUs and some none: " + ", ".join(
+                f"{n.host} {n.gpus}" for n in nodes), None,
+            "launch on GPU nodes only, or on CPU nodes only")]
+    errs = []
+    for n in nodes:
+        k = opts.nproc_per_node or n.gpus or 1
+        if n.gpus and k > n.gpus:
+            errs.append(pf.PreflightError(
+                f"{n.host}: {k} rank(s) but {n.gpus} GPU(s): two ranks would share a GPU",
+                n.host, "use --nproc-per-node at most the GPU count"))
+        rep.nproc[n.host] = k
+    if rep.cpu_ranks:
+        rep.notes.append("no GPU on any host: CPU ranks, the script must use the gloo backend")
+    return errs
 
 
 def _suggest_ifname(nodes: Sequence[pf.NodeFacts], rep: Report) -> Optional[str]:

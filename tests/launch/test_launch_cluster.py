@@ -56,9 +56,9 @@ def workdir(tmp_path):
     return tmp_path
 
 
-def base(cl, workdir, *extra):
+def base(cl, workdir, *extra, nproc=2):
     return ["launch", "node[01-02]", "--ssh-config", str(cl.ssh_config), "--node-python",
-            sys.executable, "--nproc-per-node", "2", "--chdir", str(workdir), "--sync",
+            sys.executable, "--nproc-per-node", str(nproc), "--chdir", str(workdir), "--sync",
             str(workdir / "ddp_tiny.py"), "--sync", str(workdir / "local_rank_script.py"),
             "--json", *extra]
 
@@ -201,3 +201,29 @@ def test_a_node_python_without_torch_is_refused_before_any_rank_starts(cl, workd
     d = json.loads(r.stdout)
     assert d["failure"]["kind"] == "preflight" and d["ranks"] == []
     assert "torch does not import under /usr/bin/python3" in d["failure"]["message"]
+
+
+def test_more_ranks_than_gpus_is_refused_naming_the_host(cl, workdir):
+    from tests.cluster.standins import gpu_list, set_driver
+    set_driver(cl["node01"], "535.104.05", gpu_list("A100", 4))
+    set_driver(cl["node02"], "535.104.05", gpu_list("A100", 2))
+    try:
+        r = run_cli(*base(cl, workdir, "--no-audit", "--", "ddp_tiny.py", nproc=3),
+                    timeout=120)
+    finally:
+        for h in cl:
+            set_driver(h, None)
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = json.loads(r.stdout)
+    assert [e["host"] for e in d["preflight_errors"]] == ["node02"]
+    assert "node02: 3 rank(s) but 2 GPU(s): two ranks would share a GPU" in d["failure"]["message"]
+    assert d["ranks"] == []
+
+
+def test_an_ifname_missing_everywhere_is_named_before_anything_starts(cl, workdir):
+    r = run_cli(*base(cl, workdir, "--no-audit", "--ifname", "ib0", "--", "ddp_tiny.py"),
+                timeout=120)
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = json.loads(r.stdout)
+    assert [e["host"] for e in d["preflight_errors"]] == ["node01", "node02"]
+    assert "interface 'ib0'" in d["failure"]["message"] and "eth0" in d["failure"]["message"]
