@@ -13,9 +13,9 @@ from typer.core import TyperCommand
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
-                                   IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
-                                   StrictHostKeysOpt, UserOpt, remotes_for)
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
+                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
+                                   SshConfigOpt, StrictHostKeysOpt, UserOpt, local_python)
 from envcheck.errors import UsageError
 
 
@@ -58,8 +58,8 @@ def launch(
     ifname: Annotated[Optional[str], typer.Option(
         "--ifname", help="Interface for NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (checked on "
                          "every host).")] = None,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", min=1, metavar="SECONDS",
+    run_timeout: Annotated[float, typer.Option(
+        "--run-timeout", "--timeout", min=1, metavar="SECONDS",
         help="Stop the whole run after this long and name the rank that hung (exit 3).")]
     = 86400.0,
     grace: Annotated[float, typer.Option(
@@ -98,11 +98,12 @@ def launch(
                    node_python=node_python, chdir=chdir, env=parse_env(env or []),
                    sync=list(sync or []), local_rank_arg=local_rank_arg,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
-                   timeout=timeout, grace=grace, connect_timeout=connect_timeout, forks=forks,
+                   timeout=run_timeout, grace=grace, connect_timeout=connect_timeout, forks=forks,
                    log_dir=str(log_dir) if log_dir else None, force=force, audit=not no_audit,
                    matrix=str(matrix) if matrix else None)
-    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
-                          connect_timeout, connect_timeout + 30, strict_host_keys)
+    # its remote commands are the preflight's and the launchers' (bounded by the run itself)
+    remotes = HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()
+    opts.node_python, which = local_python(node_python, remotes, "ranks run")
     # rank output: stdout, or stderr when stdout carries the JSON report
     sink = sys.stderr if json_out else sys.stdout
     lock = threading.Lock()
@@ -118,7 +119,7 @@ def launch(
         typer.echo(f"envcheck: {m}", err=True)
 
     try:
-        rep = run_launch(remotes, opts, progress, on_line)
+        rep = run_launch(remotes, opts, progress, on_line, which)
     finally:
         for r in remotes:
             r.close()

@@ -65,7 +65,7 @@ def wait(threads: Sequence[threading.Thread], stop: Stopper, backstop: float,
             if stop.at is not None and time.monotonic() > stop.at + after_stop:
                 break
             if time.monotonic() > end and stop.at is None:
-                stop.request("timeout", "the run passed --timeout on the controller's clock")
+                stop.request("timeout", "the run passed --run-timeout on the controller's clock")
         except KeyboardInterrupt:
             stop.request("interrupted", "interrupted (Ctrl-C)")
     stop.join(after_stop)
@@ -139,16 +139,16 @@ def _hung(states: Dict[int, RankState], streams: Sequence[HostStream],
     hung = [k for k in running if k not in waiting]
     named = (hung or running or [None])[0]
     where = ", ".join(f"{k} ({states[k].host})" for k in running) or "none"
-    msg = f"the run passed --timeout {timeout:g} s; ranks still running: {where}"
+    msg = f"the run passed --run-timeout {timeout:g} s; ranks still running: {where}"
     if named is not None and hung and waiting:
-        msg = (f"rank {named} on {states[named].host} hung: still running at --timeout "
+        msg = (f"rank {named} on {states[named].host} hung: still running at --run-timeout "
                f"{timeout:g} s in the script's own code, while rank(s) "
                f"{', '.join(str(k) for k in waiting)} waited for it inside torch; {msg}")
     elif named is not None:
         msg = f"rank {named} on {states[named].host} was still running: {msg}"
     return {"kind": "timeout", "host": states[named].host if named is not None else None,
             "rank": named, "suspects": sorted({states[k].host for k in hung}),
-            "message": msg, "fix": "see the rank's Python stack (its log tail); raise --timeout "
+            "message": msg, "fix": "see the rank's Python stack (its log tail); raise --run-timeout "
                                    "if the run only needed longer",
             "log_tail": (dumps.get(named) or list(states[named].tail) if named is not None
                          else [])[-25:]}

@@ -4,11 +4,9 @@ node interpreter, the working directory and the script present on every node, th
 user asked to --sync copied there, and the audit's errors across the hosts."""
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import shlex
-import sys
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,17 +25,8 @@ def node_sources() -> Dict[str, str]:
             ("script_launcher.py", "allreduce_launcher.py")}
 
 
-def local_python(remotes: Sequence[Remote], node_python: Optional[str]) -> Tuple[Optional[str], str]:
-    """The interpreter for the ranks and why: --node-python; on this machine alone, the
-    interpreter envcheck runs under when torch is installed there (a venv with torch: the one
-    the user means), else the node's python3."""
-    if node_python:
-        return node_python, "--node-python"
-    if len(remotes) == 1 and remotes[0].is_local:
-        if importlib.util.find_spec("torch") is not None:
-            return sys.executable, "the interpreter envcheck runs under: torch is installed there"
-        return None, "python3: torch is not installed where envcheck runs"
-    return None, "python3 on the nodes (pass --node-python for a venv or conda env)"
+def _crashed(r: Remote, e: BaseException) -> RunResult:
+    return RunResult(r.name, "", None, error=f"internal error: {type(e).__name__}: {e}")
 
 
 @dataclass
@@ -58,11 +47,10 @@ def check_nodes(remotes: Sequence[Remote], python: Optional[str], launcher_src: 
                      stdin=launcher_src, timeout=timeout)
 
     checks, errs = [], []
-    for r, res in zip(remotes, fan_out(list(remotes), one, forks)):
-        doc = last_json_object(res.stdout) if isinstance(res, RunResult) else None
+    for r, res in zip(remotes, fan_out(list(remotes), one, forks).values_or(_crashed)):
+        doc = last_json_object(res.stdout)
         if doc is None:
-            why = (res.error or res.tail(3) or f"exit {res.exit_code}") \
-                if isinstance(res, RunResult) else str(res)
+            why = res.error or res.tail(3) or f"exit {res.exit_code}"
             errs.append(PreflightError(f"{r.name}: cannot run {python or 'python3'}: {why}",
                                        r.name, "install Python or pass --node-python PATH"))
             continue
@@ -110,10 +98,9 @@ def sync(remotes: Sequence[Remote], paths: Sequence[str], timeout: float,
         return r.run(cmd, stdin=data, timeout=timeout)
 
     errs = []
-    for r, res in zip(far, fan_out(far, one, forks)):
-        if not (isinstance(res, RunResult) and res.ok):
-            why = (res.error or res.tail(3) or f"exit {res.exit_code}") \
-                if isinstance(res, RunResult) else str(res)
+    for r, res in zip(far, fan_out(far, one, forks).values_or(_crashed)):
+        if not res.ok:
+            why = res.error or res.tail(3) or f"exit {res.exit_code}"
             errs.append(PreflightError(f"{r.name}: --sync of {', '.join(names)} failed: {why}",
                                        r.name, "check the disk and the permissions there"))
     return errs

@@ -4,7 +4,7 @@ ranks of the user's script, their output streamed back live, then the outcome. C
 Remote only; returns data, never prints (rank lines and progress through callbacks).
 
 Never hangs, never leaves strays: each host's launcher stops its ranks when one fails, when it is
-signalled, orphaned, its SSH channel closes or --timeout passes; the controller stops every host
+signalled, orphaned, its SSH channel closes or --run-timeout passes; the controller stops every host
 as soon as one rank fails, a host is lost, the timeout passes or the user presses Ctrl-C.
 """
 from __future__ import annotations
@@ -116,14 +116,19 @@ ProgressFn = Callable[[str], None]
 
 
 def run_launch(remotes: Sequence[Remote], opts: Options, progress: Optional[ProgressFn] = None,
-               on_line: Optional[LineFn] = None) -> Report:
+               on_line: Optional[LineFn] = None, interpreter_why: Optional[str] = None) -> Report:
+    """opts.node_python None: python3 on the nodes. interpreter_why: how the caller chose it
+    (cli.hostopts.local_python on this machine), for the report."""
     say = progress or (lambda _m: None)
     if not remotes:
         raise UsageError("no hosts to launch on", "name hosts, or none for this machine")
     if not opts.script:
         raise UsageError("no script to launch", "put it after --: envcheck launch -- train.py")
     rep = Report(hosts=[r.name for r in remotes], script=opts.script, args=list(opts.args))
-    python, rep.interpreter_why = lp.local_python(remotes, opts.node_python)
+    python = opts.node_python
+    rep.interpreter_why = interpreter_why or ("--node-python" if python else
+                                              "python3 on the nodes; --node-python PATH picks "
+                                              "another")
     rep.chdir = opts.chdir or os.getcwd()
     if not _preflight(remotes, opts, python, rep, say):
         rep.exit_code = outcome.exit_code(rep.failure)
@@ -257,7 +262,7 @@ def _run(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: R
             stop.request("rank", f"rank {rec.get('rank')} on {host} ended "
                                  f"({RankState(0, host, 0, exit_code=rec['code']).status})")
         elif rec.get("type") == "launcher" and rec.get("status") == "deadline":
-            stop.request("timeout", f"{host} reached --timeout {opts.timeout:g} s")
+            stop.request("timeout", f"{host} reached --run-timeout {opts.timeout:g} s")
 
     streams = [HostStream(n, {k: s for k, s in states.items() if s.host == n}, on_line,
                           on_record, rep.log_dir) for n in names]

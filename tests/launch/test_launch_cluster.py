@@ -129,7 +129,7 @@ def test_a_rank_that_raises_fails_the_run_with_exit_1_naming_it(cl, workdir):
 
 def test_a_rank_that_hangs_is_stopped_at_the_timeout_and_named(cl, workdir):
     start = time.monotonic()
-    r = run_cli(*base(cl, workdir, "--no-audit", "--timeout", "90", "--", "ddp_tiny.py",
+    r = run_cli(*base(cl, workdir, "--no-audit", "--run-timeout", "90", "--", "ddp_tiny.py",
                       "--hang-rank", "3"), timeout=300)
     assert r.returncode == 3, r.stdout + r.stderr
     f = json.loads(r.stdout)["failure"]
