@@ -178,19 +178,22 @@ def test_a_node_whose_sshd_dies_mid_run_is_a_lost_host_exit_3(cl, workdir):
 
 
 def test_audit_errors_are_shown_and_refused_before_any_rank_starts(cl, workdir):
-    from tests.cluster.standins import plant_toolkit
-    if not shutil.which("gcc"):
-        pytest.skip("needs gcc on the hosts (tests/run.sh installs it)")
-    plant_toolkit(cl["node02"], "10.0.130")   # gcc of today is far too new for CUDA 10.0
+    from tests.cluster.standins import gpu_list, plant_toolkit, set_driver
+    # a CUDA 12.1 toolkit on node02 whose driver is far too old for it
+    for h in cl:
+        set_driver(h, "410.48", gpu_list("V100", 2))
+    plant_toolkit(cl["node02"], "12.1.105")
     try:
         r = run_cli(*base(cl, workdir, "--", "ddp_tiny.py"), timeout=300)
     finally:
-        cl["node02"].run_local("rm -rf /usr/local/cuda /usr/local/cuda-10.0")
+        cl["node02"].run_local("rm -rf /usr/local/cuda /usr/local/cuda-12.1")
+        for h in cl:
+            set_driver(h, None)
     assert r.returncode == 1, r.stdout + r.stderr
     d = json.loads(r.stdout)
     assert d["failure"]["kind"] == "audit" and d["ranks"] == [] and d["run_id"] == ""
-    assert any(a["host"] == "node02" and a["code"] == "gcc-too-new" and "CUDA 10.0" in a["message"]
-               for a in d["audit_errors"])
+    mine = [(a["host"], a["code"]) for a in d["audit_errors"] if "12.1" in a["message"]]
+    assert mine and {h for h, _ in mine} == {"node02"}, d["audit_errors"]
     assert "pass --force" in d["failure"]["fix"]
 
 
