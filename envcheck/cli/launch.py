@@ -29,6 +29,9 @@ class _SplitAtDashes(TyperCommand):
             args = args[:i]
         return super().parse_args(ctx, args)
 
+    def collect_usage_pieces(self, ctx: Any) -> List[str]:
+        return super().collect_usage_pieces(ctx) + ["-- SCRIPT [ARGS]..."]
+
 
 @app.command("launch", cls=_SplitAtDashes)
 @guard
