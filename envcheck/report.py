@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts.schema import Facts
@@ -41,6 +42,13 @@ def _g(d: Any, *path: str) -> Any:
 
 def _driver(f: Facts) -> str:
     drv = _g(f, "driver") or {}
+    user = (drv.get("userspace") or {}) if isinstance(drv.get("userspace"), dict) else {}
+    if drv.get("state") == "module-not-loaded":
+        return (f"{user.get('version') or 'unknown'} userspace installed, kernel module not loaded"
+                + (f" ({user['library']})" if user.get("library") else ""))
+    if drv.get("state") == "mismatch":
+        return (f"version mismatch: userspace {user.get('version') or 'unknown'}, "
+                f"kernel module {drv.get('kernel_module') or 'unknown'}")
     if not drv.get("version"):
         why = (drv.get("error") or "").replace("no NVIDIA driver found: ", "")
         return f"not found ({why})" if why else (NONE if not drv else "not found")
@@ -79,7 +87,9 @@ def _cuda(f: Facts) -> List[str]:
     if version:
         how = in_use.get("via")
         where = in_use.get("path") or nvcc.get("path") or ""
-        lines.append(f"{version} in use" + (f" (via {how}: {where})" if how else ""))
+        build = nvcc.get("build") if in_use.get("via") == "PATH" and nvcc.get("build") != version else None
+        lines.append(f"{version} in use" + (f" (via {how}: {where})" if how else "")
+                     + (f", nvcc V{build}" if build else ""))
     else:
         lines.append("no toolkit in use" + (" (nvcc on PATH: %s)" % nvcc["path"] if nvcc.get("path") else ""))
     link = cuda.get("symlink") or {}
@@ -89,6 +99,10 @@ def _cuda(f: Facts) -> List[str]:
             marks.append(f"<- {link.get('path')}")
         if in_use.get("path") and t.get("path") == in_use.get("path"):
             marks.append("in use")
+        if t.get("layout") == "distro":
+            pkg = t.get("package") or {}
+            marks.append("distribution package" + (f" {pkg.get('name')} {pkg.get('version')}" if pkg else "")
+                         + f": headers {t.get('include') or '?'}, libraries {t.get('lib') or '?'}")
         lines.append(f"  {t.get('path')}  {t.get('version') or 'unknown version'}"
                      f" ({t.get('source') or 'no version file'})" + (" " + ", ".join(marks) if marks else ""))
     return lines
@@ -151,6 +165,33 @@ def _interfaces(f: Facts) -> List[str]:
     return lines or [NONE]
 
 
+def _health(f: Facts) -> List[str]:
+    """One line per kind of hardware fact the probe read (PCI, kernel log, fabric)."""
+    h = _g(f, "health")
+    if not isinstance(h, dict):
+        return []
+    pci = [d for d in h.get("pci") or [] if isinstance(d, dict)]
+    widths = Counter(f"x{(d.get('link') or {}).get('width')}" for d in pci)
+    lines = [f"PCI: {len(pci)} NVIDIA GPU(s)" + (", links " + ", ".join(f"{c}x {w}" for w, c in sorted(widths.items()))
+                                                 if pci else "")]
+    log = h.get("kernel_log") or {}
+    events = [e for e in log.get("events") or [] if isinstance(e, dict)]
+    if log.get("source"):
+        xids = ", ".join(f"Xid {e.get('xid')} x{e.get('count')} ({e.get('pci')})" for e in events[:6])
+        lines.append(f"kernel log ({log['source']}): {xids or 'no Xid'}")
+    else:
+        lines.append(f"kernel log: not read ({log.get('error') or 'unknown'})")
+    ib = [p for p in h.get("ib") or [] if isinstance(p, dict)]
+    if ib:
+        active = sum(1 for p in ib if "ACTIVE" in str(p.get("state")))
+        lines.append(f"InfiniBand/RoCE: {active} of {len(ib)} port(s) ACTIVE")
+    if h.get("nvswitches"):
+        fm = h.get("fabric_manager") or {}
+        lines.append(f"NVSwitches: {h['nvswitches']}, fabric manager "
+                     f"{'running' if fm.get('running') else 'NOT running'} {fm.get('version') or ''}".rstrip())
+    return lines
+
+
 def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
     """(label, lines) for every component, in the order a reader checks them."""
     os_ = _g(f, "os") or {}
@@ -163,6 +204,7 @@ def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
                                             os_.get("kernel"), os_.get("arch")) if x) or NONE]),
         ("driver", [_driver(f)]),
         ("gpus", [_gpus(f)]),
+        ("health", _health(f) or [NONE]),
         ("cuda", _cuda(f)),
         ("cudnn", _cudnn(f)),
         ("torch", [_package(f, "torch")]),
@@ -177,7 +219,7 @@ def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
     ]
     nvidia = sorted(k for k in (_g(f, "packages") or {}) if k.startswith("nvidia-") and k != "nvidia-ml-py")
     if nvidia:
-        rows.insert(8, ("nvidia-*", [f"{k} {_g(f, 'packages', k, 'version')}" for k in nvidia]))
+        rows.insert(9, ("nvidia-*", [f"{k} {_g(f, 'packages', k, 'version')}" for k in nvidia]))
     if _deep(f):
         rows.append(("deep", _deep(f)))
     if f.get("errors"):

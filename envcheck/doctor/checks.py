@@ -6,20 +6,21 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional
 
 from envcheck.facts import schema as F
-from envcheck.doctor.health import FAIL, PASS, UNKNOWN, WARN, CheckResult, DoctorReport, measurement
+from envcheck.doctor.health import FAIL, PASS, UNKNOWN, WARN, CheckResult, DoctorReport, Measurement, measurement
 from envcheck.model import ERROR, WARNING, Finding, HostResult
+from envcheck.rules.health import bdf
 
 # one doctor check per component, per host (JUnit: a testcase each); torchaudio only when it
 # has something to say, since most training nodes do not install it
-AUDIT_CHECKS = ("driver", "gpu", "cuda", "cudnn", "torch", "torchvision", "python", "gcc", "env",
-                "nccl", "host")
+AUDIT_CHECKS = ("driver", "gpu", "health", "cuda", "cudnn", "torch", "torchvision", "python", "gcc",
+                "env", "nccl", "host")
 OPTIONAL_CHECKS = ("torchaudio",)
 
 BUSBW = "allreduce_busbw_gbps"
 
 # findings that only matter when the nodes are meant to have GPUs: with --no-expect-gpus (a
 # CPU-only or gloo cluster, CI) they are kept as information and do not make a node WARN
-GPU_ONLY_CODES = ("driver-not-found",)
+GPU_ONLY_CODES = ("driver-not-found", "driver-module-not-loaded")
 
 
 def _status(findings: List[Finding]) -> str:
@@ -113,4 +114,38 @@ def compare_baseline(current: DoctorReport, baseline: DoctorReport, tolerance: f
             msg, status = f"all-reduce busbw {b_now:.3g} GB/s (baseline {b_then:.3g} GB/s)", PASS
         for h in hosts:
             out.append(CheckResult(h, "baseline-busbw", status, msg))
+    return out
+
+
+def health_measurements(results: Iterable[HostResult]) -> List[Measurement]:
+    """The hardware numbers dashboards graph per node and GPU (Prometheus gauges): uncorrectable
+    ECC errors, PCIe link width, Xid events since boot, GPUs the driver lost. Only what the probe
+    read: a host without health facts gives no samples rather than zeros."""
+    out: List[Measurement] = []
+    for r in results:
+        f = r.facts or {}
+        if not r.reachable or not F.health_probed(f):
+            continue
+        for g in F.gpus(f):
+            vol = (F.gpu_health(g).get("ecc") or {}).get("volatile_uncorrected")
+            if isinstance(vol, int):
+                out.append(Measurement("gpu_ecc_uncorrected_volatile", float(vol),
+                                       {"host": r.host, "gpu": bdf(g.get("pci_bus_id")) or str(g.get("index"))},
+                                       "Uncorrectable ECC errors since the driver loaded (NVML volatile counter)."))
+        for d in F.pci_links(f):
+            if isinstance(d["link"].get("width"), int):
+                out.append(Measurement("gpu_pcie_link_width", float(d["link"]["width"]),
+                                       {"host": r.host, "gpu": bdf(d.get("address")) or str(d.get("address"))},
+                                       "Current PCIe link width (lanes) of the GPU, from sysfs."))
+        for e in F.xid_events(f):
+            out.append(Measurement("xid_events", float(e.get("count") or 0),
+                                   {"host": r.host, "xid": str(e["xid"]), "gpu": str(e.get("pci"))},
+                                   "NVRM Xid events in the kernel log since boot, per code and GPU."))
+        pci = F.pci_gpus(f)
+        given = (F.env(f).get("NVIDIA_VISIBLE_DEVICES") or "all").strip().lower()
+        if pci is not None and F.driver_version(f) and given in ("all", "void", "none"):  # not a partial container
+            seen = {bdf(g.get("pci_bus_id")) for g in F.gpus(f)}
+            out.append(Measurement("gpus_missing_from_driver",
+                                   float(sum(1 for d in pci if bdf(d.get("address")) not in seen)),
+                                   {"host": r.host}, "NVIDIA GPUs on the PCI bus the driver does not list."))
     return out

@@ -17,7 +17,15 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                      # nvml-ctypes: the same libnvidia-ml.so.1 read with ctypes (no pynvml on the node)
                  "cuda": "10.0" | None,            # max CUDA the driver supports (NVML / nvidia-smi header)
                  "error": str | None, "raw": str | None,
-                 "kernel_module": "410.48" | None},  # /proc/driver/nvidia/version, when loaded
+                 "kernel_module": "410.48" | None,   # /proc/driver/nvidia/version, when loaded
+                 "userspace": {"version": "535.261.03" | None,   # the installed NVML, read without
+                     "source": "library-file"|"nvml-version"|"nvidia-smi"|None,   # the kernel module
+                     "library": "/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.261.03"
+                 } | None,                         # None: libnvidia-ml.so.1 does not load
+                 "nvml_error": {"code": 9, "text": "Driver Not Loaded"} | None,
+                 "smi_state": "module-not-loaded"|"mismatch"|None,   # what a failing nvidia-smi said
+                 "state": "working"|"module-not-loaded"|"mismatch"|"no-userspace"|"module-only"|"unknown"},
+      "pci_gpus": [{...}] | None,           # NVIDIA devices on the PCI bus; missing: not known
       "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0" | None,
                 "memory_mib": int | None, "uuid": str | None, "pci_bus_id": str | None}],
       "cuda": {
@@ -55,6 +63,31 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
               "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
                                                    # over SSH that is the NON-interactive environment
       "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None}],
+      "health": {                         # hardware health (probe only; absent: not probed)
+        "pci": [{"address": "0000:07:00.0", "vendor_id": "0x10de", "device_id": "0x20b2",
+                 "class": "0x030200",      # NVIDIA VGA/3D functions on the bus, driver or not
+                 "link": {"speed": "16.0 GT/s PCIe", "max_speed": "16.0 GT/s PCIe",
+                          "width": 16, "max_width": 16}}],          # sysfs current_/max_link_*
+        "kernel_log": {"source": "/dev/kmsg"|"dmesg"|"journalctl"|None, "error": str | None,
+                       "events": [{"xid": 79, "pci": "0000:2b:00", "count": 1, "first": str,
+                                   "last": str, "no_xid_line": bool}],   # NVRM Xids since boot
+                       "dropped": int},
+        "ib": [{"device": "mlx5_0", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp",
+                "rate": "400 Gb/sec (4X NDR)", "link_layer": "InfiniBand"|"Ethernet"}],
+        "modules": {"nvidia_peermem": bool, "nv_peer_mem": bool},   # GPUDirect RDMA loaded
+        "nvswitches": int,                # NVIDIA bridge-class (0x0680) functions: NVSwitches
+        "fabric_manager": {"running": bool, "version": str | None, "path": str | None},
+                                          # only when nvswitches > 0
+        "seconds": float,                 # what collecting all this cost
+      },
+      # and per GPU, from NVML (None: not supported by this GPU/driver):
+      #   gpus[i]["health"] = {"ecc_mode": 0|1, "ecc": {"volatile_uncorrected": int,
+      #     "aggregate_uncorrected": int, "volatile_corrected": int},
+      #     "remapped_rows": {"correctable", "uncorrectable", "pending", "failure"} | None,
+      #     "retired_pages_pending": 0|1, "throttle_reasons": int (nvmlClocksEventReasons bits),
+      #     "temperature_c": int, "slowdown_temperature_c": int, "persistence_mode": 0|1,
+      #     "mig_mode": 0|1, "compute_mode": 0..3,
+      #     "nvlink": {"up": int, "down": [link, ...]} | None (no NVLink)}
       "errors": [str],                    # what the probe could not do, in one line each
     }
 
@@ -211,3 +244,73 @@ def deep_torch_cuda(f: Facts) -> Optional[str]:
 
 def interfaces(f: Facts) -> List[Dict[str, Any]]:
     return _dicts(_get(f, "interfaces"))
+
+
+# The driver's state (the probe's driver.state) decides which driver finding a host gets; facts
+# from flags or from older probes have none, and the rules then judge the version alone.
+DRIVER_STATES = ("working", "module-not-loaded", "mismatch", "no-userspace", "module-only", "unknown")
+
+
+def driver_state(f: Facts) -> Optional[str]:
+    state = _str(_get(f, "driver", "state"))
+    return state if state in DRIVER_STATES else None
+
+
+def driver_userspace(f: Facts) -> Dict[str, Optional[str]]:
+    """The installed NVIDIA userspace ({} when none was found or the probe did not look)."""
+    return _strings(_dict(_get(f, "driver", "userspace")))
+
+
+def kernel_module(f: Facts) -> Optional[str]:
+    return _str(_get(f, "driver", "kernel_module"))
+
+
+def pci_gpus(f: Facts) -> Optional[List[Dict[str, Any]]]:
+    """NVIDIA GPUs on the PCI bus: the GPU-identification list when the probe has one, else the
+    health collector's; None when neither was read."""
+    for path in (("pci_gpus",), ("health", "pci")):
+        v = _get(f, *path)
+        if isinstance(v, list):
+            return _dicts(v)
+    return None
+
+
+def pci_links(f: Facts) -> List[Dict[str, Any]]:
+    """[{"address": ..., "link": {"speed", "max_speed", "width", "max_width"}}] from sysfs."""
+    return [d for d in _dicts(_get(f, "health", "pci")) if isinstance(d.get("link"), dict)]
+
+
+def gpu_health(gpu: Dict[str, Any]) -> Dict[str, Any]:
+    return _dict(gpu.get("health")) if isinstance(gpu, dict) else {}
+
+
+def kernel_log(f: Facts) -> Dict[str, Any]:
+    return _dict(_get(f, "health", "kernel_log"))
+
+
+def xid_events(f: Facts) -> List[Dict[str, Any]]:
+    return [e for e in _dicts(kernel_log(f).get("events")) if isinstance(e.get("xid"), int)]
+
+
+def ib_ports(f: Facts) -> List[Dict[str, Any]]:
+    return _dicts(_get(f, "health", "ib"))
+
+
+def peer_memory_loaded(f: Facts) -> Optional[bool]:
+    """nvidia_peermem (or the older nv_peer_mem) loaded; None when not probed."""
+    mods = _get(f, "health", "modules")
+    return any(bool(v) for v in mods.values()) if isinstance(mods, dict) else None
+
+
+def nvswitches(f: Facts) -> int:
+    n = _get(f, "health", "nvswitches")
+    return n if isinstance(n, int) else 0
+
+
+def fabric_manager(f: Facts) -> Dict[str, Any]:
+    return _dict(_get(f, "health", "fabric_manager"))
+
+
+def health_probed(f: Facts) -> bool:
+    """The probe looked at the hardware (an older probe, or `check` flags, did not)."""
+    return isinstance(_get(f, "health"), dict)
