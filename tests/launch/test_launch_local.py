@@ -2,7 +2,6 @@
 installed console script; scripts that need no torch keep these tests fast. The run's own
 processes are found by the run id every launcher and rank carries on its command line."""
 import json
-import os
 import signal
 import subprocess
 import sys
