@@ -3,11 +3,12 @@ a saved good one (--baseline). Pure functions over plain data (envcheck/model.py
 envcheck/doctor/health.py); envcheck/doctor/run.py runs things and calls these."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Dict, Iterable, List, Optional
 
 from envcheck.facts import schema as F
 from envcheck.doctor.health import FAIL, PASS, UNKNOWN, WARN, CheckResult, DoctorReport, Measurement, measurement
-from envcheck.model import ERROR, WARNING, Finding, HostResult
+from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult
 from envcheck.rules.health import bdf
 
 # one doctor check per component, per host (JUnit: a testcase each); torchaudio only when it
@@ -31,8 +32,21 @@ def _status(findings: List[Finding]) -> str:
     return PASS
 
 
-def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = ()) -> List[CheckResult]:
-    """One check per component per host; findings whose code is in `ignore` do not count."""
+def expecting_gpus(f: Finding) -> Finding:
+    """The audit calls a machine with no driver and no NVIDIA GPU on the bus a CPU machine (a
+    note); doctor, told GPUs are expected (its default), warns about the same node."""
+    if f.code != "driver-not-found" or f.severity != INFO:
+        return f
+    return replace(f, severity=WARNING,
+                   message="No NVIDIA driver found and no NVIDIA GPU on the PCI bus, but doctor expects GPUs "
+                           "on every node. " + f.message,
+                   fix="run the job on GPU nodes, or pass --no-expect-gpus for a CPU-only (gloo) cluster")
+
+
+def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = (),
+                      expect_gpus: bool = False) -> List[CheckResult]:
+    """One check per component per host; findings whose code is in `ignore` do not count.
+    `expect_gpus`: a node with no GPU at all is a warning (see expecting_gpus)."""
     ignore = set(ignore)
     out: List[CheckResult] = []
     for r in results:
@@ -42,7 +56,7 @@ def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = ())
             continue
         out.append(CheckResult(r.host, "reach", PASS, "audited"))
         by_comp: Dict[str, List[Finding]] = {}
-        for f in r.findings:
+        for f in (map(expecting_gpus, r.findings) if expect_gpus else r.findings):
             by_comp.setdefault(f.component, []).append(f)
         for comp in AUDIT_CHECKS + tuple(c for c in OPTIONAL_CHECKS if c in by_comp):
             fs = [f for f in by_comp.get(comp, []) if f.severity in (ERROR, WARNING) and f.code not in ignore]

@@ -66,7 +66,7 @@ def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
 
     say(f"audit: {len(hosts)} host(s){' (deep)' if opts.deep and not opts.quick else ''}")
     results = backend.audit(list(hosts), opts.deep and not opts.quick)
-    report.checks += checks_from_audit(results, () if opts.expect_gpus else GPU_ONLY_CODES)
+    report.checks += checks_from_audit(results, () if opts.expect_gpus else GPU_ONLY_CODES, opts.expect_gpus)
     report.inventory = {r.host: inventory_of(r.facts) for r in results if r.reachable and r.facts}
     report.measurements += health_measurements(results)
     reachable = [r.host for r in results if r.reachable]

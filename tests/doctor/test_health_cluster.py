@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.standins import gpu_list, pci_gpu, plant_driver, plant_kernel_log, plant_pci_bus
+from tests.cluster.standins import gpu_list, pci_gpu, plant_driver, plant_kernel_log, plant_pci_bus, show_nvidia_userspace
 from tests.conftest import REPO, run_cli
 
 prom_parser = pytest.importorskip("prometheus_client.parser")
@@ -150,13 +150,19 @@ def test_dcgm_level_2_fails_the_node_whose_diagnostic_fails_and_says_where_it_wa
 def test_gpus_on_the_bus_without_a_loaded_driver_fail_the_node_with_the_drivers_reason(make_cluster):
     """No stand-in driver: the probe meets whatever libnvidia-ml/nvidia-smi the machine has (Debian's
     real ones answer 'Driver Not Loaded' where they are installed; elsewhere the library is missing)."""
-    c = make_cluster(1, per_host_setup=lambda h: (plant_pci_bus(h, [pci_gpu("0000:07:00.0"), pci_gpu("0000:17:00.0")]),
-                                                  plant_kernel_log(h, CLEAN_LOG)))
+    real = Path("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1").exists()
+
+    def setup(h):
+        plant_pci_bus(h, [pci_gpu("0000:07:00.0"), pci_gpu("0000:17:00.0")])
+        plant_kernel_log(h, CLEAN_LOG)
+        if real:  # the simulated hosts hide the machine's NVIDIA userspace unless shown
+            show_nvidia_userspace(h)
+    c = make_cluster(1, per_host_setup=setup)
     c.trust_all_host_keys()
     p, doc = doctor(c)
     check = health_check(doc, "node01")
     assert check["status"] == "FAIL" and check["code"] == "gpu-driver-not-loaded", check
     assert "2 NVIDIA GPU(s) on the PCI bus (0000:07:00.0, 0000:17:00.0)" in check["message"]
-    if Path("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1").exists():
+    if real:
         assert "Driver Not Loaded" in check["message"]
     assert p.returncode == 1
