@@ -13,7 +13,7 @@ from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, color_wanted, gu
                                  text_width)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   progress_printer, remotes_for)
+                                   local_python, progress_printer, HostSelection)
 from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
 from envcheck.audit.probe import probe_source
@@ -24,13 +24,15 @@ from envcheck.report import render_audit
 @app.command("audit")
 @guard
 def audit(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     deep: Annotated[bool, typer.Option(
         "--deep", help="Also import torch on the node and run a tiny op on every GPU (slower).")] = False,
     node_python: Annotated[Optional[str], typer.Option(
         "--node-python", metavar="PATH",
         help="Interpreter that runs the probe; torch's facts are read from its environment "
-             "(default: python3, else python).")] = None,
+             "(default: python3, else python; on this machine envcheck's own interpreter when "
+             "torch is installed there).")] = None,
     timeout: Annotated[Optional[float], typer.Option(
         "--timeout", metavar="SECONDS", min=1,
         help="Give up on the probe after this long (default 60, with --deep 240).")] = None,
@@ -62,9 +64,11 @@ def audit(
         raise typer.Exit(EXIT_OK)
 
     m = load_matrix(matrix)
-    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
-                          connect_timeout, timeout or 60.0, strict_host_keys)
+    remotes = HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()
     local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
+    node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
+    if which:
+        typer.echo(f"envcheck: {which}", err=True)
     tick = progress_printer(len(remotes), "audit", enabled=None if not (json_out or local) else False)
     try:
         fleet = audit_fleet(remotes, m, deep=deep, node_python=node_python, timeout=timeout,
