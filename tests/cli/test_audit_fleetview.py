@@ -108,3 +108,28 @@ def test_colour_on_a_terminal_none_with_no_color_and_none_when_piped(fleet):
     assert "\033[1;33m8.6.0 *" in coloured and "\033[1;31mERROR" in coloured
     assert "\033[" not in _on_a_tty(argv, {"NO_COLOR": "1"})
     assert "\033[" not in audit(fleet, "node0[6-7]").stdout
+
+
+def test_hosts_down_for_the_same_reason_are_one_line_whatever_their_addresses(fleet):
+    for name in ("node06", "node08"):
+        fleet[name].stop_sshd()
+    try:
+        proc = audit(fleet, "node0[5-8]")
+    finally:
+        for name in ("node06", "node08"):
+            fleet[name].start_sshd()
+    assert proc.returncode == 3
+    lines = proc.stdout.splitlines()
+    i = lines.index("Not audited (2):")
+    assert lines[i + 1].startswith("  node[06,08]: probe did not run: unreachable: connection refused (…:22")
+    assert "node[05,07]" not in proc.stdout.split("Not audited")[1]  # the two audited ones are not listed
+
+
+def test_full_prints_every_host_facts_table_and_one_row_per_host(fleet):
+    # node05 and node06 are alike: one row without --full, two with it
+    grouped = audit(fleet, "node0[5-6]").stdout
+    assert any(line.startswith("node[05-06] ") for line in grouped.splitlines()), grouped
+    out = audit(fleet, "node0[5-6]", "--full").stdout
+    assert out.startswith("node05\n  host ") and "\nnode06\n  host " in out
+    rows = [line.split()[0] for line in out.splitlines() if re.match(r"node0[56] +\d", line)]
+    assert rows == ["node05", "node06"], out
