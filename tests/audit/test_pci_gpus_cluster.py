@@ -35,11 +35,10 @@ def _audit(c, *args):
 
 def test_audit_of_a_node_without_a_driver_shows_its_gpus_from_the_pci_bus_with_their_sm(two):
     r = _audit(two, "node01", "node02")
-    lines = r.stdout.splitlines()
-    at = lines.index(next(l for l in lines if l.startswith("node01:")))
-    assert lines[at + 1] == "  GPUs on the PCI bus, no driver lists them: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90)"
-    assert ("  GPUs on the PCI bus, no driver lists them: 1 x NVIDIA Tesla K80 (GK210GL, sm_37); "
-            "1 x NVIDIA device 0x2b85 (sm unknown)") in lines
+    rows = {l.split()[0]: " ".join(l.split()) for l in r.stdout.splitlines() if l.startswith("node0")}
+    assert "none (PCI: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90))" in rows["node01"], r.stdout
+    assert ("none (PCI: 1 x NVIDIA Tesla K80 (GK210GL, sm_37); 1 x NVIDIA device 0x2b85 (sm unknown))"
+            in rows["node02"]), r.stdout
     full = " ".join(_audit(two, "node01", "--full").stdout.split())
     assert "gpus none listed by a driver; on the PCI bus: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90)" in full
 
