@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from envcheck.allreduce import Options, run_allreduce  # noqa: E402
-from envcheck.allreduce_math import busbw  # noqa: E402
+from envcheck.allreduce.run import Options, run_allreduce  # noqa: E402
+from envcheck.allreduce.bandwidth import busbw  # noqa: E402
 from envcheck.remote import LocalRemote  # noqa: E402
 
 MIB = 1024 ** 2

@@ -35,10 +35,10 @@ echo "exit $? (want 0)"; tail -n 4 "$OUT/worker_nccl.jsonl"; grep -m1 "NCCL vers
 
 step "2. controller path (library + launcher), nccl, 1 rank per GPU on this host"
 NP=$("$PY" -c 'import torch;print(max(1,torch.cuda.device_count()))' 2>/dev/null || echo 1)
-timeout 240 env PYTHONPATH=. "$PY" - "$PY" "$NP" "$B" "$(PYTHONPATH=. "$PY" -c "from envcheck.allreduce_math import parse_size;print(parse_size(\"$MAXB\"))")" >"$OUT/controller_nccl.txt" 2>&1 <<'PYEOF'
+timeout 240 env PYTHONPATH=. "$PY" - "$PY" "$NP" "$B" "$(PYTHONPATH=. "$PY" -c "from envcheck.allreduce.bandwidth import parse_size;print(parse_size(\"$MAXB\"))")" >"$OUT/controller_nccl.txt" 2>&1 <<'PYEOF'
 import json, sys
-from envcheck.allreduce import Options, run_allreduce
-from envcheck.allreduce_render import render_text
+from envcheck.allreduce.run import Options, run_allreduce
+from envcheck.allreduce.render import render_text
 from envcheck.remote import LocalRemote
 opts = Options(backend=sys.argv[3], nproc_per_node=int(sys.argv[2]), max_bytes=int(sys.argv[4]),
                node_python=sys.argv[1], timeout=60)

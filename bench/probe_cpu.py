@@ -51,7 +51,7 @@ def ssh_session_cpu(c, stdin=None, runs=RUNS):
     """(node CPU ms, controller CPU ms) per connect + one command + close, through hosts.py."""
     from envcheck.hostlist import parse_targets
     from envcheck.hosts import SSHOptions, close_all, make_remotes
-    from envcheck.probe_runner import probe_command
+    from envcheck.audit.probe import probe_command
     h = c[0]
     node0, ctrl0 = sshd_cpu(h), time.process_time()
     for _ in range(runs):

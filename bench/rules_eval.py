@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 
-from envcheck.matrix import load_matrix
+from envcheck.matrix.load import load_matrix
 from envcheck.rules import REGISTRY, evaluate
 
 

@@ -3,7 +3,7 @@ allows on that GPU, newest first, each with the playbook or the commands that re
 
 Candidates come from the matrix (every torch release x every CUDA variant it was published
 for); whether one works is NOT decided here: each candidate becomes a facts document
-(envcheck/stack.py) judged by the same rules as `envcheck check`, so plan and check can never
+(envcheck/facts/from_flags.py) judged by the same rules as `envcheck check`, so plan and check can never
 disagree. A candidate with an error finding is excluded, its findings are the reasons.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from envcheck import versions
 from envcheck.errors import UsageError
-from envcheck.matrix import Matrix
+from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
 
 
@@ -113,7 +113,7 @@ def _commands(s: Stack, archive: Optional[str]) -> List[str]:
 
 
 def _playbooks() -> Dict[str, Any]:
-    from envcheck.playbooks import available, load_playbook
+    from envcheck.provision.playbooks import available, load_playbook
     out = {}
     for p in available():
         try:
@@ -128,7 +128,7 @@ def _playbooks() -> Dict[str, Any]:
 
 def make_plan(matrix: Matrix, gpu: str, *, driver: Optional[str] = None, torch: Optional[str] = None,
               python: Optional[str] = None, evaluate: Optional[Callable[..., List[Finding]]] = None) -> Plan:
-    from envcheck.stack import stack_facts
+    from envcheck.facts.from_flags import stack_facts
     if evaluate is None:
         from envcheck.rules import evaluate as evaluate  # noqa: PLW0127
     if not gpu or not gpu.strip():

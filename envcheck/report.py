@@ -9,12 +9,12 @@ The audit JSON document (`envcheck audit --json`), the same for one host or many
         "host": "localhost",      # as given on the command line ("localhost" with no hosts)
         "ok": bool,               # audited, and no error finding on this host
         "error": str | None,      # why the host could not be audited (then facts is None)
-        "facts": {...} | None,    # the probe's document, envcheck/facts.py
+        "facts": {...} | None,    # the probe's document, envcheck/facts/schema.py
         "findings": [{"severity", "code", "component", "message", "fix", "source"}],
       }],
       "fleet_findings": [...],    # findings about several hosts at once (drift); [] for one host
       "drift": [{"component", "label", "values": {host: value}, "majority", "odd": [host]}],
-                                  # only with several hosts (envcheck/fleet.py); odd = not the majority
+                                  # only with several hosts (envcheck/audit/fleet.py); odd = not the majority
     }
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import shutil
 import textwrap
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from envcheck.facts import Facts
+from envcheck.facts.schema import Facts
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, has_errors
 
 ENV_SHOWN = ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",

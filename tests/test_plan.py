@@ -6,11 +6,11 @@ import json
 import pytest
 
 from envcheck.errors import UsageError
-from envcheck.matrix import load_matrix
+from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR
 from envcheck.plan import make_plan, pip_command
 from envcheck.rules import evaluate
-from envcheck.stack import stack_facts
+from envcheck.facts.from_flags import stack_facts
 from envcheck.versions import vkey
 
 

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envcheck.errors import VersionError
-from envcheck.matrix import load_matrix
-from envcheck.stack import stack_facts
+from envcheck.matrix.load import load_matrix
+from envcheck.facts.from_flags import stack_facts
 from envcheck.versions import compare, cu_tag_to_version, parse_compute_capability, parse_torch, vkey
 from tests.conftest import REPO
 

@@ -8,7 +8,7 @@ import zipfile
 
 import yaml
 
-from envcheck.matrix_schema import validate
+from envcheck.matrix.schema import validate
 from tests.conftest import REPO
 
 
@@ -21,7 +21,7 @@ def test_the_built_wheel_contains_the_matrix_and_it_validates(tmp_path):
     [whl] = list(tmp_path.glob("envcheck-*.whl"))
     with zipfile.ZipFile(whl) as z:
         text = z.read("envcheck/data/compat_matrix.yaml").decode()
-        assert "envcheck/matrix_schema.py" in z.namelist()
+        assert "envcheck/matrix/schema.py" in z.namelist()
         # shipped as text to the nodes / read as data: an installed envcheck without them only
         # fails on first use, so check every one, byte for byte
         shipped = {f"envcheck/node/{p.name}": p for p in (REPO / "envcheck" / "node").glob("*.py")}

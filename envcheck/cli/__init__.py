@@ -24,14 +24,14 @@ def _root() -> None:
 # Registration: one import per command module (keep one per line; order is the help order).
 from envcheck.cli import audit  # noqa: E402,F401
 from envcheck.cli import check  # noqa: E402,F401
-from envcheck.cli import install_cmd  # noqa: E402,F401
-from envcheck.cli import nccl_cmd  # noqa: E402,F401
-from envcheck.cli import doctor_cmd  # noqa: E402,F401
-from envcheck.cli import provision_cmd  # noqa: E402,F401
-from envcheck.cli import plan_cmd  # noqa: E402,F401
-from envcheck.cli import explain_cmd  # noqa: E402,F401
-from envcheck.cli import matrix_cmd  # noqa: E402,F401
-from envcheck.cli import version_cmd  # noqa: E402,F401
+from envcheck.cli import install  # noqa: E402,F401
+from envcheck.cli import nccl_test  # noqa: E402,F401
+from envcheck.cli import doctor  # noqa: E402,F401
+from envcheck.cli import provision  # noqa: E402,F401
+from envcheck.cli import plan  # noqa: E402,F401
+from envcheck.cli import explain  # noqa: E402,F401
+from envcheck.cli import matrix  # noqa: E402,F401
+from envcheck.cli import version  # noqa: E402,F401
 
 
 def main() -> None:

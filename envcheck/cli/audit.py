@@ -1,6 +1,6 @@
 """`envcheck audit [HOSTS]`: probe nodes and judge what they have. With no HOSTS (and no
 --hosts-file or $SLURM_JOB_NODELIST), this machine; with hosts, one SSH exec per host, at most
---forks at once, then the cross-node comparison (envcheck/fleet.py)."""
+--forks at once, then the cross-node comparison (envcheck/audit/fleet.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,9 +14,9 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    progress_printer, remotes_for)
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
-from envcheck.matrix import load_matrix
+from envcheck.matrix.load import load_matrix
 from envcheck.model import HostResult, has_errors
-from envcheck.probe_runner import probe_source
+from envcheck.audit.probe import probe_source
 from envcheck.remote import LocalRemote
 from envcheck.report import audit_json, render_audit
 
@@ -63,7 +63,7 @@ def audit(
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
-    from envcheck.fleet import audit_fleet, save_facts, to_json
+    from envcheck.audit.fleet import audit_fleet, save_facts, to_json
 
     if show_probe:
         typer.echo(probe_source(), nl=False)
@@ -93,7 +93,7 @@ def audit(
     if json_out:
         print_json(to_json(fleet))
     else:
-        from envcheck.report_fleet import render
+        from envcheck.audit.render import render
         if full:
             typer.echo(render_audit(fleet.results) + "\n")
         typer.echo(render(fleet, all_rows=full), nl=False)

@@ -9,11 +9,11 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from envcheck.matrix import load_matrix
+from envcheck.matrix.load import load_matrix
 from envcheck.model import has_errors
 from envcheck.report import render_findings
 from envcheck.rules import evaluate
-from envcheck.stack import load_facts_file, stack_facts
+from envcheck.facts.from_flags import load_facts_file, stack_facts
 
 
 @app.command("check")

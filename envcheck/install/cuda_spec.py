@@ -1,6 +1,6 @@
 """What install-cuda needs to know about one toolkit release: toolkit_spec(matrix, version).
 
-The matrix (compat_matrix.yaml through envcheck.matrix) is the only source: runfile name, URL,
+The matrix (compat_matrix.yaml through envcheck.matrix.load) is the only source: runfile name, URL,
 sha256, installer generation, gcc limit, disk needed, and which architectures a release can
 build for.
 """

@@ -9,7 +9,7 @@ imports torch in a child process (so a crash or hang there cannot lose the rest)
 tensor op on every GPU.
 
 Usage: python3 probe.py [--deep]     or, as envcheck ships it:  python3 - [--deep] < probe.py
-Stdlib only, Python >= 3.6. Schema: envcheck/facts.py. Imports nothing from envcheck.
+Stdlib only, Python >= 3.6. Schema: envcheck/facts/schema.py. Imports nothing from envcheck.
 """
 # Few and light imports on purpose: 32 nodes that share a machine, or one busy node, pay for
 # every module (argparse, glob, shutil, platform, importlib.metadata cost ~40 ms of a ~100 ms run)

@@ -1,7 +1,7 @@
-"""Rules: small pure functions from facts (envcheck/facts.py) to findings (envcheck/model.py).
+"""Rules: small pure functions from facts (envcheck/facts/schema.py) to findings (envcheck/model.py).
 
 One module per component; each exports RULES, a list of `(facts, matrix) -> List[Finding]`.
-REGISTRY is all of them in order. A rule reads facts only through envcheck.facts accessors and
+REGISTRY is all of them in order. A rule reads facts only through envcheck.facts.schema accessors and
 says nothing when a fact it needs is missing (`check --cuda 10.0` judges only the toolkit).
 """
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Callable, List
 
 from envcheck.errors import VersionError
-from envcheck.facts import Facts
-from envcheck.matrix import Matrix
+from envcheck.facts.schema import Facts
+from envcheck.matrix.load import Matrix
 from envcheck.model import COMPONENTS, WARNING, Finding, sort_findings
 from envcheck.rules import cuda, cudnn, driver, env, gcc, gpu, nccl, python, torch
 

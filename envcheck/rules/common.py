@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-from envcheck import facts as F
+from envcheck.facts import schema as F
 from envcheck.errors import VersionError
-from envcheck.matrix import Matrix
+from envcheck.matrix.load import Matrix
 from envcheck.versions import cu_tag_to_version, parse_compute_capability, parse_torch, version_to_cu_tag, vkey
 
 CC = Tuple[int, int]

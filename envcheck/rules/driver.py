@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import List, Optional
 
-from envcheck import facts as F
+from envcheck.facts import schema as F
 from envcheck.errors import VersionError
-from envcheck.matrix import DriverNeed, Matrix
+from envcheck.matrix.load import DriverNeed, Matrix
 from envcheck.model import ERROR, WARNING, Finding
 from envcheck.rules.common import gpu_ccs, major, src, torch_build
 from envcheck.versions import at_least, vkey

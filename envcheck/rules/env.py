@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from envcheck import facts as F
-from envcheck.matrix import Matrix
+from envcheck.facts import schema as F
+from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
 from envcheck.rules.common import CUDA_DIR, major, mm, src, toolkit_of, torch_build
 

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from envcheck import facts as F
+from envcheck.facts import schema as F
 from envcheck.model import ERROR, WARNING, Finding, sort_findings
 
 Facts = Dict[str, Any]

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import List
 
-from envcheck import facts as F
+from envcheck.facts import schema as F
 from envcheck.errors import VersionError
-from envcheck.matrix import Matrix
+from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
 from envcheck.rules.common import major
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from envcheck import facts as F
-from envcheck.matrix import Matrix
+from envcheck.facts import schema as F
+from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
 from envcheck.rules.common import CC, arch_runs, gpu_ccs, mm, src, torch_build, torch_install_cmd
 from envcheck.versions import at_least, compare, cu_tag_to_version

@@ -1,12 +1,12 @@
 """NCCL/Gloo environment rules for one host: the socket interface variables must name an
 interface the host has, and torch >= 2.2 reads the TORCH_NCCL_* names. Cross-node reachability
-is nccl-test's job (envcheck/allreduce_preflight.py); this only needs the probe's facts."""
+is nccl-test's job (envcheck/allreduce/preflight.py); this only needs the probe's facts."""
 from __future__ import annotations
 
 from typing import List
 
-from envcheck import facts as F
-from envcheck.matrix import Matrix
+from envcheck.facts import schema as F
+from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
 from envcheck.rules.common import src, torch_build
 from envcheck.versions import vkey

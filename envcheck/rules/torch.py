@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import List
 
-from envcheck import facts as F
+from envcheck.facts import schema as F
 from envcheck.errors import VersionError
-from envcheck.matrix import Matrix
+from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
 from envcheck.rules.common import gpu_ccs, major, src, torch_build, torch_install_cmd
 from envcheck.versions import compare, cu_tag_to_version, parse_torch

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from envcheck.probe_runner import probe_source
+from envcheck.audit.probe import probe_source
 from envcheck.rules import REGISTRY
 from tests.conftest import run_cli
 from tests.node.probe_helpers import REAL_DRIVER, plant_toolkit, stand_in_nvidia_smi

@@ -7,7 +7,7 @@ from envcheck.errors import UsageError
 from envcheck.install.cuda import InstallArgs, parse_facts, plan_install
 from envcheck.install.cuda_source import choose_source
 from envcheck.install.cuda_spec import toolkit_spec
-from envcheck.matrix import load_matrix
+from envcheck.matrix.load import load_matrix
 
 M = load_matrix()
 FACTS = """uid=0

@@ -200,7 +200,7 @@ def test_cli_env_json_and_a_usage_error_for_a_relative_home(tmp_path, cli):
 
 
 def test_sudo_without_terminal_or_env_password_is_a_clear_error(monkeypatch):
-    from envcheck.cli.install_cmd import sudo_password_source
+    from envcheck.cli.install import sudo_password_source
     import sys
     get = sudo_password_source(True)
     if sys.stdin.isatty():

@@ -10,7 +10,7 @@ from envcheck.errors import UsageError
 from envcheck.install.cuda import InstallArgs, install_cuda, sha256_file
 from envcheck.install.cuda_spec import toolkit_spec
 from envcheck.install.cudnn import MANIFEST, inspect_archive, install_cudnn, read_archive
-from envcheck.matrix import load_matrix
+from envcheck.matrix.load import load_matrix
 from tests.provision.privnode import PrivateNode, can_unshare
 from tests.provision.standins import cuda_runfile, cudnn_archive
 

@@ -1,0 +1,1 @@
+"""`envcheck nccl-test`: preflight, the all-reduce run across nodes, nccl-tests' arithmetic, the rendering."""

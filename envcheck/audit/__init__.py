@@ -1,0 +1,1 @@
+"""`envcheck audit`: the probe on every host, the rules, the fleet comparison, and its rendering."""

@@ -1,0 +1,121 @@
+"""The fleet audit: the probe on every host (one SSH exec each, bounded fan-out), the per-host
+rules, then the cross-node rules. Returns data; never prints (progress through on_done).
+
+Used by `envcheck audit HOSTS` and by the doctor's audit step.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
+from envcheck.model import Finding, HostResult, has_errors, sort_findings
+from envcheck.remote import Remote, fan_out
+from envcheck.rules.fleet import DriftRow, drift, fleet_findings
+
+
+@dataclass
+class FleetAudit:
+    results: List[HostResult]               # input order; per-host + that host's fleet findings
+    fleet: List[Finding] = field(default_factory=list)   # fleet findings naming no single host
+    drift: List[DriftRow] = field(default_factory=list)
+
+    @property
+    def unreachable(self) -> List[HostResult]:
+        return [r for r in self.results if not r.reachable]
+
+    @property
+    def all_findings(self) -> List[Finding]:
+        out = [f for r in self.results for f in r.findings] + list(self.fleet)
+        return sort_findings(out)
+
+    def exit_code(self) -> int:
+        """3 when a host could not be audited (its state is unknown), else 1 on any error
+        finding, else 0."""
+        if self.unreachable:
+            return EXIT_UNREACHABLE
+        return EXIT_FINDINGS if has_errors(self.all_findings) else EXIT_OK
+
+
+def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
+                node_python: Optional[str] = None, timeout: Optional[float] = None,
+                forks: int = 32, on_done: Optional[Callable[[HostResult], None]] = None) -> FleetAudit:
+    """Audit every host (the probe over one remote command each, at most `forks` at once), then
+    compare the hosts. Host failures are data: they come back as HostResult.error."""
+    from envcheck.audit.probe import audit_host
+
+    def one(remote: Remote) -> HostResult:
+        return audit_host(remote, matrix, deep=deep, node_python=node_python, timeout=timeout)
+
+    def done(_remote: Remote, res) -> None:
+        if on_done and isinstance(res, HostResult):
+            on_done(res)
+
+    raw = fan_out(list(remotes), one, forks, on_done=done)
+    results: List[HostResult] = []
+    for remote, res in zip(remotes, raw):
+        if isinstance(res, BaseException):  # a bug, not a host problem: still data
+            res = HostResult(host=remote.name, error=f"internal error: {type(res).__name__}: {res}")
+        results.append(res)
+    return compare(results)
+
+
+def compare(results: List[HostResult]) -> FleetAudit:
+    """Cross-node findings over the audited hosts; findings about one host go onto its result."""
+    facts = {r.host: r.facts for r in results if r.reachable and r.facts is not None}
+    by_host = {r.host: r for r in results}
+    general: List[Finding] = []
+    for f in fleet_findings(facts):
+        if f.host and f.host in by_host:
+            by_host[f.host].findings.append(f)
+        else:
+            general.append(f)
+    for r in results:
+        r.findings = sort_findings(r.findings)
+    return FleetAudit(results=results, fleet=general, drift=drift(facts) if len(facts) > 1 else [])
+
+
+def _safe_name(host: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@-]", "_", host.replace(":", "_port"))
+
+
+def save_facts(audit: FleetAudit, directory: str) -> List[str]:
+    """Write each audited host's facts to DIR/HOST.json (atomically) for a later
+    `envcheck check FILE`. Returns the paths written."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create --save directory {d}: {e.strerror}",
+                         "give a directory you can write, e.g. --save ./facts") from e
+    written = []
+    for r in audit.results:
+        if r.facts is None:
+            continue
+        path = d / f"{_safe_name(r.host)}.json"
+        fd, tmp = tempfile.mkstemp(dir=str(d), prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump(r.facts, fh, indent=2, sort_keys=True)
+                fh.write("\n")
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        written.append(str(path))
+    return written
+
+
+def to_json(audit: FleetAudit) -> Dict:
+    """The audit JSON document of envcheck/report.py, plus the drift table."""
+    from envcheck.report import audit_json
+    doc = audit_json(audit.results, audit.fleet)
+    doc["drift"] = [{"component": row.key, "label": row.label, "values": row.values,
+                     "majority": row.majority, "odd": row.odd} for row in audit.drift]
+    return doc

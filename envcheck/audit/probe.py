@@ -1,0 +1,121 @@
+"""Run the node-side probe on one host through any Remote and turn its output into facts.
+
+The probe (envcheck/node/probe.py) goes on stdin to the node's own interpreter as
+`python3 - [--deep]` — one remote command per host, nothing copied, nothing left behind. The
+same function serves the local audit (LocalRemote) and the fleet audit (SSHRemote), so the two
+cannot drift apart. Failures are data for callers that fan out: probe_host() never raises.
+"""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Optional
+
+from envcheck.errors import RemoteError
+from envcheck.facts.schema import SCHEMA, Facts
+from envcheck.matrix.load import Matrix
+from envcheck.model import HostResult
+from envcheck.remote import Remote, RunResult, last_json_object
+from envcheck.rules import evaluate
+
+PROBE_PATH = Path(__file__).resolve().parent.parent / "node" / "probe.py"
+
+PROBE_TIMEOUT = 60.0        # the whole probe, connection excluded; each command in it has 15 s
+DEEP_PROBE_TIMEOUT = 240.0  # --deep imports torch and initialises CUDA on every GPU
+EXIT_NOT_FOUND = 127        # what sh says when the interpreter is not there
+
+
+class ProbeError(RemoteError):
+    """The probe could not run on a host, or did not print a facts document (exit code 3).
+    `reason` is the message without the host, for tables that name the host already."""
+
+    def __init__(self, host: str, reason: str, fix: Optional[str] = None):
+        super().__init__(f"{host}: {reason}", fix)
+        self.host = host
+        self.reason = reason
+
+
+def probe_source() -> str:
+    """The probe's text, exactly as shipped (read from the installed package)."""
+    try:
+        return PROBE_PATH.read_text(encoding="utf-8")
+    except OSError as e:  # a broken install, not a host problem
+        raise ProbeError("localhost", f"cannot read the probe {PROBE_PATH}: {e.strerror}",
+                         "reinstall envcheck (pip install --force-reinstall envcheck)") from e
+
+
+def probe_command(*, deep: bool = False, node_python: Optional[str] = None) -> str:
+    """The one command line that runs the probe from stdin.
+
+    Wrapped in `sh -c` because over SSH it runs in the user's login shell, which may be csh or
+    fish; python3 first, then `python` for old images where only that name exists.
+    """
+    args = ["--deep"] if deep else []
+    if node_python:
+        return " ".join(shlex.quote(a) for a in [node_python, "-", *args])
+    script = ('if command -v python3 >/dev/null 2>&1; then exec python3 - "$@"; '
+              'else exec python - "$@"; fi')
+    return " ".join(shlex.quote(a) for a in ["sh", "-c", script, "envcheck-probe", *args])
+
+
+def run_probe(remote: Remote, *, deep: bool = False, node_python: Optional[str] = None,
+              timeout: Optional[float] = None) -> Facts:
+    """Run the probe on `remote` and return its facts. Raises ProbeError naming the host and
+    why: unreachable, timed out, no interpreter, crashed (with the tail of stderr), no JSON."""
+    if timeout is None:
+        timeout = DEEP_PROBE_TIMEOUT if deep else PROBE_TIMEOUT
+    command = probe_command(deep=deep, node_python=node_python)
+    result = remote.run(command, stdin=probe_source(), timeout=timeout)
+    return parse_probe_result(remote.name, result, node_python=node_python)
+
+
+def parse_probe_result(host: str, result: RunResult, node_python: Optional[str] = None) -> Facts:
+    """The facts in a finished probe run, or ProbeError saying why there are none."""
+    if result.error:
+        raise ProbeError(host, f"probe did not run: {result.error}")
+    if result.exit_code == EXIT_NOT_FOUND:
+        which = node_python or "python3 (or python)"
+        raise ProbeError(host, f"{which} not found: {_tail(result.stderr, 2)}",
+                         "install python3 on the node, or name its interpreter with --node-python PATH")
+    if result.exit_code != 0:
+        raise ProbeError(host, f"probe crashed (exit {result.exit_code}): "
+                         f"{_tail(result.stderr or result.stdout)}")
+    facts = last_json_object(result.stdout)
+    if facts is None:
+        raise ProbeError(host, f"probe printed no JSON: {_head(result.stdout) or '(nothing)'}"
+                         + (f"; stderr: {_tail(result.stderr)}" if result.stderr.strip() else ""))
+    if facts.get("schema") != SCHEMA:
+        raise ProbeError(host, f"probe printed facts of schema {facts.get('schema')!r}, "
+                         f"this envcheck reads schema {SCHEMA}", "use the same envcheck version everywhere")
+    return facts
+
+
+def probe_host(remote: Remote, *, deep: bool = False, node_python: Optional[str] = None,
+               timeout: Optional[float] = None) -> HostResult:
+    """run_probe() for fan-out: a failure becomes the HostResult's error, never an exception."""
+    try:
+        facts = run_probe(remote, deep=deep, node_python=node_python, timeout=timeout)
+    except ProbeError as e:
+        return HostResult(host=remote.name, error=e.reason + (f" (fix: {e.fix})" if e.fix else ""))
+    except RemoteError as e:
+        return HostResult(host=remote.name, error=e.one_line())
+    return HostResult(host=remote.name, facts=facts)
+
+
+def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
+               node_python: Optional[str] = None, timeout: Optional[float] = None) -> HostResult:
+    """Probe one host and judge its facts with the rules; never raises for a host problem."""
+    result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
+    if result.facts is not None:
+        result.findings = evaluate(result.facts, matrix)
+    return result
+
+
+
+
+def _tail(text: str, lines: int = 3) -> str:
+    return " | ".join(l.strip() for l in (text or "").strip().splitlines()[-lines:] if l.strip())[:600]
+
+
+def _head(text: str, chars: int = 200) -> str:
+    return " ".join((text or "").split())[:chars]

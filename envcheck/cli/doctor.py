@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from envcheck.allreduce import bandwidth as am
+from envcheck.doctor import health
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
+                                   NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
+                                   remotes_for)
+from envcheck.errors import UsageError
+from envcheck.remote import LocalRemote
+
+FileOpt = Optional[Path]
+
+
+def _load_baseline(path: Path) -> health.DoctorReport:
+    try:
+        doc = json.loads(path.read_text())
+    except OSError as e:
+        raise UsageError(f"--baseline {path}: cannot read: {e.strerror}", "save a good run with `envcheck doctor --json > FILE`")
+    except ValueError as e:
+        raise UsageError(f"--baseline {path}: not JSON ({e})", "save a good run with `envcheck doctor --json > FILE`")
+    if not isinstance(doc, dict) or "verdict" not in doc or "checks" not in doc:
+        raise UsageError(f"--baseline {path}: not a doctor report", "save a good run with `envcheck doctor --json > FILE`")
+    return health.from_dict(doc)
+
+
+@app.command("doctor")
+@guard
+def doctor(
+    hosts: HostsArg = None,
+    local: Annotated[bool, typer.Option("--local", help="Check this machine only (e.g. a Slurm HealthCheckProgram or prolog), even inside an allocation.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="No network test and no torch import: finishes in seconds.")] = False,
+    deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU).")] = True,
+    strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict exits 1.")] = False,
+    expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
+    junit: Annotated[FileOpt, typer.Option("--junit", metavar="FILE", help="Write JUnit XML: a testcase per check per host.")] = None,
+    prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
+    baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
+    launcher: Annotated[str, typer.Option("--launcher", help="Start the all-reduce workers over ssh, or with srun inside a Slurm allocation.")] = "ssh",
+    backend: Annotated[str, typer.Option("--backend", help="nccl, gloo, or auto (nccl when every node has a GPU).")] = "auto",
+    nproc_per_node: Annotated[Optional[int], typer.Option("--nproc-per-node", min=1, help="Ranks per host (default: its GPU count; 2 without GPUs).")] = None,
+    max_bytes: Annotated[str, typer.Option("--max-bytes", help="The one large all-reduce size.")] = "64M",
+    min_busbw: Annotated[Optional[float], typer.Option("--min-busbw", metavar="GB/S", help="Below this bus bandwidth the all-reduce fails (and the slow node is isolated).")] = None,
+    ifname: Annotated[Optional[str], typer.Option("--ifname", help="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME for the all-reduce.")] = None,
+    master_port: Annotated[Optional[int], typer.Option("--master-port", help="MASTER_PORT (default: a free one).")] = None,
+    collective_timeout: Annotated[float, typer.Option("--collective-timeout", metavar="SECONDS", help="Seconds one collective or the rendezvous may take.")] = 60.0,
+    bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails or is slow, re-test halves and pairs to name the node.")] = True,
+    node_python: NodePythonOpt = None,
+    hosts_file: HostsFileOpt = None,
+    ssh_config: SshConfigOpt = None,
+    user: UserOpt = None,
+    port: PortOpt = None,
+    identity: IdentityOpt = None,
+    forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Give up on an audit of one host after this long.")] = 120.0,
+    strict_host_keys: StrictHostKeysOpt = False,
+    matrix: MatrixOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
+    from envcheck.allreduce.run import Options
+    from envcheck.doctor.run import DoctorOptions, run_doctor
+    from envcheck.doctor.backend import DoctorBackend, SrunBackend
+    from envcheck.matrix.load import load_matrix
+    from envcheck.doctor.render import render_junit, render_prometheus, render_table, write_atomic
+
+    if launcher not in ("ssh", "srun"):
+        raise UsageError(f"--launcher {launcher!r} is not ssh or srun", "use --launcher ssh or --launcher srun")
+    if local and (hosts or hosts_file):
+        raise UsageError("--local checks this machine only; it takes no hosts", "drop --local, or the hosts")
+    for path, flag in ((junit, "--junit"), (prometheus, "--prometheus")):
+        if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
+            raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
+    base = _load_baseline(baseline) if baseline else None
+    m = load_matrix(matrix)
+    remotes = [LocalRemote()] if local else remotes_for(
+        hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
+    ar = Options(backend=backend, nproc_per_node=nproc_per_node, timeout=collective_timeout,
+                 rendezvous_timeout=collective_timeout, run_timeout=max(120.0, 4 * collective_timeout),
+                 master_port=master_port, ifname=ifname, node_python=node_python or "python3",
+                 connect_timeout=connect_timeout, forks=forks)
+    say = None if json_out else (lambda msg: typer.echo(f"envcheck: {msg}", err=True))
+    cls = SrunBackend if launcher == "srun" else DoctorBackend
+    be = cls(remotes, m, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar, progress=None)
+    opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
+                         bisect=bisect, baseline=base, expect_gpus=expect_gpus)
+    try:
+        report = run_doctor([r.name for r in remotes], opts, be, progress=say)
+    finally:
+        for r in remotes:
+            r.close()
+    report.notes += be.fleet_notes
+    code = health.exit_code(report.verdict, strict)
+    if junit:
+        write_atomic(junit, render_junit(report, strict=strict))
+    if prometheus:
+        write_atomic(prometheus, render_prometheus(report))
+    if json_out:
+        doc = report.to_dict()
+        doc["exit_code"] = code
+        print_json(doc)
+    else:
+        typer.echo(render_table(report), nl=False)
+    raise typer.Exit(code)

@@ -1,0 +1,248 @@
+"""`envcheck env`, `envcheck install-cuda`, `envcheck install-cudnn`: parse, call envcheck.install,
+print each node's outcome, exit (0 all done or nothing to do, 1 refused/failed, 3 unreachable)."""
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
+from envcheck.install.common import NodeOutcome
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt, PortOpt,
+                                    SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, remotes_for)
+from envcheck.remote import Remote, fan_out
+
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
+SudoOpt = Annotated[bool, typer.Option("--sudo", help="Use sudo on nodes where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")]
+
+
+class HostOpts:
+    def __init__(self, hosts: Optional[List[str]], hosts_file: Optional[Path], ssh_config: Optional[Path],
+                 user: Optional[str], port: Optional[int], identity: Optional[Path], forks: int,
+                 connect_timeout: float, timeout: float, strict_host_keys: bool = False):
+        self.hosts, self.hosts_file, self.ssh_config = hosts or [], hosts_file, ssh_config
+        self.user, self.port, self.identity = user, port, identity
+        self.forks, self.connect_timeout, self.timeout = forks, connect_timeout, timeout
+        self.strict_host_keys = strict_host_keys
+
+
+def open_remotes(o: HostOpts) -> List[Remote]:
+    """The nodes to work on: this machine when none are named, else SSH (envcheck.hosts)."""
+    return remotes_for(o.hosts, o.hosts_file, o.ssh_config, o.user, o.port, o.identity, o.forks,
+                       o.connect_timeout, o.timeout, o.strict_host_keys)
+
+
+def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
+    """Ask once, on first need, for all nodes (fan-out threads share it); never echoed."""
+    if not enabled:
+        return None
+    lock = threading.Lock()
+    cache: List[str] = []
+
+    def get() -> str:
+        with lock:
+            if not cache:
+                pw = os.environ.get("ENVCHECK_SUDO_PASSWORD")
+                if pw is None:
+                    if not sys.stdin.isatty():
+                        raise UsageError("--sudo needs a password and there is no terminal to ask on",
+                                         "set ENVCHECK_SUDO_PASSWORD, or configure NOPASSWD sudo")
+                    pw = getpass.getpass("sudo password for the nodes: ")
+                cache.append(pw)
+            return cache[0]
+    return get
+
+
+def run_on_nodes(o: HostOpts, fn: Callable[[Remote], NodeOutcome], json_out: bool) -> None:
+    remotes = open_remotes(o)
+    try:
+        results = fan_out(remotes, fn, forks=o.forks)
+    finally:
+        for r in remotes:
+            r.close()
+    outcomes: List[NodeOutcome] = []
+    for remote, res in zip(remotes, results):
+        if isinstance(res, BaseException):
+            msg = getattr(res, "one_line", lambda: str(res))()
+            res = NodeOutcome(remote.name).fail("failed", msg)
+        outcomes.append(res)
+    finish(outcomes, json_out)
+
+
+def render(out: NodeOutcome) -> None:
+    from envcheck.report import outcome_body
+    typer.echo(f"{out.host}: {out.status}" + (f" ({out.bytes_uploaded} bytes uploaded)" if out.bytes_uploaded else ""))
+    for line in outcome_body(out):
+        typer.echo(line)
+
+
+@app.command("env")
+@guard
+def env_cmd(
+    hosts: HostsArg = None,
+    cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory to export, e.g. /usr/local/cuda-12.4.")] = None,
+    file: Annotated[str, typer.Option("--file", metavar="F", help="File to put the block in (default: the login user's ~/.bashrc).")] = "~/.bashrc",
+    profile_d: Annotated[bool, typer.Option("--profile-d", help="Write /etc/profile.d/envcheck-cuda.sh and /etc/ld.so.conf.d/envcheck-cuda.conf instead (login shells + the loader).")] = False,
+    remove: Annotated[bool, typer.Option("--remove", help="Take the envcheck block (or files) out again.")] = False,
+    dry_run: DryRunOpt = False,
+    sudo: SudoOpt = False,
+    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
+    strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
+) -> None:
+    """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
+    from envcheck.install.envblock import env_node, render_block
+    if profile_d and file != "~/.bashrc":
+        raise UsageError("give --file or --profile-d, not both", "--profile-d writes /etc/profile.d and /etc/ld.so.conf.d")
+    if not remove:
+        if not cuda_home:
+            raise UsageError("env: --cuda-home is required (unless --remove)",
+                             "e.g. envcheck env node01 --cuda-home /usr/local/cuda-12.4")
+        render_block(cuda_home)  # validate before touching any node
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
+    pw = sudo_password_source(sudo)
+    run_on_nodes(o, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d, remove=remove,
+                                       dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout), json_out)
+
+
+def upload_progress() -> Optional[Callable[[str, int, int], None]]:
+    """One progress line on stderr for all uploads together, when stderr is a terminal (none when
+    piped or --json): hosts upload in parallel, so per-host lines would overwrite each other."""
+    if not sys.stderr.isatty():
+        return None
+    lock = threading.Lock()
+    state: dict = {}
+
+    def show(host: str, done: int, total: int) -> None:
+        with lock:
+            state[host] = (done, total)
+            d = sum(v[0] for v in state.values())
+            t = sum(v[1] for v in state.values())
+            finished = sum(v[0] >= v[1] for v in state.values())
+            pct = 100 * d // t if t else 100
+            sys.stderr.write(f"\ruploading [{'#' * (pct // 4):<25}] {pct:3d}% {d / 1e6:9.1f}/{t / 1e6:.1f} MB, "
+                             f"{finished}/{len(state)} host(s) done")
+            if finished == len(state):
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+    return show
+
+
+@app.command("install-cuda")
+@guard
+def install_cuda_cmd(
+    version: Annotated[str, typer.Argument(help="CUDA version: 10.0, 10.0.130, 12.4.1 … (X.Y = newest update).")],
+    hosts: HostsArg = None,
+    runfile: Annotated[Optional[Path], typer.Option("--runfile", metavar="PATH", help="Local runfile to upload (skipped where the node already has it).")] = None,
+    url: Annotated[Optional[str], typer.Option("--url", help="The nodes download the runfile from this URL.")] = None,
+    mirror: Annotated[Optional[str], typer.Option("--mirror", metavar="BASE", help="The nodes download BASE/<runfile name from the matrix>.")] = None,
+    sha256: Annotated[Optional[str], typer.Option("--sha256", metavar="HEX", help="Expected sha256 of the runfile (overrides the matrix).")] = None,
+    no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Skip the sha256 check (makeself's own check still runs).")] = False,
+    prefix: Annotated[str, typer.Option("--prefix", help="Install into PREFIX/cuda-X.Y, symlink PREFIX/cuda.")] = "/usr/local",
+    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory for the runfile and the installer's scratch (needs room).")] = "/var/tmp",
+    no_symlink: Annotated[bool, typer.Option("--no-symlink", help="Leave PREFIX/cuda as it is.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace another toolkit at the target; install even for an unsupported GPU.")] = False,
+    override: Annotated[bool, typer.Option("--override", help="Pass --override to the installer (gcc too new / missing).")] = False,
+    dry_run: DryRunOpt = False,
+    sudo: SudoOpt = False,
+    install_timeout: Annotated[float, typer.Option("--install-timeout", help="Seconds the download or the installer may take per node.")] = 3600.0,
+    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 120.0,
+    strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
+) -> None:
+    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
+    from envcheck.install.cuda import InstallArgs, install_cuda
+    from envcheck.install.cuda_source import choose_source
+    from envcheck.install.cuda_spec import toolkit_spec
+    from envcheck.matrix.load import load_matrix
+
+    spec = toolkit_spec(load_matrix(matrix), version)
+    args = InstallArgs(prefix=prefix, tmpdir=tmpdir, symlink=not no_symlink, force=force, override=override,
+                       use_sudo=sudo, timeout=timeout, install_timeout=install_timeout)
+    for warning in choose_source(args, spec, runfile=str(runfile) if runfile else None, url=url, mirror=mirror,
+                                 sha256=sha256, no_checksum=no_checksum):
+        typer.echo(f"envcheck: {warning}", err=True)
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
+    pw = sudo_password_source(sudo)
+    remotes = open_remotes(o)
+    if not json_out:
+        typer.echo(f"CUDA {spec.version} ({spec.generation} installer) -> {args.target(spec)} on {len(remotes)} node(s)"
+                   + (" [dry run]" if dry_run else ""))
+    try:
+        outcomes = install_cuda(remotes, spec, args, dry_run=dry_run, forks=forks, password=pw,
+                                progress=None if json_out else upload_progress())
+    finally:
+        for r in remotes:
+            r.close()
+    finish(outcomes, json_out)
+
+
+def finish(outcomes: List[NodeOutcome], json_out: bool) -> None:
+    if json_out:
+        print_json([o.__dict__ for o in outcomes])
+    else:
+        for out in outcomes:
+            render(out)
+        n = {s: sum(o.status == s for o in outcomes) for s in ("changed", "would-change", "unchanged")}
+        bad = len(outcomes) - sum(n.values())
+        typer.echo(f"{n['changed']} changed, {n['would-change']} would change, {n['unchanged']} already in place, "
+                   f"{bad} refused/failed; "
+                   f"{sum(o.bytes_uploaded for o in outcomes)} bytes uploaded, "
+                   f"{sum(o.installers_run for o in outcomes)} installer run(s)")
+    codes = [EXIT_OK if o.ok else EXIT_UNREACHABLE if o.status == "unreachable" else EXIT_FINDINGS for o in outcomes]
+    raise typer.Exit(max(codes) if codes else EXIT_OK)
+
+
+@app.command("install-cudnn")
+@guard
+def install_cudnn_cmd(
+    archive: Annotated[Optional[str], typer.Argument(metavar="ARCHIVE", help="cuDNN tarball as downloaded (.tgz or -archive.tar.xz).", show_default=False)] = None,
+    hosts: HostsArg = None,
+    cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="X.Y", help="Toolkit at PREFIX/cuda-X.Y.")] = None,
+    cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory (default /usr/local/cuda).")] = None,
+    remove: Annotated[bool, typer.Option("--remove", help="Undo: delete what the manifest lists, put back what it replaced.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a cuDNN that envcheck did not install (it is backed up).")] = False,
+    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory for the archive and extraction.")] = "/var/tmp",
+    dry_run: DryRunOpt = False,
+    sudo: SudoOpt = False,
+    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 600.0,
+    strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
+) -> None:
+    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
+    from envcheck.install.cudnn import install_cudnn, read_archive
+    if cuda and cuda_home:
+        raise UsageError("give --cuda or --cuda-home, not both", "e.g. --cuda 12.4 or --cuda-home /usr/local/cuda-12.4")
+    home = cuda_home or (f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda")
+    hosts = list(hosts or [])
+    info = None
+    if remove:
+        if archive and not Path(archive).is_file():
+            hosts.insert(0, archive)  # `install-cudnn --remove node01`: no archive needed
+    else:
+        if not archive:
+            raise UsageError("install-cudnn: ARCHIVE is required (unless --remove)",
+                             "e.g. envcheck install-cudnn cudnn-10.0-linux-x64-v7.6.5.32.tgz node01 --cuda 10.0")
+        if not Path(archive).is_file():
+            raise UsageError(f"{archive}: no such file", "give the path of the downloaded cuDNN archive")
+        info = read_archive(str(Path(archive).resolve()))
+    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
+    pw = sudo_password_source(sudo)
+    remotes = open_remotes(o)
+    try:
+        outs = install_cudnn(remotes, info, home, forks=forks, tmpdir=tmpdir, remove=remove, force=force,
+                             dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout)
+    finally:
+        for r in remotes:
+            r.close()
+    finish(outs, json_out)

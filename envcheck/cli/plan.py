@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.matrix.load import load_matrix
+from envcheck.plan import Stack, make_plan
+
+
+def _row(s: Stack) -> List[str]:
+    return [s.driver_min or "?", s.cuda, s.cudnn or "-", f"{s.torch}+{s.tag}", s.torchvision or "-",
+            ",".join(s.python) or "?"]
+
+
+def _table(rows: List[List[str]], head: List[str]) -> List[str]:
+    w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    return ["  ".join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip() for r in [head] + rows]
+
+
+@app.command("plan")
+@guard
+def plan(
+    gpu: Annotated[str, typer.Option("--gpu", help="GPU model (A100, 'Tesla V100-SXM2-16GB'), sm_XY or X.Y.")],
+    driver: Annotated[Optional[str], typer.Option("--driver", metavar="V", help="The installed driver: stacks needing a newer one are excluded.")] = None,
+    torch: Annotated[Optional[str], typer.Option("--torch", metavar="V", help="Only this torch release (2.5.1, or 2.5 for every 2.5.x).")] = None,
+    python: Annotated[Optional[str], typer.Option("--python", metavar="X.Y", help="Only stacks with wheels for this Python.")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Also list the excluded stacks and why.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Stacks shown (newest first); --json lists all.")] = 10,
+    matrix: MatrixOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """List the stacks the matrix allows on a GPU, newest first. Example: envcheck plan --gpu V100 --driver 418.87"""
+    m = load_matrix(matrix)
+    p = make_plan(m, gpu, driver=driver, torch=torch, python=python)
+    if json_out:
+        print_json({"gpu": p.gpu, "compute_capability": p.compute_capability,
+                    "allowed": [s.to_dict() for s in p.allowed],
+                    "excluded": [s.to_dict() for s in p.excluded]})
+        raise typer.Exit(0 if p.allowed else 1)
+    pins = "".join(f", {k} {v}" for k, v in (("driver", driver), ("torch", torch), ("python", python)) if v)
+    typer.echo(f"GPU {gpu} (compute capability {p.compute_capability}{pins}): {len(p.allowed)} stack(s) allowed, "
+               f"{len(p.excluded)} excluded")
+    if p.allowed:
+        shown = p.allowed[:limit]
+        head = ["DRIVER>=", "CUDA", "cuDNN", "TORCH", "TORCHVISION", "PYTHON"]
+        for line in _table([_row(s) for s in shown], head):
+            typer.echo("  " + line)
+        best = shown[0]
+        typer.echo("")
+        typer.echo(f"to reach {best.label} (newest):")
+        if best.playbook:
+            typer.echo(f"  envcheck provision {best.playbook} HOSTS")
+        for c in best.commands:
+            typer.echo(f"  {c}")
+        others = [s for s in shown[1:]]
+        if others:
+            typer.echo("the others, torch step (the toolkit steps follow the same pattern):")
+            for s in others:
+                typer.echo(f"  {s.label}: " + (f"envcheck provision {s.playbook} HOSTS" if s.playbook else s.commands[-1]))
+        if len(p.allowed) > limit:
+            typer.echo(f"({len(p.allowed) - limit} older stack(s) not shown: --limit N or --json)")
+    else:
+        typer.echo("no stack in the matrix runs here" + ("; see the reasons below" if explain else " (--explain says why)"))
+    if explain and p.excluded:
+        typer.echo("")
+        typer.echo("excluded:")
+        for s in p.excluded:
+            typer.echo(f"  {s.label} (CUDA {s.cuda}): " + "; ".join(s.reasons))
+    raise typer.Exit(0 if p.allowed else 1)

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.report import outcome_body
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
+                                   NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
+                                   remotes_for)
+
+
+@app.command("provision")
+@guard
+def provision_cmd(
+    playbook: Annotated[str, typer.Argument(metavar="PLAYBOOK", help="A playbook file, or the name of a shipped one (cuda10.0-cudnn7.6-torch1.1).")],
+    hosts: HostsArg = None,
+    files: Annotated[Optional[Path], typer.Option("--files", metavar="DIR", help="Where the playbook's runfile and cuDNN archive are (default: next to the playbook).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print per host what each step would do; change nothing.")] = False,
+    sudo: Annotated[bool, typer.Option("--sudo", help="Use sudo where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")] = False,
+    no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Do not check runfile sha256s against the playbook/matrix (makeself's own check still runs).")] = False,
+    node_python: NodePythonOpt = None,
+    hosts_file: HostsFileOpt = None,
+    ssh_config: SshConfigOpt = None,
+    user: UserOpt = None,
+    port: PortOpt = None,
+    identity: IdentityOpt = None,
+    forks: ForksOpt = 32,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Give up on a node's fact or check command after this long.")] = 120.0,
+    strict_host_keys: StrictHostKeysOpt = False,
+    matrix: MatrixOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Bring every host to a playbook's stack, validated first, idempotent. Example: envcheck provision cuda12.4-cudnn9.1-torch2.5 node[01-04] --files ~/downloads --dry-run"""
+    from envcheck.cli.install import sudo_password_source
+    from envcheck.matrix.load import load_matrix
+    from envcheck.provision.playbooks import load_playbook
+    from envcheck.provision.run import ProvisionOptions, exit_code, provision, to_json
+
+    pb = load_playbook(playbook)
+    if files is not None and not files.is_dir():
+        from envcheck.errors import UsageError
+        raise UsageError(f"--files {files}: not a directory", "give the directory holding the runfile and archive")
+    m = load_matrix(matrix)
+    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout,
+                          timeout, strict_host_keys)
+    o = ProvisionOptions(files=files, dry_run=dry_run, use_sudo=sudo, password=sudo_password_source(sudo),
+                         node_python=node_python or "python3", no_checksum=no_checksum, forks=forks,
+                         timeout=timeout)
+    if not json_out:
+        typer.echo(f"playbook {pb.name} ({pb.path}): {len(pb.steps)} step(s) on {len(remotes)} host(s)"
+                   + (" [dry run]" if dry_run else ""))
+    try:
+        res = provision(pb, remotes, m, o)
+    finally:
+        for r in remotes:
+            r.close()
+    code = exit_code(res.runs)
+    if json_out:
+        print_json({"playbook": pb.name, "dry_run": dry_run, "notes": res.notes, "warnings": res.warnings,
+                    "hosts": to_json(res.runs), "exit_code": code})
+        raise typer.Exit(code)
+    for w in res.warnings:
+        typer.echo(f"stack warning: {w}")
+    for n in res.notes:
+        typer.echo(f"note: {n}")
+    by_index = {s.index: s for s in pb.steps}
+    for run in res.runs:
+        typer.echo(f"{run.host}: " + ("ok" if run.ok else f"STOPPED at {run.stopped}"))
+        for st in run.steps:
+            out = st.outcome
+            typer.echo(f"  {by_index[st.index].where}: {out.status}")
+            for line in outcome_body(out, indent="    ", log_header=False, log_lines=10):
+                typer.echo(line)
+    changed = sum(r.changed for r in res.runs)
+    typer.echo(f"{sum(r.ok for r in res.runs)}/{len(res.runs)} host(s) ok, {changed} step(s) changed something"
+               + ("" if dry_run else ("; run it again: nothing should change" if changed else "; nothing to do")))
+    raise typer.Exit(code)

@@ -1,0 +1,1 @@
+"""`envcheck doctor`: audit -> connectivity -> short all-reduce -> one verdict per node; isolation, srun, rendering."""

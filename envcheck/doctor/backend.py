@@ -1,0 +1,144 @@
+"""The real steps behind `envcheck doctor`: the fleet audit (envcheck/audit/fleet.py) and the
+all-reduce (envcheck/allreduce/run.py over SSH, or srun inside a Slurm allocation), translated into
+the doctor's terms (envcheck/doctor/run.py)."""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+import time
+from typing import Dict, List, Optional, Sequence
+
+from envcheck.allreduce import bandwidth as am
+from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
+from envcheck.doctor.run import AllreduceOutcome
+from envcheck.errors import UsageError
+from envcheck.model import HostResult
+from envcheck.remote import Remote
+
+# failure kinds of envcheck/allreduce/run.py whose host is the culprit (a rank that died or could
+# not start there); a timeout names the rank that waited, which is usually not the broken one
+_CULPRIT_KINDS = ("rank_lost", "setup", "host", "missing_rank")
+BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
+
+
+class DoctorBackend:
+    def __init__(self, remotes: Sequence[Remote], matrix, *, node_python: Optional[str] = None,
+                 forks: int = 32, timeout: Optional[float] = None, allreduce: Optional[Options] = None,
+                 progress=None):
+        self.remotes = list(remotes)
+        self.by_name: Dict[str, Remote] = {r.name: r for r in self.remotes}
+        self.matrix = matrix
+        self.node_python = node_python
+        self.forks = forks
+        self.timeout = timeout
+        self.opts = allreduce or Options()
+        if node_python:
+            self.opts = dataclasses.replace(self.opts, node_python=node_python)
+        self.progress = progress
+        self.fleet_notes: List[str] = []
+        self.last_report: Optional[Report] = None
+
+    def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
+        from envcheck.audit.fleet import audit_fleet
+        fa = audit_fleet([self.by_name[h] for h in hosts], self.matrix, deep=deep,
+                         node_python=self.node_python, timeout=self.timeout, forks=self.forks)
+        self.fleet_notes = [f"{f.severity}: {f.message}" for f in fa.fleet]
+        return fa.results
+
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
+        # one size (plus the worker's check pass); the bisection's runs are shorter still
+        opts = dataclasses.replace(self.opts, min_bytes=max_bytes, max_bytes=max_bytes,
+                                   warmup=1 if quick else 2, iters=3 if quick else 5)
+        if quick:
+            # a bisection step only tells good from bad: a hung subset must not cost minutes
+            t = min(self.opts.timeout, BISECT_TIMEOUT)
+            opts = dataclasses.replace(opts, timeout=t, rendezvous_timeout=min(self.opts.rendezvous_timeout, BISECT_TIMEOUT),
+                                       run_timeout=min(self.opts.run_timeout, 4 * BISECT_TIMEOUT))
+        rep = run_allreduce([self.by_name[h] for h in hosts], opts, self.progress)
+        self.last_report = rep
+        return outcome_of(rep)
+
+
+def outcome_of(rep: Report) -> AllreduceOutcome:
+    out = AllreduceOutcome(hosts=list(rep.hosts), ok=False)
+    out.busbw_gbps = rep.summary.get("busbw") if rep.summary else None
+    out.wrong = rep.wrong
+    if rep.preflight_errors:
+        for e in rep.preflight_errors:
+            h = e.get("host")
+            if h:
+                out.preflight.setdefault(h, e.get("message", "preflight failed"))
+        if not out.preflight:
+            out.error = (rep.failure or {}).get("message", "preflight failed")
+        return out
+    if rep.failure:
+        f = rep.failure
+        out.error = f.get("message") or f.get("kind") or "failed"
+        if f.get("kind") in _CULPRIT_KINDS and f.get("host"):
+            out.missing = [f["host"]]
+        return out
+    if rep.wrong:
+        out.error = f"{rep.wrong} wrong element(s) in the check pass: data corruption"
+        return out
+    if not rep.rows:
+        out.error = "no result from the workers"
+        return out
+    out.ok = True
+    return out
+
+
+# ------------------------------------------------------------------ srun
+_FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
+
+
+class SrunBackend(DoctorBackend):
+    """The all-reduce started by srun (inside an allocation) instead of over SSH; the audit
+    still goes over SSH. The worker's JSON records come back on srun's stdout."""
+
+    def _free_port(self, host: str) -> int:
+        """A port free on the master node right now (asked over the same transport)."""
+        import shlex
+        r = self.by_name[host].run(f"{shlex.quote(self.opts.node_python)} -c {shlex.quote(_FREE_PORT)}", timeout=30)
+        try:
+            return int(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT ({r.error or r.tail(2)})",
+                             "pass --master-port")
+
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
+        from envcheck.doctor.srun import srun_argv
+        if not shutil.which("srun"):
+            raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
+        nproc = self.opts.nproc_per_node or 1
+        worker = node_sources()["allreduce_worker.py"]
+        size = str(max_bytes)
+        args = ["--backend", self.opts.backend if self.opts.backend != "auto" else "nccl",
+                "--min-bytes", size, "--max-bytes", size, "--warmup", "1" if quick else "2",
+                "--iters", "3" if quick else "5", "--timeout", str(self.opts.timeout),
+                "--rendezvous-timeout", str(self.opts.rendezvous_timeout)]
+        port = self.opts.master_port or self._free_port(hosts[0])
+        argv = srun_argv(list(hosts), nproc_per_node=nproc, worker_source=worker, worker_args=args,
+                         python=self.opts.node_python, master_addr=self.opts.master_addr or hosts[0],
+                         master_port=port, timeout_s=self.opts.run_timeout,
+                         env={"GLOO_SOCKET_IFNAME": self.opts.ifname, "NCCL_SOCKET_IFNAME": self.opts.ifname}
+                         if self.opts.ifname else None)
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.opts.run_timeout + 60)
+        except subprocess.TimeoutExpired:
+            return AllreduceOutcome(list(hosts), False, error=f"srun did not finish in {self.opts.run_timeout:g} s")
+        rows = []
+        world = nproc * len(hosts)
+        for rec in parse_records(p.stdout):
+            if rec["type"] == "result":
+                rows.append(am.make_row(int(rec["bytes"]), am.dtype_size("float32"), "float32",
+                                        float(rec["time_us"]) / 1e6, world, rec.get("wrong")))
+        summary = am.summarize(rows)
+        out = AllreduceOutcome(list(hosts), p.returncode == 0 and bool(rows) and not summary["wrong"],
+                               busbw_gbps=summary.get("busbw"), wrong=int(summary.get("wrong") or 0))
+        if not out.ok:
+            out.error = (f"{out.wrong} wrong element(s) in the check pass: data corruption" if out.wrong else
+                         f"srun exited {p.returncode} after {time.monotonic() - t0:.0f} s: "
+                         + " ".join((p.stderr or "").strip().splitlines()[-2:]))
+        return out

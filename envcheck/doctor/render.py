@@ -1,0 +1,169 @@
+"""Rendering of a doctor report (envcheck/doctor/health.py): the table, JUnit XML for CI, and the
+Prometheus node_exporter textfile format. Rendering only, plus one atomic file write."""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections import OrderedDict
+from pathlib import Path
+from typing import Dict, List, Optional, Union
+
+from envcheck.errors import UsageError
+from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, WARN, DoctorReport
+
+_VERDICT_VALUE = {PASS: 0, WARN: 1, FAIL: 2, UNKNOWN: 3}
+
+
+# ---------------------------------------------------------------- table
+def render_table(report: DoctorReport) -> str:
+    lines: List[str] = []
+    width = max([len(h) for h in report.hosts] + [4])
+    lines.append(f"{'HOST':<{width}}  VERDICT  REASON")
+    for n in report.nodes:
+        first = n.reasons[0] if n.reasons else ""
+        lines.append(f"{n.host:<{width}}  {n.verdict:<7}  {first}")
+        for r in n.reasons[1:]:
+            lines.append(f"{'':<{width}}  {'':<7}  {r}")
+    for m in report.measurements:
+        labels = ", ".join(f"{k}={v}" for k, v in m.labels.items())
+        lines.append(f"{m.name}{' (' + labels + ')' if labels else ''}: {_num(m.value)}")
+    if report.suspects:
+        lines.append("suspect node(s): " + ", ".join(report.suspects))
+    for note in report.notes:
+        lines.append(note)
+    lines.append(f"overall: {report.verdict}  ({report.duration:.1f} s)")
+    return "\n".join(lines) + "\n"
+
+
+def _num(v: float) -> str:
+    return f"{v:.3f}".rstrip("0").rstrip(".") if math.isfinite(v) else str(v)
+
+
+# ---------------------------------------------------------------- JUnit
+def render_junit(report: DoctorReport, strict: bool = False) -> str:
+    """One <testsuite> per host, one <testcase> per check. FAIL -> <failure>, UNKNOWN -> <error>
+    (the check could not run), SKIP -> <skipped>, WARN -> passes with the message in
+    <system-out> (a <failure> with --strict)."""
+    root = ET.Element("testsuites", name="envcheck doctor")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    by_host: "OrderedDict[str, list]" = OrderedDict((h, []) for h in report.hosts)
+    for c in report.checks:
+        by_host.setdefault(c.host, []).append(c)
+    for host, checks in by_host.items():
+        suite = ET.SubElement(root, "testsuite", name=host)
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        t_sum = 0.0
+        for c in checks:
+            case = ET.SubElement(suite, "testcase", classname=f"envcheck.{host}", name=c.check,
+                                 time=f"{c.duration:.3f}")
+            counts["tests"] += 1
+            t_sum += c.duration
+            detail = "\n".join(x for x in (c.message, f"fix: {c.fix}" if c.fix else "") if x)
+            if c.status == FAIL or (c.status == WARN and strict):
+                el = ET.SubElement(case, "failure", message=_one_line(c.message), type=c.code or c.status)
+                el.text = detail
+                counts["failures"] += 1
+            elif c.status == UNKNOWN:
+                el = ET.SubElement(case, "error", message=_one_line(c.message), type="unreachable")
+                el.text = detail
+                counts["errors"] += 1
+            elif c.status == SKIP:
+                ET.SubElement(case, "skipped", message=_one_line(c.message))
+                counts["skipped"] += 1
+            elif c.status == WARN:
+                ET.SubElement(case, "system-out").text = f"WARN: {detail}"
+        for k, v in counts.items():
+            suite.set(k, str(v))
+            totals[k] += v
+        suite.set("time", f"{t_sum:.3f}")
+    for k, v in totals.items():
+        root.set(k, str(v))
+    root.set("time", f"{report.duration:.3f}")
+    if hasattr(ET, "indent"):  # 3.9+; only cosmetic
+        ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _one_line(s: str) -> str:
+    return " ".join((s or "").split())[:500]
+
+
+# ---------------------------------------------------------------- Prometheus
+def escape_label(value: str) -> str:
+    """Label values: backslash, double quote and line feed escaped (exposition format 0.0.4)."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _escape_help(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _labels(d: Dict[str, str]) -> str:
+    if not d:
+        return ""
+    return "{" + ",".join(f'{k}="{escape_label(v)}"' for k, v in d.items()) + "}"
+
+
+def _fmt(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    return repr(float(v)) if not float(v).is_integer() else str(int(v))
+
+
+def render_prometheus(report: DoctorReport, now: Optional[float] = None) -> str:
+    """node_exporter textfile collector format: HELP/TYPE once per family, then its samples."""
+    families: "OrderedDict[str, tuple]" = OrderedDict()
+
+    def add(name: str, help_: str, labels: Dict[str, str], value: float) -> None:
+        families.setdefault(name, (help_, []))[1].append((labels, value))
+
+    for c in report.checks:
+        add("envcheck_check_ok", "1 if the check passed (or only warned) on the host, 0 if not.",
+            {"host": c.host, "check": c.check}, 0.0 if c.status in (FAIL, UNKNOWN) else 1.0)
+    for n in report.nodes:
+        add("envcheck_node_verdict", "Doctor verdict per node: 0 PASS, 1 WARN, 2 FAIL, 3 UNKNOWN.",
+            {"host": n.host}, float(_VERDICT_VALUE[n.verdict]))
+    for m in report.measurements:
+        add(f"envcheck_{m.name}", m.help or m.name, m.labels, m.value)
+    add("envcheck_doctor_verdict", "Doctor verdict for the whole run: 0 PASS, 1 WARN, 2 FAIL, 3 UNKNOWN.",
+        {}, float(_VERDICT_VALUE.get(report.verdict, 3)))
+    add("envcheck_doctor_duration_seconds", "Wall time of the doctor run.", {}, report.duration)
+    add("envcheck_doctor_last_run_timestamp_seconds", "When the doctor run finished (Unix time).", {},
+        float(int(now if now is not None else time.time())))
+    out: List[str] = []
+    for name, (help_, samples) in families.items():
+        out.append(f"# HELP {name} {_escape_help(help_)}")
+        out.append(f"# TYPE {name} gauge")
+        for labels, value in samples:
+            out.append(f"{name}{_labels(labels)} {_fmt(value)}")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- files
+def write_atomic(path: Union[str, Path], text: str) -> None:
+    """Write next to the target and rename over it, so a reader (node_exporter, CI) never sees
+    half a file. The node_exporter collector skips files not ending in .prom; a temp name
+    starting with '.' and ending elsewhere is ignored by it."""
+    p = Path(path)
+    d = p.parent if str(p.parent) else Path(".")
+    if not d.is_dir():
+        raise UsageError(f"{p}: directory {d} does not exist", "create it or choose another path")
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(d))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, p)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise UsageError(f"{p}: cannot write: {e.strerror}", "check the path and its permissions") from e

@@ -1,0 +1,142 @@
+"""`envcheck doctor`: the pre-training health check. Audit -> connectivity preflight -> a short
+all-reduce (one large size plus the check pass) -> one verdict per node and overall.
+
+The steps themselves belong to other modules (the fleet audit, envcheck/allreduce/run.py); they
+are reached through a Backend (envcheck/doctor/backend.py binds the real ones), so this module
+is only the order of things and the bookkeeping: what failed where, which node the bisection
+names, what regressed against the baseline. Never prints; progress goes to a callback.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Protocol, Sequence
+
+from envcheck.doctor import health
+from envcheck.doctor.checks import BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, inventory_of
+from envcheck.doctor.health import FAIL, PASS, SKIP, CheckResult, DoctorReport, Measurement
+from envcheck.doctor.isolate import isolate
+from envcheck.model import HostResult
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class AllreduceOutcome:
+    """What one all-reduce run says, in the doctor's terms (the backend translates)."""
+    hosts: List[str]
+    ok: bool                                   # ran, correct, and fast enough
+    busbw_gbps: Optional[float] = None         # at the largest size
+    wrong: int = 0                             # elements wrong in the check pass
+    preflight: Dict[str, str] = field(default_factory=dict)   # host -> why it cannot take part
+    missing: List[str] = field(default_factory=list)          # hosts whose ranks never joined / died
+    error: str = ""                            # one line: why it failed
+    exit_code: int = 0
+
+
+class Backend(Protocol):
+    def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]: ...
+
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome: ...
+
+
+@dataclass
+class DoctorOptions:
+    deep: bool = True
+    quick: bool = False                 # no network test (a Slurm HealthCheckProgram has 60 s)
+    max_bytes: int = 64 << 20           # "one large size"
+    min_busbw: Optional[float] = None   # GB/s; below it the all-reduce counts as failed
+    bisect: bool = True
+    baseline: Optional[DoctorReport] = None
+    baseline_tolerance: float = 0.2
+    max_isolation_tests: int = 16
+    expect_gpus: bool = True            # False: a CPU-only cluster, no driver is not a warning
+
+
+def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
+               progress: Optional[Progress] = None) -> DoctorReport:
+    say = progress or (lambda _msg: None)
+    t0 = time.monotonic()
+    report = DoctorReport(hosts=list(hosts))
+
+    say(f"audit: {len(hosts)} host(s){' (deep)' if opts.deep and not opts.quick else ''}")
+    results = backend.audit(list(hosts), opts.deep and not opts.quick)
+    report.checks += checks_from_audit(results, () if opts.expect_gpus else GPU_ONLY_CODES)
+    report.inventory = {r.host: inventory_of(r.facts) for r in results if r.reachable and r.facts}
+    reachable = [r.host for r in results if r.reachable]
+
+    if opts.quick:
+        report.notes.append("network test skipped (--quick)")
+        report.checks += [CheckResult(h, "allreduce", SKIP, "--quick") for h in reachable]
+    elif reachable:
+        _network(report, reachable, opts, backend, say)
+
+    health.finalize(report)
+    if opts.baseline is not None:
+        report.checks += compare_baseline(report, opts.baseline, opts.baseline_tolerance)
+        health.finalize(report)
+    report.duration = time.monotonic() - t0
+    return report
+
+
+def _judge(out: AllreduceOutcome, min_busbw: Optional[float]) -> AllreduceOutcome:
+    if out.ok and min_busbw is not None and out.busbw_gbps is not None and out.busbw_gbps < min_busbw:
+        out.ok = False
+        out.error = f"busbw {out.busbw_gbps:.3g} GB/s below --min-busbw {min_busbw:g}"
+    return out
+
+
+def _describe(out: AllreduceOutcome) -> str:
+    if out.error:
+        return out.error
+    if out.wrong:
+        return f"{out.wrong} wrong element(s) in the check pass: data corruption"
+    if out.missing:
+        return "rank(s) on " + ", ".join(out.missing) + " never joined or died"
+    return "failed"
+
+
+def _network(report: DoctorReport, hosts: List[str], opts: DoctorOptions, backend: Backend,
+             say: Progress) -> None:
+    say(f"all-reduce: {len(hosts)} host(s), {opts.max_bytes >> 20} MiB + check pass")
+    out = _judge(backend.allreduce(hosts, opts.max_bytes), opts.min_busbw)
+    if out.busbw_gbps is not None:
+        report.measurements.append(Measurement(
+            BUSBW, out.busbw_gbps, {"hosts": ",".join(hosts)},
+            "All-reduce bus bandwidth at the largest size, GB/s (nccl-tests definition)."))
+    if out.preflight:
+        # the preflight already names the hosts and why: no point bisecting
+        for h in hosts:
+            if h in out.preflight:
+                report.checks.append(CheckResult(h, "preflight", FAIL, out.preflight[h],
+                                                 fix="see `envcheck nccl-test` preflight: reachability of MASTER_ADDR:PORT, --ifname"))
+            else:
+                report.checks.append(CheckResult(h, "preflight", PASS, "reaches the master"))
+        return
+    for h in hosts:
+        report.checks.append(CheckResult(h, "preflight", PASS, "reaches the master"))
+    if out.ok:
+        msg = f"busbw {out.busbw_gbps:.3g} GB/s, 0 wrong" if out.busbw_gbps is not None else "correct"
+        report.checks += [CheckResult(h, "allreduce", PASS, msg) for h in hosts]
+        return
+    why = _describe(out)
+    named = [h for h in out.missing if h in hosts]
+    if not named and opts.bisect and len(hosts) > 1:
+        say(f"all-reduce failed ({why}); isolating the node")
+        # the bisection runs a smaller size: it only has to tell good from bad
+        small = max(1 << 20, opts.max_bytes // 16)
+        iso = isolate(hosts, lambda hs: _judge(backend.allreduce(hs, small, quick=True), opts.min_busbw).ok,
+                      max_tests=opts.max_isolation_tests)
+        named = iso.suspects
+        report.suspects = list(named)
+        if iso.note:
+            report.notes.append(f"isolation: {iso.note}")
+    elif named:
+        report.suspects = list(named)
+    for h in hosts:
+        if not named or h in named:
+            report.checks.append(CheckResult(h, "allreduce", FAIL, why if not named else f"{why} (isolated to this node)",
+                                             fix="run `envcheck nccl-test` on this host with NCCL_DEBUG=INFO; "
+                                                 "compare with a good node's audit"))
+        else:
+            report.checks.append(CheckResult(h, "allreduce", PASS, "passes without the suspect node(s)"))

@@ -1,0 +1,1 @@
+"""compat_matrix.yaml: loading, validation and queries."""

@@ -1,0 +1,370 @@
+"""Load and validate compat_matrix.yaml; queries on it.
+
+load_matrix(path=None) is the ONE way the matrix is read: the packaged copy
+(envcheck/data/compat_matrix.yaml inside the wheel) or, in a checkout, the top-level file.
+Loading validates (envcheck/matrix/schema.py): a bad file raises MatrixError with the key path.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import yaml
+
+from envcheck.errors import MatrixError, VersionError
+from envcheck.matrix.schema import validate
+from envcheck.versions import compare, cu_tag_to_version, parse_torch, vkey
+
+Record = Dict[str, Any]
+CC = Tuple[int, int]
+
+# vendor words the driver puts in front of model names; they never tell models apart
+_VENDOR = {"nvidia", "tesla", "geforce", "quadro"}
+
+
+def default_matrix_path() -> Path:
+    packaged = Path(__file__).resolve().parent.parent / "data" / "compat_matrix.yaml"
+    if packaged.exists():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "compat_matrix.yaml"
+
+
+def _k(v: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in v.split("."))
+
+
+def _mm(v: str) -> str:
+    k = vkey(v) + (0,)
+    return f"{k[0]}.{k[1]}"
+
+
+def _words(name: str) -> List[str]:
+    return [w for w in re.split(r"[\s\-_/(),]+", name.lower()) if w and w not in _VENDOR]
+
+
+def _query_error(path: str, reason: str, fix: str) -> MatrixError:
+    """A question the matrix cannot answer: the file is fine, the asked-for version is not in it."""
+    e = MatrixError(path, reason)
+    e.fix = fix
+    return e
+
+
+@dataclass(frozen=True)
+class DriverNeed:
+    """What a CUDA version asks of the driver.
+
+    release_min: Table 3 value (full feature set); None when the matrix has no such release.
+    family_min: the minor-version-compatibility floor of the major (None before CUDA 11, where
+    release_min is strict). cuda: the release(s) the answer is for, e.g. "12.4.1" or "12.4.x".
+    """
+
+    cuda: str
+    release_min: Optional[str]
+    family_min: Optional[str]
+    minor_version_compat: bool
+    source: str
+    family_source: str
+    unconfirmed: bool = False  # the matrix marks release_min unconfirmed
+
+
+class Matrix:
+    """The validated compatibility matrix. `data` is the YAML document; use the queries.
+
+    CUDA toolkits
+      releases()                       every CUDA release record, ascending
+      resolve_cuda(v) -> record        "10.0" -> newest 10.0.x, "10.0.130" exact; unknown ->
+                                       MatrixError naming the nearest known releases
+      find_cuda(v) -> record|None      the same, None instead of raising (rules use this)
+      family(major) -> record|None     the family entry (min_driver, minor_version_compat, disk_gb)
+      installer(name) -> record        the perl / new installer generation (flags, log …)
+      toolkit(v) -> record             resolve_cuda plus `family`, `installer` and `disk_gb` merged in
+                                       (what provisioning needs: runfile, url, sha256, md5, flags …)
+      driver_need(v) -> DriverNeed|None  per-release minimum and family minimum; for an "X.Y"
+                                       the lowest minimum of the X.Y.x releases (lenient)
+      gcc_max(v) -> int|None           newest gcc major nvcc accepts; for "X.Y" the newest X.Y.x's
+    cuDNN
+      cudnn(v) -> record|None          "7.6.5" or "7.6.5.32"
+      cudnn_has_build(record, cuda)    whether a build exists for that CUDA (same minor before
+                                       CUDA 11, same major from 11 on)
+      cudnn_for_cuda(cuda) -> [record] releases with such a build
+      cudnn_header(major) -> record    header holding the version macros, version formula, libs
+      cudnn_archive(v, cuda) -> dict   archive name, url, root/include/lib paths, sha256|None
+    PyTorch
+      torch(v) -> record|None          by X.Y.Z ("1.1.0+cu100" works too)
+      pypi_variant(v) -> str|None      the variant plain `pip install torch==X` served (cu90 …)
+      torch_variant(v, tag) -> record|None  {"arch": [...]|None, "cudnn", "nccl", "cuda": "10.0"}
+      torchvision_known(v) / torchaudio_known(v)
+    GPUs
+      gpu(name) -> record|None         tolerant name match ("NVIDIA A100-SXM4-80GB", "A100")
+      gpu_cc(name) -> (X, Y)|None
+      arch(cc) -> record|None          first_cuda / last_cuda / last_driver_branch for (X, Y)
+    """
+
+    def __init__(self, data: Dict[str, Any], path: str):
+        self.data = data
+        self.path = path
+        self._cuda: List[Record] = list(data["cuda"]["releases"])
+        self._cuda_by_v = {r["version"]: r for r in self._cuda}
+        self._families = {f["major"]: f for f in data["cuda"]["families"]}
+        self._cudnn: List[Record] = list(data["cudnn"]["releases"])
+        self._torch = {r["version"]: r for r in data["torch"]["releases"]}
+        self._archs = {tuple(int(x) for x in a["cc"].split(".")): a for a in data["archs"]}
+        self._gpu_patterns: List[Tuple[List[str], Record]] = [
+            (_words(n), g) for g in data["gpus"] for n in g["names"]]
+        # a fleet audit asks the same few questions once per host: answer each once
+        self._gpu_cache: Dict[str, Optional[Record]] = {}
+        self._cuda_keys = [(_k(r["version"]), r) for r in self._cuda]
+
+    # ------------------------------------------------------------------ CUDA
+    def releases(self) -> List[Record]:
+        return list(self._cuda)
+
+    def _matching(self, version: str) -> List[Record]:
+        k = vkey(version, "CUDA version")
+        return [r for rk, r in self._cuda_keys if rk[:len(k)] == k]
+
+    def find_cuda(self, version: Optional[str]) -> Optional[Record]:
+        if not version:
+            return None
+        try:
+            found = self._matching(version)
+        except VersionError:
+            return None
+        return found[-1] if found else None
+
+    def resolve_cuda(self, version: str) -> Record:
+        found = self._matching(version)
+        if found:
+            return found[-1]
+        k = vkey(version, "CUDA version")
+        below = [r["version"] for r in self._cuda if _k(r["version"]) < k]
+        above = [r["version"] for r in self._cuda if _k(r["version"]) > k]
+        near = ([below[-1]] if below else []) + ([above[0]] if above else [])
+        raise _query_error("cuda.releases", f"no CUDA {version} in the matrix; nearest known: {', '.join(near)}",
+                           "pick one of those, or add the release to compat_matrix.yaml")
+
+    def family(self, major: int) -> Optional[Record]:
+        return self._families.get(int(major))
+
+    def installer(self, name: str) -> Record:
+        return self.data["cuda"]["installers"][name]
+
+    def toolkit(self, version: str) -> Record:
+        rec = dict(self.resolve_cuda(version))
+        fam = self.family(vkey(rec["version"])[0]) or {}
+        rec["family"] = fam
+        rec["disk_gb"] = fam.get("disk_gb")
+        rec["installer_info"] = self.installer(rec["installer"])
+        return rec
+
+    def driver_need(self, version: Optional[str]) -> Optional[DriverNeed]:
+        if not version:
+            return None
+        try:
+            k = vkey(version, "CUDA version")
+        except VersionError:
+            return None
+        fam = self.family(k[0])
+        if fam is None:
+            return None
+        found = self._matching(version)
+        if len(k) >= 3 and not found:
+            # an exact release the matrix lacks: judge by its minor's releases, if any
+            found = self._matching(_mm(version))
+        release_min = None
+        label = version
+        source = fam["source"]
+        unconfirmed = False
+        if found:
+            lowest = min(found, key=lambda r: _k(r["min_driver"]))
+            release_min, source = lowest["min_driver"], lowest["source"]
+            unconfirmed = "min_driver" in (lowest.get("unconfirmed") or [])
+            label = found[0]["version"] if len(found) == 1 else f"{_mm(found[0]['version'])}.x"
+        return DriverNeed(label, release_min, fam["min_driver"], bool(fam["minor_version_compat"]),
+                          source, fam["source"], unconfirmed)
+
+    def gcc_max(self, version: Optional[str]) -> Optional[int]:
+        rec = self.find_cuda(version)
+        return rec["gcc_max"] if rec else None
+
+    # ------------------------------------------------------------------ cuDNN
+    def cudnn(self, version: Optional[str]) -> Optional[Record]:
+        if not version:
+            return None
+        try:
+            k = vkey(version, "cuDNN version")
+        except VersionError:
+            return None
+        found = [r for r in self._cudnn if _k(r["version"])[:len(k)] == k]
+        return found[-1] if found else None
+
+    @staticmethod
+    def cudnn_has_build(rec: Record, cuda: str) -> bool:
+        k = vkey(cuda, "CUDA version") + (0,)
+        for b in rec["cuda"]:
+            bk = _k(b)
+            if bk[0] != k[0]:
+                continue
+            # before CUDA 11 a build serves its own minor only; from 11 on, the whole major
+            if k[0] >= 11 or (len(bk) > 1 and bk[1] == k[1]):
+                return True
+        return False
+
+    def cudnn_for_cuda(self, cuda: str) -> List[Record]:
+        return [r for r in self._cudnn if self.cudnn_has_build(r, cuda)]
+
+    def cudnn_header(self, major: int) -> Optional[Record]:
+        for h in self.data["cudnn"]["headers"]:
+            if h["major"] == int(major):
+                return h
+        return None
+
+    def cudnn_archive(self, version: str, cuda: str) -> Dict[str, Any]:
+        rec = self.cudnn(version)
+        if rec is None:
+            raise _query_error("cudnn.releases", f"no cuDNN {version} in the matrix",
+                               "see `envcheck matrix show cudnn X.Y.Z` for known releases")
+        build = next((b for b in rec["cuda"] if b == cuda), None)
+        if build is None:
+            build = next((b for b in rec["cuda"] if self.cudnn_has_build({"cuda": [b]}, cuda)), None)
+        if build is None:
+            raise _query_error("cudnn.releases", f"cuDNN {rec['version']} has no build for CUDA {cuda} "
+                               f"(builds: {', '.join(rec['cuda'])})", "pick a cuDNN release built for that CUDA")
+        lay = self.data["cudnn"]["layouts"][rec["layout"]]
+        tag = build.split(".")[0] if lay.get("tag") == "major" else build
+        full = rec["version"]
+        fields = {"version": full, "short": ".".join(full.split(".")[:3]), "cuda": build, "tag": tag}
+        name = lay["name"].format(**fields)
+        out = {k: lay[k].format(**fields) for k in ("root", "include", "lib")}
+        out.update(name=name, url=lay["url"].format(name=name, **fields), layout=rec["layout"],
+                   cuda=build, version=full, sha256=(rec.get("sha256") or {}).get(build),
+                   header=(self.cudnn_header(int(full.split(".")[0])) or {}).get("header"))
+        return out
+
+    # ------------------------------------------------------------------ PyTorch
+    def torch(self, version: Optional[str]) -> Optional[Record]:
+        if not version:
+            return None
+        try:
+            public, _ = parse_torch(version)
+        except VersionError:
+            return None
+        k = vkey(public) + (0, 0)
+        return self._torch.get(".".join(str(p) for p in k[:3]))
+
+    def pypi_variant(self, version: Optional[str]) -> Optional[str]:
+        rec = self.torch(version)
+        return rec["pypi"] if rec else None
+
+    def torch_variant(self, version: Optional[str], tag: Optional[str]) -> Optional[Record]:
+        rec = self.torch(version)
+        if not rec or not tag or tag not in rec["variants"]:
+            return None
+        var = dict(rec["variants"][tag] or {})
+        set_name = var.get("arch")
+        var["arch_set"] = set_name
+        var["arch"] = list(self.data["torch"]["arch_sets"][set_name]["arch"]) if set_name else None
+        var["arch_source"] = self.data["torch"]["arch_sets"][set_name]["source"] if set_name else None
+        var["cuda"] = cu_tag_to_version(tag)
+        var["tag"] = tag
+        return var
+
+    def _companion_known(self, table: str, version: Optional[str]) -> bool:
+        if not version:
+            return False
+        try:
+            k = vkey(version.partition("+")[0])
+        except VersionError:
+            return False
+        return any(compare(v, ".".join(map(str, k))) == 0 for v in self.data[table]["versions"])
+
+    def torchvision_known(self, version: Optional[str]) -> bool:
+        return self._companion_known("torchvision", version)
+
+    def torchaudio_known(self, version: Optional[str]) -> bool:
+        return self._companion_known("torchaudio", version)
+
+    # ------------------------------------------------------------------ GPUs
+    def gpu(self, name: Optional[str]) -> Optional[Record]:
+        if not name or not isinstance(name, str):
+            return None
+        if name not in self._gpu_cache:
+            if len(self._gpu_cache) > 4096:  # bounded: names come from untrusted probe output
+                self._gpu_cache.clear()
+            self._gpu_cache[name] = self._gpu_lookup(name)
+        return self._gpu_cache[name]
+
+    def _gpu_lookup(self, name: str) -> Optional[Record]:
+        words = _words(name)
+        best: Optional[Tuple[int, Record]] = None
+        for pat, rec in self._gpu_patterns:
+            n = len(pat)
+            if any(words[i:i + n] == pat for i in range(len(words) - n + 1)):
+                if best is None or n > best[0]:
+                    best = (n, rec)
+        return best[1] if best else None
+
+    def gpu_cc(self, name: Optional[str]) -> Optional[CC]:
+        rec = self.gpu(name)
+        if not rec:
+            return None
+        major, minor = rec["cc"].split(".")
+        return int(major), int(minor)
+
+    def arch(self, cc: CC) -> Optional[Record]:
+        return self._archs.get((int(cc[0]), int(cc[1])))
+
+    def summary(self) -> str:
+        d = self.data
+        return (f"schema {d['schema']}: {len(self._cuda)} CUDA releases "
+                f"({self._cuda[0]['version']} - {self._cuda[-1]['version']}), {len(self._cudnn)} cuDNN releases, "
+                f"{len(self._torch)} torch releases, {len(d['gpus'])} GPU entries, {len(self._archs)} archs")
+
+
+def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
+    p = Path(path) if path else default_matrix_path()
+    try:
+        # the C loader when PyYAML has it: 10x faster, and audit loads the matrix on every run
+        data = yaml.load(p.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as e:
+        raise MatrixError("(file)", f"cannot read: {e.strerror}", str(p)) from e
+    except UnicodeDecodeError as e:
+        raise MatrixError("(file)", f"not UTF-8 text: {e.reason}", str(p)) from e
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        at = f" at line {where.line + 1}" if where else ""
+        raise MatrixError("(file)", f"not valid YAML{at}: {getattr(e, 'problem', None) or e}", str(p)) from e
+    if not isinstance(data, dict):
+        raise MatrixError("(top)", "must be a mapping", str(p))
+    validate(data, str(p))
+    return Matrix(data, str(p))
+
+
+def matrix_record(m: Matrix, kind: str, what: str) -> Dict[str, Any]:
+    """One entry with everything derived from it resolved (for `envcheck matrix show`)."""
+    from envcheck.versions import parse_compute_capability
+
+    if kind == "cuda":
+        return m.toolkit(what)
+    if kind == "cudnn":
+        rec = m.cudnn(what)
+        if rec is None:
+            raise _query_error("cudnn.releases", f"no cuDNN {what} in the matrix", "give a known X.Y.Z, e.g. 7.6.5")
+        return dict(rec, archives=[m.cudnn_archive(rec["version"], b) for b in rec["cuda"]])
+    if kind == "torch":
+        rec = m.torch(what)
+        if rec is None:
+            raise _query_error("torch.releases", f"no torch {what} in the matrix", "give a known X.Y.Z, e.g. 1.1.0")
+        return dict(rec, variants={t: m.torch_variant(rec["version"], t) for t in rec["variants"]})
+    if kind == "gpu":
+        try:
+            cc: Optional[CC] = parse_compute_capability(what)
+            entry = None
+        except VersionError:
+            entry, cc = m.gpu(what), m.gpu_cc(what)
+        if cc is None:
+            raise _query_error("gpus", f"no GPU matching {what!r} in the matrix", "give sm_XY or X.Y instead")
+        return {"query": what, "gpu": entry, "cc": f"{cc[0]}.{cc[1]}", "arch": m.arch(cc)}
+    raise _query_error("(query)", f"unknown kind {kind!r}", "one of cuda, cudnn, torch, gpu")

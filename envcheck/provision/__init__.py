@@ -1,0 +1,1 @@
+"""`envcheck provision`: playbooks (data) and running their steps on every host."""

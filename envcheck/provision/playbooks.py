@@ -1,0 +1,279 @@
+"""Playbooks (playbooks/*.yaml): a named stack and the steps that bring a node to it, as data.
+
+load_playbook(path_or_name) reads and validates one: unknown keys or steps, wrong types and
+unparsable versions are UsageErrors naming the file and the key path (steps[3].pip.pakages).
+check_stack(playbook, matrix) judges the whole stack before anything runs: the playbook's own
+consistency (the pip step installs the torch the stack names, from an index that serves its
+CUDA variant …) plus the matrix rules over a facts document built from the stack.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+import yaml
+
+from envcheck import versions
+from envcheck.errors import EnvcheckError, UsageError
+from envcheck.model import ERROR, Finding, sort_findings
+
+SCHEMA = 1
+
+# one validator per value kind: (check, what to say when it fails)
+_Kind = Tuple[Callable[[Any], bool], str]
+STR: _Kind = (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string")
+VER: _Kind = (lambda v: isinstance(v, str), 'a quoted version string (YAML reads 10.10 as the number 10.1)')
+BOOL: _Kind = (lambda v: isinstance(v, bool), "true or false")
+NUM: _Kind = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0, "a number >= 0")
+STRLIST: _Kind = (lambda v: isinstance(v, list) and bool(v) and all(isinstance(x, str) and x.strip() for x in v),
+                  "a non-empty list of strings")
+VERLIST: _Kind = (lambda v: isinstance(v, str) or (isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v)),
+                  'a quoted version or a list of them, e.g. ["3.6", "3.7"]')
+BACKEND: _Kind = (lambda v: v in ("nccl", "gloo", "auto"), "one of nccl, gloo, auto")
+SIZE: _Kind = (lambda v: (isinstance(v, int) and not isinstance(v, bool) and v > 0)
+               or (isinstance(v, str) and re.fullmatch(r"\d+[KMG]?", v) is not None), "a size like 256M or 1048576")
+
+TOP = {"schema": NUM, "name": STR, "description": STR, "stack": None, "sources": STRLIST, "steps": None}
+TOP_REQUIRED = ("schema", "name", "stack", "steps")
+STACK = {"driver_min": VER, "cuda": VER, "cudnn": VER, "torch": VER, "torchvision": VER,
+         "torchaudio": VER, "python": VERLIST, "gpu": STRLIST}
+
+# step name -> (allowed keys with kinds, required keys)
+STEPS: Dict[str, Tuple[Dict[str, _Kind], Tuple[str, ...]]] = {
+    "install-cuda": ({"version": VER, "runfile": STR, "url": STR, "sha256": STR, "symlink": BOOL,
+                      "tmpdir": STR}, ("version",)),
+    "install-cudnn": ({"archive": STR, "cuda": VER, "cuda_home": STR, "tmpdir": STR}, ("archive",)),
+    "env": ({"cuda_home": STR, "file": STR, "profile_d": BOOL}, ("cuda_home",)),
+    "pip": ({"packages": STRLIST, "index_url": STR, "extra_index_url": STR, "find_links": STR,
+             "no_index": BOOL, "no_deps": BOOL}, ("packages",)),
+    "audit": ({"deep": BOOL}, ()),
+    "nccl-test": ({"backend": BACKEND, "min_busbw": NUM, "max_bytes": SIZE, "timeout": NUM,
+                   "ifname": STR}, ()),
+}
+
+
+@dataclass
+class Step:
+    name: str
+    args: Dict[str, Any]
+    index: int
+
+    @property
+    def where(self) -> str:
+        return f"steps[{self.index}].{self.name}"
+
+
+@dataclass
+class Playbook:
+    path: str
+    name: str
+    stack: Dict[str, Any]
+    steps: List[Step]
+    description: str = ""
+    sources: List[str] = field(default_factory=list)
+
+    @property
+    def pythons(self) -> List[str]:
+        py = self.stack.get("python")
+        if py is None:
+            return []
+        return [py] if isinstance(py, str) else list(py)
+
+
+def playbook_dirs() -> List[Path]:
+    here = Path(__file__).resolve().parent.parent  # envcheck/
+    return [here / "data" / "playbooks", here.parent / "playbooks"]
+
+
+def available() -> List[Path]:
+    seen: Dict[str, Path] = {}
+    for d in playbook_dirs():
+        if d.is_dir():
+            for p in sorted(d.glob("*.yaml")):
+                seen.setdefault(p.name, p)
+    return [seen[k] for k in sorted(seen)]
+
+
+def find_playbook(ref: Union[str, Path]) -> Path:
+    """A path, or the name of a packaged playbook (with or without .yaml)."""
+    p = Path(ref)
+    if p.is_file():
+        return p
+    name = p.name if p.name.endswith(".yaml") else p.name + ".yaml"
+    if str(p.parent) in ("", "."):
+        for cand in available():
+            if cand.name == name:
+                return cand
+    known = ", ".join(c.stem for c in available()) or "none"
+    raise UsageError(f"playbook {ref}: no such file", f"give a path or one of: {known}")
+
+
+def _err(file: str, where: str, reason: str) -> UsageError:
+    return UsageError(f"{file}: {where}: {reason}", "correct the playbook (keys: see docs/doctor.md)")
+
+
+def _check_map(file: str, where: str, data: Any, kinds: Dict[str, Optional[_Kind]],
+               required: Tuple[str, ...]) -> None:
+    if not isinstance(data, dict):
+        raise _err(file, where or "(top)", "must be a mapping")
+    for k in data:
+        if k not in kinds:
+            raise _err(file, f"{where}.{k}" if where else str(k),
+                       f"unknown key (known: {', '.join(kinds)})")
+    for k in required:
+        if k not in data:
+            raise _err(file, f"{where}.{k}" if where else k, "missing")
+    for k, kind in kinds.items():
+        if kind is None or k not in data:
+            continue
+        ok, what = kind
+        if not ok(data[k]):
+            raise _err(file, f"{where}.{k}" if where else k, f"must be {what}, not {data[k]!r}")
+
+
+def _check_versions(file: str, stack: Dict[str, Any], steps: List[Step]) -> None:
+    def parse(where: str, value: str, torch: bool = False) -> None:
+        try:
+            versions.parse_torch(value) if torch else versions.vkey(value)
+        except EnvcheckError as e:
+            raise _err(file, where, e.message) from None
+
+    for k in ("driver_min", "cuda", "cudnn", "torchvision", "torchaudio"):
+        if k in stack:
+            parse(f"stack.{k}", stack[k])
+    if "torch" in stack:
+        parse("stack.torch", stack["torch"], torch=True)
+    for i, py in enumerate([stack["python"]] if isinstance(stack.get("python"), str) else stack.get("python") or []):
+        parse(f"stack.python[{i}]", py)
+    for s in steps:
+        for k in ("version", "cuda"):
+            if k in s.args:
+                parse(f"{s.where}.{k}", s.args[k])
+
+
+def parse_playbook(data: Any, file: str) -> Playbook:
+    _check_map(file, "", data, TOP, TOP_REQUIRED)
+    if data["schema"] != SCHEMA:
+        raise _err(file, "schema", f"version {data['schema']!r} not supported (this envcheck reads {SCHEMA})")
+    _check_map(file, "stack", data["stack"], STACK, ())
+    if not isinstance(data["steps"], list) or not data["steps"]:
+        raise _err(file, "steps", "must be a non-empty list")
+    steps: List[Step] = []
+    for i, raw in enumerate(data["steps"]):
+        where = f"steps[{i}]"
+        if not isinstance(raw, dict) or len(raw) != 1:
+            raise _err(file, where, "each step is a mapping with one key, the step name (e.g. - pip: {...})")
+        (name, args), = raw.items()
+        if name not in STEPS:
+            raise _err(file, f"{where}.{name}", f"unknown step (known: {', '.join(STEPS)})")
+        args = {} if args is None else args
+        kinds, required = STEPS[name]
+        _check_map(file, f"{where}.{name}", args, kinds, required)
+        steps.append(Step(name, dict(args), i))
+    _check_versions(file, data["stack"], steps)
+    return Playbook(path=file, name=data["name"], stack=dict(data["stack"]), steps=steps,
+                    description=str(data.get("description") or "").strip(),
+                    sources=list(data.get("sources") or []))
+
+
+def load_playbook(ref: Union[str, Path]) -> Playbook:
+    p = find_playbook(ref)
+    try:
+        data = yaml.safe_load(p.read_text())
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read: {e.strerror}", "check the path") from e
+    except yaml.YAMLError as e:
+        raise UsageError(f"{p}: not valid YAML: {' '.join(str(e).split())}", "fix the YAML syntax") from e
+    return parse_playbook(data, str(p))
+
+
+# ------------------------------------------------------------------ judging the stack
+def facts_for_stack(stack: Dict[str, Any], python: Optional[str] = None) -> Dict[str, Any]:
+    """The facts document (envcheck/facts/schema.py) a node would have once the stack is installed,
+    built the way `envcheck check` builds it from flags (envcheck/facts/from_flags.py)."""
+    from envcheck.facts.from_flags import stack_facts
+    return stack_facts(driver=stack.get("driver_min"), cuda=stack.get("cuda"), cudnn=stack.get("cudnn"),
+                       torch=stack.get("torch"), torchvision=stack.get("torchvision"),
+                       torchaudio=stack.get("torchaudio"), python=python)
+
+
+def _f(sev: str, code: str, comp: str, msg: str, fix: str, where: str) -> Finding:
+    return Finding(sev, code, comp, f"{where}: {msg}", fix)
+
+
+def consistency(pb: Playbook) -> List[Finding]:
+    """Does each step install what the stack says? Independent of the matrix."""
+    out: List[Finding] = []
+    st = pb.stack
+    for s in pb.steps:
+        a = s.args
+        if s.name == "install-cuda" and st.get("cuda") and not versions.same_prefix(a["version"], st["cuda"], 3):
+            out.append(_f(ERROR, "playbook-cuda-step", "cuda", f"installs CUDA {a['version']} but the stack says {st['cuda']}",
+                          "make steps and stack name the same toolkit", s.where))
+        if s.name == "install-cudnn":
+            if st.get("cuda") and a.get("cuda") and not versions.same_prefix(a["cuda"], st["cuda"], 2):
+                out.append(_f(ERROR, "playbook-cudnn-cuda", "cudnn", f"targets CUDA {a['cuda']} but the stack's toolkit is {st['cuda']}",
+                              "set cuda: to the stack's X.Y", s.where))
+            m = re.search(r"v?(\d+\.\d+\.\d+(?:\.\d+)?)(?:_cuda|\.tgz)", a["archive"])
+            if m and st.get("cudnn") and not versions.same_prefix(m.group(1), st["cudnn"], 3):
+                out.append(_f(ERROR, "playbook-cudnn-archive", "cudnn", f"archive is cuDNN {m.group(1)} but the stack says {st['cudnn']}",
+                              "use the archive of the stack's cuDNN", s.where))
+        if s.name == "env" and st.get("cuda"):
+            m = re.search(r"cuda-(\d+\.\d+)/?$", a["cuda_home"])
+            if m and not versions.same_prefix(m.group(1), st["cuda"], 2):
+                out.append(_f(ERROR, "playbook-env-cuda-home", "env", f"CUDA_HOME {a['cuda_home']} is not the stack's CUDA {st['cuda']}",
+                              f"cuda_home: /usr/local/cuda-{versions.major_minor(st['cuda'])}", s.where))
+        if s.name == "pip":
+            out.extend(_pip_consistency(pb, s))
+    return out
+
+
+def _pip_consistency(pb: Playbook, s: Step) -> List[Finding]:
+    out: List[Finding] = []
+    st = pb.stack
+    source = " ".join(str(s.args.get(k, "")) for k in ("index_url", "extra_index_url", "find_links"))
+    for spec in s.args["packages"]:
+        m = re.fullmatch(r"\s*(torch|torchvision|torchaudio)\s*==\s*([^\s;]+)\s*", spec)
+        if not m or not st.get(m.group(1)):
+            continue
+        name, pinned = m.group(1), m.group(2)
+        want_pub, want_local = versions.parse_torch(st[name])
+        got_pub, got_local = versions.parse_torch(pinned)
+        if versions.compare(got_pub, want_pub) != 0:
+            out.append(_f(ERROR, "playbook-pip-version", name,
+                          f"installs {name} {pinned} but the stack says {st[name]}", f"pin {name}=={want_pub}", s.where))
+        if name == "torch" and want_local and want_local.startswith("cu") and got_local is None \
+                and f"/{want_local}" not in source:
+            out.append(_f(ERROR, "playbook-pip-variant", "torch",
+                          f"torch=={pinned} without a {want_local} index installs the variant PyPI serves, "
+                          f"not {want_local}",
+                          f"add index_url: https://download.pytorch.org/whl/{want_local} (or find_links for torch < 1.11)",
+                          s.where))
+    return out
+
+
+def check_stack(pb: Playbook, matrix: Any, evaluate: Optional[Callable[..., List[Finding]]] = None) -> List[Finding]:
+    """All findings for the playbook's stack, errors first. `evaluate` defaults to the rules
+    registry; it runs once per Python version the stack names (a torch with no wheel for one of
+    them is an error), and findings repeated across versions are kept once."""
+    if evaluate is None:
+        from envcheck.rules import evaluate as evaluate  # noqa: PLW0127 - late: rules import the matrix
+    out = consistency(pb)
+    seen = {(f.code, f.message) for f in out}
+    for py in pb.pythons or [None]:
+        for f in evaluate(facts_for_stack(pb.stack, py), matrix):
+            if (f.code, f.message) not in seen:
+                seen.add((f.code, f.message))
+                out.append(f)
+    return sort_findings(out)
+
+
+def refusal(pb: Playbook, findings: List[Finding]) -> Optional[str]:
+    errs = [f for f in findings if f.severity == ERROR]
+    if not errs:
+        return None
+    reasons = "; ".join(f"[{f.component}] {f.message}" for f in errs)
+    return f"{pb.path}: stack {pb.name} refused: {reasons}"
+

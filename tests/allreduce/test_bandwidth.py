@@ -1,0 +1,67 @@
+import pytest
+
+from envcheck.allreduce.bandwidth import (algbw, busbw, busbw_factor, human_size, make_row, parse_size,
+                                     summarize, sweep_sizes)
+from envcheck.errors import UsageError
+
+
+def test_sizes_use_binary_units_like_nccl_tests():
+    assert parse_size("8") == 8
+    assert parse_size("64K") == 65536
+    assert parse_size("256M") == 268435456
+    assert parse_size("1G") == 1073741824
+    assert parse_size("4MiB") == 4 * 1048576
+
+
+def test_a_size_that_is_not_a_byte_count_is_a_usage_error():
+    with pytest.raises(UsageError, match="'lots'"):
+        parse_size("lots")
+
+
+def test_sweep_doubles_from_min_to_max_in_whole_elements():
+    assert sweep_sizes(8, 128, 2, 4) == [8, 16, 32, 64, 128]
+    # 2 bytes cannot hold a float32: dropped; 6 rounds down to one element
+    assert sweep_sizes(2, 8, 3, 4) == [4]
+    assert sweep_sizes(8, 256 * 1024 ** 2, 2, 4)[-1] == 268435456
+    assert len(sweep_sizes(8, 256 * 1024 ** 2, 2, 4)) == 26
+
+
+def test_a_factor_below_two_is_refused_rather_than_looping_forever():
+    with pytest.raises(UsageError):
+        sweep_sizes(8, 64, 1, 4)
+
+
+def test_algbw_is_bytes_over_seconds_in_decimal_gigabytes():
+    # 1 GiB in 0.1 s: 1073741824 / 0.1 / 1e9 = 10.73741824 GB/s
+    assert algbw(1073741824, 0.1) == pytest.approx(10.73741824)
+
+
+def test_busbw_applies_two_n_minus_one_over_n():
+    # by hand: n=8 -> 2*7/8 = 1.75; n=2 -> 1; n=1 -> 0 (no bus); n=3 -> 4/3
+    assert busbw_factor(8) == 1.75
+    assert busbw_factor(2) == 1.0
+    assert busbw_factor(1) == 0.0
+    assert busbw_factor(3) == pytest.approx(4 / 3)
+    # nccl-tests-style line: 268435456 B in 1423.3 us on 16 ranks:
+    # algbw = 268435456 / 1423.3e-6 / 1e9 = 188.6008...; busbw = algbw * 30/16 = 353.6265...
+    assert algbw(268435456, 1423.3e-6) == pytest.approx(188.6007, abs=1e-3)
+    assert busbw(268435456, 1423.3e-6, 16) == pytest.approx(353.6264, abs=1e-3)
+
+
+def test_row_and_summary_report_busbw_at_the_largest_size_not_the_average():
+    rows = [make_row(1024, 4, "float32", 100e-6, 2, 0),      # algbw 0.01024
+            make_row(1048576, 4, "float32", 1e-3, 2, 0)]     # algbw 1.048576
+    assert rows[0]["count"] == 256 and rows[0]["time_us"] == pytest.approx(100)
+    s = summarize(rows)
+    assert s["largest_bytes"] == 1048576
+    assert s["busbw"] == pytest.approx(1.048576)
+    assert s["avg_busbw"] == pytest.approx((0.01024 + 1.048576) / 2)
+    assert s["wrong"] == 0
+    rows.append(make_row(64, 4, "float32", 1e-5, 2, 7))
+    assert summarize(rows)["wrong"] == 7
+
+
+def test_human_sizes_read_like_the_arguments():
+    assert human_size(268435456) == "256M"
+    assert human_size(65536) == "64K"
+    assert human_size(12) == "12"

@@ -1,0 +1,128 @@
+"""run_probe through a real LocalRemote: the same code path SSH hosts take, with real
+interpreters and small stand-in interpreters for the failure cases."""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from envcheck.errors import EXIT_UNREACHABLE
+from envcheck.audit.probe import (ProbeError, probe_command, probe_host, probe_source,
+                                   run_probe)
+from envcheck.remote import LocalRemote
+
+PY2 = sorted(Path(os.path.expanduser("~/.pyenv/versions")).glob("2.7*/bin/python2.7"))
+
+
+def script(tmp_path: Path, name: str, body: str) -> str:
+    p = tmp_path / name
+    p.write_text("#!/bin/sh\n" + body)
+    p.chmod(0o755)
+    return str(p)
+
+
+class CountingRemote(LocalRemote):
+    """The real local transport, counting the commands it is asked to run."""
+
+    def __init__(self):
+        super().__init__("counted")
+        self.commands = []
+
+    def run(self, command, **kw):
+        self.commands.append(command)
+        return super().run(command, **kw)
+
+
+def test_local_probe_returns_this_machines_facts_in_one_command():
+    remote = CountingRemote()
+    facts = run_probe(remote)
+    assert len(remote.commands) == 1
+    assert facts["hostname"] == socket.gethostname()
+    assert facts["origin"] == "probe"
+
+
+def test_probe_source_is_the_shipped_file_and_plain_ascii():
+    text = probe_source()
+    assert text.startswith("#!/usr/bin/env python3")
+    assert not re.search(r"^\s*(import|from)\s+envcheck", text, re.M)
+    text.encode("ascii")  # parseable by an old interpreter, so that it can say it is too old
+
+
+def test_node_python_names_the_interpreter_whose_packages_are_read():
+    facts = run_probe(LocalRemote(), node_python=sys.executable)
+    assert facts["python"]["executable"] == sys.executable
+    assert facts["python"]["version"] == "%d.%d.%d" % sys.version_info[:3]
+
+
+def test_falls_back_to_python_when_there_is_no_python3(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink("/bin/sh", bin_dir / "sh")
+    os.symlink(sys.executable, bin_dir / "python")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    facts = run_probe(LocalRemote())
+    assert facts["python"]["version"] == "%d.%d.%d" % sys.version_info[:3]
+    assert facts["env"]["PATH"] == str(bin_dir)
+
+
+def test_a_missing_interpreter_is_named_with_the_fix():
+    with pytest.raises(ProbeError) as e:
+        run_probe(LocalRemote("n1"), node_python="/nonexistent/python3")
+    assert e.value.exit_code == EXIT_UNREACHABLE
+    line = e.value.one_line()
+    assert line.startswith("n1: /nonexistent/python3 not found")
+    assert "--node-python" in line
+
+
+@pytest.mark.skipif(not PY2, reason="no python2.7 on this machine")
+def test_a_too_old_interpreter_says_so_instead_of_a_syntax_error():
+    with pytest.raises(ProbeError, match=r"probe crashed \(exit 3\): envcheck probe: needs Python >= 3.6, this is 2\.7"):
+        run_probe(LocalRemote(), node_python=str(PY2[0]))
+
+
+def test_a_crashing_interpreter_is_reported_with_the_tail_of_stderr(tmp_path):
+    py = script(tmp_path, "python", "cat >/dev/null\necho 'Traceback (most recent call last):' >&2\n"
+                                    "echo 'MemoryError' >&2\nexit 1\n")
+    with pytest.raises(ProbeError, match=r"^n2: probe crashed \(exit 1\): Traceback .* \| MemoryError$"):
+        run_probe(LocalRemote("n2"), node_python=py)
+
+
+def test_output_without_json_is_reported_with_what_was_printed(tmp_path):
+    py = script(tmp_path, "python", "cat >/dev/null\necho 'This account is currently not available.'\n")
+    with pytest.raises(ProbeError, match=r"probe printed no JSON: This account is currently not available\."):
+        run_probe(LocalRemote(), node_python=py)
+
+
+def test_a_banner_printed_before_the_probe_does_not_hide_the_facts(tmp_path):
+    py = script(tmp_path, "python", 'echo "Welcome to node07 {maintenance Friday}"\n'
+                                    'exec %s "$@"\n' % sys.executable)
+    facts = run_probe(LocalRemote(), node_python=py)
+    assert facts["schema"] == 1
+
+
+def test_a_hanging_probe_is_stopped_at_the_timeout(tmp_path):
+    py = script(tmp_path, "python", "sleep 60\n")
+    start = time.monotonic()
+    with pytest.raises(ProbeError, match=r"probe did not run: timed out after 1 s"):
+        run_probe(LocalRemote(), node_python=py, timeout=1)
+    assert time.monotonic() - start < 10
+
+
+def test_probe_host_turns_failure_into_data(tmp_path):
+    ok = probe_host(LocalRemote("good"))
+    bad = probe_host(LocalRemote("bad"), node_python="/nonexistent/python3")
+    assert ok.reachable and ok.facts["schema"] == 1 and ok.error is None
+    assert not bad.reachable and bad.facts is None
+    assert bad.error.startswith("/nonexistent/python3 not found") and "--node-python" in bad.error
+
+
+def test_the_command_quotes_what_reaches_the_shell():
+    assert probe_command() == ("sh -c 'if command -v python3 >/dev/null 2>&1; then exec python3 - \"$@\"; "
+                               "else exec python - \"$@\"; fi' envcheck-probe")
+    assert probe_command(deep=True).endswith(" envcheck-probe --deep")
+    assert probe_command(node_python="/opt/my env/bin/python") == "'/opt/my env/bin/python' -"

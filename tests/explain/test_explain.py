@@ -1,0 +1,180 @@
+"""`envcheck explain` over error texts as users paste them (taken from public issue reports;
+the source of each is named next to it)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from envcheck.errors import UsageError
+from envcheck.explain.match import explain, signature_ids
+
+# (text, expected first id, values that must be read from the text)
+CASES = [
+    # mlcommons/inference#54
+    ("THCudaCheck FAIL file=/pytorch/torch/csrc/cuda/Module.cpp line=34 error=35 : CUDA driver version "
+     "is insufficient for CUDA runtime version\nTraceback (most recent call last):\n"
+     "RuntimeError: cuda runtime error (35) : CUDA driver version is insufficient for CUDA runtime "
+     "version at /pytorch/torch/csrc/cuda/Module.cpp:34", "driver-too-old", {}),
+    # sconlyshootery/FeatDepth#68: the warning comes first, then the failure
+    ("UserWarning: \nNVIDIA GeForce RTX 3060 Laptop GPU with CUDA capability sm_86 is not compatible "
+     "with the current PyTorch installation.\nThe current PyTorch install supports CUDA capabilities "
+     "sm_37 sm_50 sm_60 sm_70.\nIf you want to use the NVIDIA GeForce RTX 3060 Laptop GPU GPU with "
+     "PyTorch, please check the instructions at https://pytorch.org/get-started/locally/\n"
+     "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+     "arch-not-compatible", {"sm": "sm_86", "archs": "sm_37 sm_50 sm_60 sm_70"}),
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device\nCUDA kernel "
+     "errors might be asynchronously reported at some other API call", "no-kernel-image", {}),
+    # tensorflow/tensorflow#20271
+    ("ImportError: libcudnn.so.7: cannot open shared object file: No such file or directory",
+     "cudnn-lib-missing", {"major": "7"}),
+    # a cuDNN 9 sub-library
+    ("Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open "
+     "shared object file: No such file or directory", "cudnn-lib-missing", {"major": "8"}),
+    ("ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory",
+     "cudart-lib-missing", {"ver": "10.0"}),
+    # tianzhi0549/FCOS#37
+    ("/usr/local/cuda-9.0/include/crt/host_config.h:119:2: error: #error -- unsupported GNU version! "
+     "gcc versions later than 6 are not supported!", "gcc-too-new", {"max_gcc": "6"}),
+    # pytorch/pytorch#17349 comment and WZMIAOMIAO/deep-learning-for-image-processing#545
+    ("RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:518, unhandled system "
+     "error, NCCL version 2.4.8", "nccl-system-error", {"nccl": "2.4.8"}),
+    # NVIDIA/nccl#2076
+    ("torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+     "remote process exited or there was a network error, NCCL version 2.21.5\nncclRemoteError: A call "
+     "failed possibly due to a network error or a remote process exiting prematurely.\nLast error:\n"
+     "socketProgressOpt: Call to recv from 172.16.0.3<33759> failed : Connection reset by peer",
+     "nccl-remote-error", {"nccl": "2.21.5"}),
+    # NVIDIA/Megatron-LM#343
+    ('File "/root/miniconda3/lib/python3.8/site-packages/torch/distributed/rendezvous.py", line 142, in '
+     "_tcp_rendezvous_handler\nstore = TCPStore(result.hostname, result.port, world_size, start_daemon, "
+     "timeout)\nRuntimeError: Address already in use", "address-in-use", {}),
+    # pytorch/pytorch#85604
+    ("[W socket.cpp:401] [c10d] The server socket has failed to listen on [::]:47531 (errno: 98 - "
+     "Address already in use).", "address-in-use", {}),
+    # pytorch/pytorch#76913
+    ("    return TCPStore(\nRuntimeError: Connection reset by peer", "rendezvous-refused", {}),
+    ("[W426 16:56:01.831041000 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host "
+     "100.64.0.1:59782 - retrying (try=6, timeout=1800000ms, delay=5241ms): Connection refused",
+     "rendezvous-refused", {}),
+    # tczhangzhi/pytorch-distributed#18
+    ("RuntimeError: Timed out initializing process group in store based barrier on rank: 2, for key: "
+     "store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:30:00)", "pg-init-timeout",
+     {"rank": "2", "world": "2", "count": "4"}),
+    # icip-cas/AutoAlign#25 (line break inside the message, as printed)
+    ("RuntimeError:\n      The detected CUDA version (11.8) mismatches the version that was used to compile\n"
+     "      PyTorch (12.4). Please make sure to use the same CUDA versions.", "toolkit-torch-mismatch",
+     {"detected": "11.8", "torch_cuda": "12.4"}),
+    ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; "
+     "14.21 GiB already allocated)", "cuda-oom", {"want": "20.00 MiB"}),
+    ("RuntimeError: CUDA error: out of memory", "cuda-oom", {}),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
+     "latest NVIDIA driver is installed and running.", "nvidia-smi-no-driver", {}),
+    ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+     "installed a driver from http://www.nvidia.com/Download/index.aspx", "no-driver-found", {}),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-not-initialized", {}),
+    # jwyang/faster-rcnn.pytorch#612
+    ("ImportError: /.../python3.6/site-packages/torchvision/_C.cpython-36m-x86_64-linux-gnu.so: "
+     "undefined symbol: _ZN3c1019UndefinedTensorImpl10_singletonE", "torchvision-undefined-symbol",
+     {"symbol": "_ZN3c1019UndefinedTensorImpl10_singletonE"}),
+    # fudan-generative-vision/hallo#98
+    ('  File "/usr/local/lib/python3.10/dist-packages/torchvision/_meta_registrations.py", line 164, in '
+     "<module>\n    def meta_nms(dets, scores, iou_threshold):\nRuntimeError: operator torchvision::nms "
+     "does not exist", "torchvision-nms-missing", {}),
+    ("[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout: "
+     "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800602 milliseconds before "
+     "timing out.", "watchdog-timeout", {"op": "ALLREDUCE", "ms": "1800602"}),
+    ("AssertionError: Torch not compiled with CUDA enabled", "torch-not-cuda", {}),
+    # NVIDIA/Megatron-LM#661
+    ("torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/"
+     "ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3\n"
+     "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\n"
+     "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000", "duplicate-gpu",
+     {"rank_a": "3", "rank_b": "0", "bus": "f000"}),
+    # microsoft/SimXNS#2
+    ('    torch._C._cuda_setDevice(device)\nRuntimeError: CUDA error: invalid device ordinal',
+     "invalid-device-ordinal", {}),
+    ("    from PIL import Image, ImageOps, ImageEnhance, PILLOW_VERSION\nImportError: cannot import name "
+     "'PILLOW_VERSION' from 'PIL'", "pillow-too-new", {}),
+]
+
+
+@pytest.mark.parametrize("text,first,values", CASES, ids=[c[1] + str(i) for i, c in enumerate(CASES)])
+def test_known_error_texts_are_explained_with_values_read_from_the_text(text, first, values):
+    found = explain(text)
+    assert found, text
+    assert found[0].id == first
+    for k, v in values.items():
+        assert found[0].values.get(k) == v
+    assert found[0].cause and found[0].fix and found[0].checks
+
+
+def test_every_signature_is_exercised_by_a_case():
+    covered = {c[1] for c in CASES} | {"undefined-symbol", "nccl-no-socket-interface"}
+    assert set(signature_ids()) <= covered
+
+
+def test_extracted_versions_reach_the_cause_and_the_suggested_check():
+    e = explain("libcudnn.so.7: cannot open shared object file")[0]
+    assert "cuDNN 7" in e.title and "--cudnn 7" in " ".join(e.checks)
+    e = explain("The detected CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.4)")[0]
+    assert "--torch V+cu124" in e.checks[-1] and "whl/cu118" in e.fix
+    e = explain("ImportError: libcudart.so.12: cannot open shared object file")[0]
+    assert e.title == "CUDA 12.x runtime library not found"
+
+
+def test_a_traceback_lists_the_root_cause_first_and_keeps_the_consequence():
+    ids = [e.id for e in explain(CASES[1][0])]
+    assert ids == ["arch-not-compatible", "no-kernel-image"]
+
+
+def test_a_specific_match_suppresses_the_generic_one():
+    ids = [e.id for e in explain(CASES[8][0])]
+    assert "nccl-remote-error" in ids and "rendezvous-refused" not in ids
+    ids = [e.id for e in explain(CASES[20][0])]
+    assert ids == ["torchvision-undefined-symbol"]
+
+
+def test_generic_undefined_symbol_outside_torchvision():
+    e = explain("ImportError: /x/my_ext.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN2at5ErrorC1E")
+    assert [x.id for x in e] == ["undefined-symbol"]
+
+
+def test_unknown_text_gives_nothing_and_empty_text_is_a_usage_error():
+    assert explain("SyntaxError: invalid syntax") == []
+    with pytest.raises(UsageError):
+        explain("   ")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_arbitrary_text_never_raises(text):
+    if text.strip():
+        explain(text)
+
+
+def test_cli_prints_the_explanation_and_exits_0(cli):
+    r = cli("explain", "RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    assert r.returncode == 0, r.stderr
+    assert "No GPU kernel" in r.stdout and "envcheck audit --deep HOSTS" in r.stdout
+
+
+def test_cli_unknown_text_is_one_line_exit_2_suggesting_audit(cli):
+    r = cli("explain", "everything is fine")
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "envcheck audit" in r.stderr
+
+
+def test_cli_reads_a_traceback_from_stdin_as_json(cli):
+    r = cli("explain", "--json", input=CASES[7][0])
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["known"] is True and doc["matches"][0]["values"]["nccl"] == "2.4.8"
+
+
+def test_cli_json_for_unknown_text_says_so_and_exits_2(cli):
+    r = cli("explain", "--json", "nothing to see")
+    assert r.returncode == 2
+    assert json.loads(r.stdout) == {"known": False, "matches": []}
