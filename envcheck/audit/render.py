@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from envcheck.model import ERROR, WARNING, Finding
+from envcheck.model import ERROR, WARNING, Finding, skipped_summary
 
 MAX_HOST_COLUMNS = 8  # beyond this the drift table shows the majority plus the odd hosts
 
@@ -63,6 +63,10 @@ def render_hosts(audit, show_warnings: bool = True) -> List[str]:
         errs = sum(1 for f in r.findings if f.severity == ERROR)
         warns = sum(1 for f in r.findings if f.severity == WARNING)
         status = "ok" if not errs and not warns else f"{errs} error(s), {warns} warning(s)"
+        if r.skipped:
+            # "ok" would claim more than was looked at
+            status = (f"{errs} error(s), {warns} warning(s), " if errs or warns else "0 errors, ") + \
+                skipped_summary(r.skipped, limit=2)
         lines.append(f"{r.host}: {status}")
         for f in shown:
             lines.extend(_finding_lines(f))

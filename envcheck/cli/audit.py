@@ -21,11 +21,13 @@ from envcheck.remote import LocalRemote
 from envcheck.report import audit_json, render_audit
 
 
-def exit_code(results: List[HostResult]) -> int:
+def exit_code(results: List[HostResult], strict: bool = False) -> int:
     """3 when a host could not be audited (nothing can be vouched for there), else 1 when an
-    error finding exists, else 0."""
+    error finding exists (or, with --strict, a check was skipped), else 0."""
     if any(r.error for r in results):
         return EXIT_UNREACHABLE
+    if strict and any(r.skipped for r in results):
+        return EXIT_FINDINGS
     return EXIT_FINDINGS if any(has_errors(r.findings) for r in results) else EXIT_OK
 
 
@@ -57,6 +59,7 @@ def audit(
         "--full", help="With several hosts: every host's facts table and every drift row.")] = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
     show_probe: Annotated[bool, typer.Option(
         "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
 ) -> None:
@@ -89,7 +92,7 @@ def audit(
             print_json(audit_json(fleet.results))
         else:
             typer.echo(render_audit(fleet.results))
-        raise typer.Exit(exit_code(fleet.results))
+        raise typer.Exit(exit_code(fleet.results, strict))
     if json_out:
         print_json(to_json(fleet))
     else:
@@ -97,4 +100,5 @@ def audit(
         if full:
             typer.echo(render_audit(fleet.results) + "\n")
         typer.echo(render(fleet, all_rows=full), nl=False)
-    raise typer.Exit(fleet.exit_code())
+    code = fleet.exit_code()
+    raise typer.Exit(EXIT_FINDINGS if code == EXIT_OK and strict and any(r.skipped for r in fleet.results) else code)

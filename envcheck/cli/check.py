@@ -12,7 +12,7 @@ from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from envcheck.matrix.load import load_matrix
 from envcheck.model import has_errors
 from envcheck.report import render_findings
-from envcheck.rules import evaluate
+from envcheck.rules import judge
 from envcheck.facts.from_flags import load_facts_file, stack_facts
 
 
@@ -31,6 +31,7 @@ def check(
     gcc: Annotated[Optional[str], typer.Option("--gcc", metavar="V", help="host gcc, e.g. 7.5.0")] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
 ) -> None:
     """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100"""
     m = load_matrix(matrix)
@@ -41,10 +42,11 @@ def check(
         raise UsageError("check: nothing to judge", "give a FACTS.json file or at least one of --driver --cuda "
                          "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc")
     facts = stack_facts(base, matrix=m, **given)
-    findings = evaluate(facts, m)
-    bad = has_errors(findings)
+    verdict = judge(facts, m)
+    bad = has_errors(verdict.findings) or (strict and bool(verdict.skipped))
     if json_out:
-        print_json({"ok": not bad, "findings": [f.to_dict() for f in findings]})
+        print_json({"ok": not has_errors(verdict.findings), "findings": [f.to_dict() for f in verdict.findings],
+                    "skipped": [s.to_dict() for s in verdict.skipped]})
     else:
-        typer.echo(render_findings(findings), nl=False)
+        typer.echo(render_findings(verdict.findings, skipped=verdict.skipped), nl=False)
     raise typer.Exit(EXIT_FINDINGS if bad else EXIT_OK)

@@ -38,7 +38,7 @@ def doctor(
     local: Annotated[bool, typer.Option("--local", help="Check this machine only (e.g. a Slurm HealthCheckProgram or prolog), even inside an allocation.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="No network test and no torch import: finishes in seconds.")] = False,
     deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU).")] = True,
-    strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict exits 1.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict, or an audit check skipped for lack of facts, exits 1.")] = False,
     expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
     junit: Annotated[FileOpt, typer.Option("--junit", metavar="FILE", help="Write JUnit XML: a testcase per check per host.")] = None,
     prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
@@ -98,7 +98,7 @@ def doctor(
         for r in remotes:
             r.close()
     report.notes += be.fleet_notes
-    code = health.exit_code(report.verdict, strict)
+    code = health.exit_code(report.verdict, strict, sum(c.skipped for c in report.checks))
     if junit:
         write_atomic(junit, render_junit(report, strict=strict))
     if prometheus:

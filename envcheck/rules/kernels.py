@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from envcheck.matrix import Matrix
+from envcheck.matrix.load import Matrix
 from envcheck.versions import compare
 
 CC = Tuple[int, int]
@@ -39,7 +39,7 @@ class Derived:
     buildable: Tuple[CC, ...]     # every arch that CUDA can build, ascending
     cubin: Optional[CC]           # best cubin arch the GPU could run (POSSIBLE only)
     ptx: Optional[CC]             # best PTX target the GPU could JIT (PTX_ONLY only)
-    ptx_seen: bool                # a known list of the same CUDA tag embeds PTX
+    ptx_seen: Optional[bool]      # a known list of the same CUDA tag embeds PTX (None: none known)
 
     def newest(self) -> Optional[CC]:
         return self.buildable[-1] if self.buildable else None
@@ -68,15 +68,15 @@ def buildable(m: Matrix, cuda: str) -> List[CC]:
     return sorted(out)
 
 
-def ptx_seen(m: Matrix, tag: str) -> bool:
-    """Whether any arch list the matrix knows for a build of this CUDA tag embeds PTX."""
+def ptx_seen(m: Matrix, tag: str) -> Optional[bool]:
+    """Whether the arch lists the matrix knows for builds of this CUDA tag embed PTX; None when it
+    knows none of them."""
     sets = m.data["torch"]["arch_sets"]
-    for rec in m.data["torch"]["releases"]:
-        var = (rec["variants"] or {}).get(tag) or {}
-        name = var.get("arch")
-        if name and any(a.startswith("compute_") for a in sets[name]["arch"]):
-            return True
-    return False
+    known = [(rec["variants"] or {}).get(tag, {}) or {} for rec in m.data["torch"]["releases"]]
+    names = [v["arch"] for v in known if v.get("arch")]
+    if not names:
+        return None
+    return any(a.startswith("compute_") for n in names for a in sets[n]["arch"])
 
 
 def derive(m: Matrix, cuda: str, tag: str, cc: CC) -> Derived:
