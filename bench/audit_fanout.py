@@ -30,7 +30,7 @@ from tests.cluster import sim, standins  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _tools  # noqa: E402
 
-PROBE = REPO / "envcheck" / "node" / "probe.py"
+from envcheck.audit.probe import probe_source  # noqa: E402
 CONNECT_TIMEOUT = 2.0
 REPEAT = 3
 
@@ -99,7 +99,7 @@ def audit(c, hosts, extra=()):
 
 def ssh_loop(c, hosts):
     before = execs(c)
-    probe = PROBE.read_text()
+    probe = probe_source()
     t = time.perf_counter()
     for h in hosts:
         subprocess.run(["ssh", "-F", str(c.ssh_config), h, "python3 -"], input=probe,
@@ -112,8 +112,6 @@ def main():
     why = sim.available()
     if why:
         sys.exit(f"bench/audit_fanout: {why}")
-    if not PROBE.exists():
-        sys.exit("bench/audit_fanout: envcheck/node/probe.py is missing")
     load_start = os.getloadavg()[0]
     t = time.perf_counter()
     c = sim.make_cluster(32, per_host_setup=setup)
@@ -134,16 +132,17 @@ def main():
                          f"{min(sel)}..{max(sel)}" if sel else "-", err, load))
         # the transport alone: the same fan-out running `true` (in-process, no CLI start-up)
         from envcheck.hostlist import parse_targets
-        from envcheck.hosts import SSHOptions, close_all, make_remotes, run_on_all
+        from envcheck.hosts import SSHOptions, make_remotes
+        from envcheck.remote import fan_out
         for n in (1, 32):
             rs = make_remotes(parse_targets(names[:n]), SSHOptions(ssh_config=str(c.ssh_config)))
             before, load = execs(c), load1()
             t = time.perf_counter()
-            res = run_on_all(rs, "true")
+            res = fan_out(rs, lambda r: r.run("true"), 32)
             wall = time.perf_counter() - t
-            close_all(rs)
+            [r.close() for r in rs]
             per = [a - b for a, b in zip(execs(c), before)][:n]
-            rows.append((f"hosts.run_on_all('true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
+            rows.append((f"fan_out(run 'true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
                          f"{min(per)}..{max(per)}", [], load))
         for n in (1, 8, 32):
             load = load1()

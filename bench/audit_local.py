@@ -17,7 +17,9 @@ exe = Path(sys.executable).parent / "envcheck"
 exe = str(exe) if exe.exists() else shutil.which("envcheck")
 if not exe:
     sys.exit("bench/audit_local.py: no envcheck console script; pip install . first")
-probe = Path(__file__).resolve().parent.parent / "envcheck" / "node" / "probe.py"
+from envcheck.audit.probe import probe_source  # noqa: E402  (the script envcheck ships)
+
+probe = probe_source().encode()
 
 
 def timed(argv, stdin=None):
@@ -27,7 +29,7 @@ def timed(argv, stdin=None):
 
 
 rows = [("envcheck audit --json", [exe, "audit", "--json"], None),
-        ("python3 - < probe.py", ["python3", "-"], probe.read_bytes())]
+        ("python3 - < probe.py", ["python3", "-"], probe)]
 print(f"{'what':<24} {'runs':>4} {'median s':>9} {'max s':>7}  exit")
 for name, argv, stdin in rows:
     times, codes = [], set()

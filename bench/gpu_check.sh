@@ -6,7 +6,7 @@
 # What it shows: the nccl backend end to end at world size 1 (a single GPU cannot show multi-GPU
 # bandwidth: busbw is 0 by definition at n=1, algbw is a device-local copy), that #wrong catches a
 # perturbed contribution on the GPU, that a rank whose peer never joins times out (exit 3), and
-# the --deep probe when envcheck/node/probe.py exists.
+# the --deep probe when envcheck/node/probe/ exists.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d /tmp/envcheck-gpu-check.XXXXXX)}
@@ -62,10 +62,11 @@ MASTER_ADDR=127.0.0.1 MASTER_PORT=$(port) RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 \
 echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s (want 3, ~10 s)"
 
 step "5. probe --deep"
-if [ -f envcheck/node/probe.py ]; then
-  timeout 120 "$PY" envcheck/node/probe.py --deep >"$OUT/probe_deep.json" 2>"$OUT/probe_deep.err"
+if [ -d envcheck/node/probe ]; then
+  PYTHONPATH=. "$PY" -c 'from envcheck.audit.probe import probe_source; print(probe_source())' >"$OUT/probe.py"
+  timeout 120 "$PY" "$OUT/probe.py" --deep >"$OUT/probe_deep.json" 2>"$OUT/probe_deep.err"
   echo "exit $?"; head -c 3000 "$OUT/probe_deep.json"; echo; tail -n 5 "$OUT/probe_deep.err"
 else
-  echo "envcheck/node/probe.py is not in this tree: skipped"
+  echo "envcheck/node/probe/ is not in this tree: skipped"
 fi
 echo; echo "outputs in $OUT"

@@ -4,7 +4,7 @@ envcheck ships it, `python3 - < probe.py`), the interpreter's start alone, the p
 the driver's nvidia-smi stand-in, and one SSH session through envcheck's transport (node side:
 sshd, shell; controller side: paramiko).
 
-    python3 bench/probe_cpu.py [PROBE.py]      (root; PROBE defaults to envcheck/node/probe.py)
+    python3 bench/probe_cpu.py [PROBE.py]      (root; PROBE defaults to the shipped probe script)
 
 On 2 cores shared by 32 simulated nodes, CPU per host is what bounds bench/audit_fanout.py's
 32-vs-1 ratio; this splits it up. Pass an older probe file to compare.
@@ -18,6 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from envcheck.audit.probe import probe_source  # noqa: E402
 from tests.cluster import sim, standins  # noqa: E402
 
 RUNS = 20
@@ -48,9 +49,9 @@ def sshd_cpu(h):
 
 
 def ssh_session_cpu(c, stdin=None, runs=RUNS):
-    """(node CPU ms, controller CPU ms) per connect + one command + close, through hosts.py."""
+    """(node CPU ms, controller CPU ms) per connect + one command + close, through envcheck.hosts."""
     from envcheck.hostlist import parse_targets
-    from envcheck.hosts import SSHOptions, close_all, make_remotes
+    from envcheck.hosts import SSHOptions, make_remotes
     from envcheck.audit.probe import probe_command
     h = c[0]
     node0, ctrl0 = sshd_cpu(h), time.process_time()
@@ -59,7 +60,7 @@ def ssh_session_cpu(c, stdin=None, runs=RUNS):
         r = rs[0].run(probe_command() if stdin else "true", stdin=stdin)
         if r.exit_code != 0:
             raise SystemExit(f"bench/probe_cpu: the command failed on {h.name}: {r.error or r.stderr}")
-        close_all(rs)
+        rs[0].close()
     ctrl = time.process_time() - ctrl0
     time.sleep(0.5)  # let the last session be reaped
     return (sshd_cpu(h) - node0) * 1000 / runs, ctrl * 1000 / runs
@@ -69,8 +70,7 @@ def main():
     why = sim.available()
     if why:
         sys.exit(f"bench/probe_cpu: {why}")
-    probe_path = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "envcheck" / "node" / "probe.py"
-    probe = probe_path.read_text()
+    probe = Path(sys.argv[1]).read_text() if len(sys.argv) > 1 else probe_source()
     no_smi = probe.replace('which("nvidia-smi", ["/usr/bin", "/usr/local/bin"])', "None")
     c = sim.make_cluster(1, per_host_setup=setup)
     try:

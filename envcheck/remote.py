@@ -1,7 +1,7 @@
 """The transport interface every orchestration module (audit, install, allreduce, doctor) codes
 against, the local implementation (no SSH: `envcheck audit` with no hosts), and bounded fan-out.
 
-The SSH implementation lives in envcheck/hosts.py, the only module that imports Fabric/paramiko.
+The SSH implementation lives in envcheck/hosts/, the only package that imports Fabric/paramiko.
 Failures are data: run() never raises for a remote-side problem; it returns a RunResult whose
 `error` says why the command could not run (unreachable, auth, host key, timeout).
 """
@@ -40,7 +40,7 @@ class RunResult:
 
 
 class Remote:
-    """One host we can run commands on. Subclasses: LocalRemote here, SSHRemote in hosts.py."""
+    """One host we can run commands on. Subclasses: LocalRemote here, SSHRemote in hosts/ssh.py."""
 
     name: str = "?"
     is_local: bool = False

@@ -24,9 +24,9 @@ def test_the_built_wheel_contains_the_matrix_and_it_validates(tmp_path):
         assert "envcheck/matrix/schema.py" in z.namelist()
         # shipped as text to the nodes / read as data: an installed envcheck without them only
         # fails on first use, so check every one, byte for byte
-        shipped = {f"envcheck/node/{p.name}": p for p in (REPO / "envcheck" / "node").glob("*.py")}
+        shipped = {p.relative_to(REPO).as_posix(): p for p in (REPO / "envcheck" / "node").rglob("*.py")}
         shipped.update({f"envcheck/data/playbooks/{p.name}": p for p in (REPO / "playbooks").glob("*.yaml")})
-        assert "envcheck/node/probe.py" in shipped
+        assert "envcheck/node/probe/main.py" in shipped
         for name, src in shipped.items():
             assert name in z.namelist(), name
             assert z.read(name) == src.read_bytes(), name

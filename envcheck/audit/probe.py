@@ -1,15 +1,16 @@
 """Run the node-side probe on one host through any Remote and turn its output into facts.
 
-The probe (envcheck/node/probe.py) goes on stdin to the node's own interpreter as
+The probe (the parts in envcheck/node/probe/, joined into one script) goes on stdin to the node's own interpreter as
 `python3 - [--deep]` — one remote command per host, nothing copied, nothing left behind. The
 same function serves the local audit (LocalRemote) and the fleet audit (SSHRemote), so the two
 cannot drift apart. Failures are data for callers that fan out: probe_host() never raises.
 """
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from envcheck.errors import RemoteError
 from envcheck.facts.schema import SCHEMA, Facts
@@ -18,7 +19,13 @@ from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult, last_json_object
 from envcheck.rules import judge
 
-PROBE_PATH = Path(__file__).resolve().parent.parent / "node" / "probe.py"
+# The probe is several readable files shipped as ONE stdlib script: base (imports, constants),
+# parse (pure parsers), run (commands with timeouts), then every other part A-Z (collectors;
+# a new fact is a new file), main last. They share one namespace, like one file would.
+PROBE_DIR = Path(__file__).resolve().parent.parent / "node" / "probe"
+PROBE_FIRST = ("base.py", "parse.py", "run.py")
+PROBE_LAST = ("main.py",)
+_PART_HEADER = re.compile(r"\A(?:#[^\n]*\n)+\n")
 
 PROBE_TIMEOUT = 60.0        # the whole probe, connection excluded; each command in it has 15 s
 DEEP_PROBE_TIMEOUT = 240.0  # --deep imports torch and initialises CUDA on every GPU
@@ -35,13 +42,27 @@ class ProbeError(RemoteError):
         self.reason = reason
 
 
+def probe_parts() -> List[Path]:
+    """The probe's part files in the order they are joined."""
+    names = sorted(p.name for p in PROBE_DIR.glob("*.py"))
+    middle = tuple(n for n in names if n not in PROBE_FIRST + PROBE_LAST)
+    return [PROBE_DIR / n for n in PROBE_FIRST + middle + PROBE_LAST]
+
+
 def probe_source() -> str:
-    """The probe's text, exactly as shipped (read from the installed package)."""
-    try:
-        return PROBE_PATH.read_text(encoding="utf-8")
-    except OSError as e:  # a broken install, not a host problem
-        raise ProbeError("localhost", f"cannot read the probe {PROBE_PATH}: {e.strerror}",
-                         "reinstall envcheck (pip install --force-reinstall envcheck)") from e
+    """The probe's text, exactly as shipped: its parts (read from the installed package) joined
+    into one script, each after a `# ---- part NAME ----` line in place of its own header."""
+    chunks = []
+    for path in probe_parts():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:  # a broken install, not a host problem
+            raise ProbeError("localhost", f"cannot read the probe part {path}: {e.strerror}",
+                             "reinstall envcheck (pip install --force-reinstall envcheck)") from e
+        if path.name != PROBE_FIRST[0]:
+            text = f"# ---- part {path.stem} " + "-" * 60 + "\n\n" + _PART_HEADER.sub("", text, count=1)
+        chunks.append(text.rstrip("\n") + "\n")
+    return "\n\n".join(chunks)
 
 
 def probe_command(*, deep: bool = False, node_python: Optional[str] = None) -> str:

@@ -8,7 +8,7 @@ from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, run_allreduce
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, print_json
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+from envcheck.allreduce.verdict import SLOW, judge_report
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, UserOpt, remotes_for)
@@ -80,13 +80,8 @@ def nccl_test(
     finally:
         for r in remotes:
             r.close()
-    code = EXIT_OK
-    below = (min_busbw is not None and not rep.failure and rep.summary.get("busbw") is not None
-             and rep.summary["busbw"] < min_busbw)
-    if rep.failure:
-        code = EXIT_UNREACHABLE
-    elif rep.wrong or below:
-        code = EXIT_FINDINGS
+    verdict = judge_report(rep, min_busbw)
+    code = verdict.exit_code
     if plot and rep.rows:
         draw(rep, plot)
     if json_out:
@@ -95,7 +90,6 @@ def nccl_test(
         print_json(d)
     else:
         typer.echo(render_text(rep))
-        if below:
-            typer.echo(f"# busbw {rep.summary['busbw']:.3f} GB/s is below --min-busbw "
-                       f"{min_busbw:g} GB/s")
+        if verdict.status == SLOW:
+            typer.echo(f"# {verdict.message}")
     raise typer.Exit(code)

@@ -7,16 +7,19 @@ import importlib.util
 import os
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 from typing import Optional
 
-import envcheck
+from envcheck.audit.probe import probe_source
 
 # with a real driver, NVML/nvidia-smi answer before any stand-in could
 REAL_DRIVER = bool(os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi"))
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-# the probe file that ships: the installed package's copy (the wheel), not only the checkout's
-PROBE = Path(envcheck.__file__).resolve().parent / "node" / "probe.py"
+# the probe script that ships: joined from the installed package's parts (the wheel), exactly as
+# envcheck sends it, and written once to a file so tests can run and import it by path
+PROBE = Path(tempfile.mkdtemp(prefix="envcheck-probe-")) / "probe.py"
+PROBE.write_text(probe_source(), encoding="utf-8")
 
 
 def load_probe():
