@@ -213,9 +213,16 @@ def needs(*names: str):
     return mark
 
 
+# the section of the facts document that says a fact was looked for: a probe that looked and
+# found no GPU (or no torch) leaves the section empty, and a check of it does not apply; a section
+# that is absent (a flag not given, an older facts file) means nobody looked: the check is skipped
+SECTION = {"driver": "driver", "cuda": "cuda", "cudnn": "cudnn", "torch": "packages", "gpu": "gpus",
+           "python": "python", "gcc": "gcc", "env": "env"}
+
+
 def missing(rule, f: F.Facts) -> List[str]:
-    """The needed facts this host lacks, in the order the rule declared them."""
-    return [n for n in getattr(rule, "needs", ()) if not NEEDS[n][0](f)]
+    """The needed facts nobody looked for, in the order the rule declared them."""
+    return [n for n in getattr(rule, "needs", ()) if not NEEDS[n][0](f) and not F.has(f, SECTION[n])]
 
 
 def needs_text(names: List[str]) -> Tuple[str, str]:

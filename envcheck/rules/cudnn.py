@@ -39,6 +39,8 @@ def _best_for(m: Matrix, cuda: str) -> Optional[str]:
 @needs("cudnn", "cuda")
 def cudnn_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     v, cuda = F.cudnn_version(f), F.cuda_version(f)
+    if not v or not cuda:
+        return []  # the probe found no cuDNN or no toolkit: nothing to pair
     rec = m.cudnn(v)
     if not rec:
         return [Skipped("cudnn_vs_toolkit", "cudnn", f"cuDNN {v} not in the matrix",

@@ -29,6 +29,8 @@ def _compiler(f: F.Facts) -> Tuple[Optional[str], str]:
 def gcc_vs_toolkit(f: F.Facts, m: Matrix) -> list:
     cuda = F.cuda_version(f)
     gcc, how = _compiler(f)
+    if not cuda or not (gcc or F.host_compiler(f).get("path")):
+        return []  # no toolkit, or no compiler at all: nothing is built here
     rec = m.find_cuda(cuda)
     if not gcc:
         return [Skipped("gcc_vs_toolkit", "gcc", "the host compiler nvcc uses reported no version",

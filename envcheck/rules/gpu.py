@@ -116,6 +116,8 @@ def gpu_vs_torch(f: F.Facts, m: Matrix) -> list:
 @needs("cuda", "gpu")
 def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> list:
     cuda = F.cuda_version(f)
+    if not cuda:
+        return []  # the probe found no toolkit: nothing builds here
     t = mm(cuda)
     out: list = []
     for name, cc in gpu_ccs(f, m):

@@ -39,6 +39,7 @@ def collect_cuda():
             nvcc.update(parsed)
         elif res:
             nvcc["raw"] = (res[1] + res[2]).strip()[:2000]
+        nvcc["host_compiler"] = safely("nvcc host compiler", lambda: host_compiler(nvcc_path))
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
     nvcc_home = None
     if nvcc_path:
