@@ -9,7 +9,7 @@ import copy
 import pytest
 
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import load_matrix
+from envcheck.matrix.load import Matrix, load_matrix
 from envcheck.model import ERROR, WARNING, Skipped, skipped_summary
 from envcheck.rules import REGISTRY, judge
 from envcheck.rules import kernels
@@ -84,8 +84,17 @@ def test_a_build_of_an_unlisted_variant_is_an_error_when_its_cuda_cannot_reach_t
     assert "derived from its CUDA 12.4" in nk[0].message and "sm_90" in nk[0].message
 
 
+def emptied(m, version, tag):
+    """The real matrix with one variant's arch list taken away, as unknown variants are."""
+    data = copy.deepcopy(m.data)
+    rec = next(r for r in data["torch"]["releases"] if r["version"] == version)
+    rec["variants"][tag] = {}
+    return Matrix(data, m.path)
+
+
 def test_an_empty_variant_of_an_old_release_gets_a_derived_verdict_on_a_newer_gpu(m):
-    assert m.torch_variant("1.3.0", "cu92")["arch"] is None  # the matrix leaves it empty
+    m = emptied(m, "1.3.0", "cu92")
+    assert m.torch_variant("1.3.0", "cu92")["arch"] is None
     v = run(m, torch="1.3.0+cu92", gpu="sm_86")
     f = [f for f in v.findings if f.component == "gpu" and f.code in ("gpu-no-kernel", "gpu-ptx-only")]
     assert f and "derived from its CUDA 9.2" in f[0].message
@@ -100,10 +109,10 @@ def test_an_old_gpu_below_everything_a_new_cuda_builds_is_certainly_without_kern
 
 
 def test_when_a_cubin_could_fit_the_derivation_skips_rather_than_guesses(m):
-    v = run(m, torch="1.3.0+cu92", gpu="Tesla V100-SXM2-16GB")
+    v = run(m, torch="2.7.0+cu124", gpu="NVIDIA A100-SXM4-80GB")
     assert "gpu-no-kernel" not in codes(v)
     sk = [s for s in v.skipped if s.check == "gpu_vs_torch"]
-    assert sk and "sm_70" in sk[0].reason and "--deep" in sk[0].needs
+    assert sk and "sm_80" in sk[0].reason and "--deep" in sk[0].needs
 
 
 @pytest.mark.parametrize("cuda, cc, want", [
@@ -121,7 +130,16 @@ def test_the_derivation_follows_cubin_and_ptx_compatibility(m, cuda, cc, want):
 def test_ptx_evidence_comes_from_known_lists_of_the_same_tag(m):
     assert kernels.ptx_seen(m, "cu129") is True     # 12.0+PTX
     assert kernels.ptx_seen(m, "cu124") is False
-    assert kernels.ptx_seen(m, "cu92") is None      # no cu92 list is known
+    assert kernels.ptx_seen(m, "cu92") is True      # 3.7+PTX in builder's 1.3.1 - 1.5 lists
+    assert kernels.ptx_seen(m, "cu80") is None      # no list of a cu80 build is known
+
+
+def test_the_empty_variants_are_filled_from_builders_script_at_each_release(m):
+    empty = [(r["version"], t) for r in m.data["torch"]["releases"] for t, v in r["variants"].items()
+             if not (v or {}).get("arch")]
+    assert empty == []
+    v = m.torch_variant("1.6.0", "cu101")
+    assert v["arch"] == ["sm_37", "sm_50", "sm_60", "sm_70"] and "pytorch/builder/blob/" in v["arch_source"]
 
 
 # ---------------------------------------------------------------- cuDNN torch will load
