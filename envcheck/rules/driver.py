@@ -114,7 +114,9 @@ def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
                 f"(nvidia-smi: 'No devices were found'; CUDA: 'no CUDA-capable device is detected').",
                 f"upgrade the NVIDIA driver to >= {first.release_min}", arch["source"]))
         last = arch and arch["last_driver_branch"]
-        if last and vkey(driver)[0] > last:
+        # a branch's later updates carry higher numbers on Windows (R470: 471.xx - 474.xx, R580:
+        # 581.xx, 582.xx), and the next branch after each last one starts 10 or more above it
+        if last and vkey(driver)[0] >= last + 10:
             out.append(Finding(
                 ERROR, "driver-too-new-for-gpu", "driver",
                 f"Driver {driver} (R{vkey(driver)[0]}) no longer supports {name} ({arch['name']}, sm_{cc[0]}{cc[1]}): "

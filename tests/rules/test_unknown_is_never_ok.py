@@ -189,3 +189,14 @@ def test_a_ccbin_naming_a_too_new_gcc_is_still_an_error_naming_how_it_was_chosen
                                      "how": "-ccbin in NVCC_APPEND_FLAGS"})
     hit = [f for f in v.findings if f.code == "gcc-too-new"]
     assert hit and "/usr/bin/g++-13" in hit[0].message and "NVCC_APPEND_FLAGS" in hit[0].message
+
+
+@pytest.mark.parametrize("driver, gpu, too_new", [
+    ("582.28", "NVIDIA GeForce GTX 1060 6GB", False),   # Windows R580 update: Pascal's last branch
+    ("474.44", "Tesla K80", False),                      # Windows R470 update: Kepler's last branch
+    ("590.48.01", "NVIDIA GeForce GTX 1060 6GB", True),
+    ("495.29.05", "Tesla K80", True),
+])
+def test_a_later_update_of_the_last_branch_is_not_too_new_for_the_gpu(m, driver, gpu, too_new):
+    v = run(m, driver=driver, gpu=gpu)
+    assert ("driver-too-new-for-gpu" in codes(v)) == too_new
