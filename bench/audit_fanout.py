@@ -5,7 +5,7 @@ running the same probe; a dead (hung) host's extra cost; ansible/pyinfra only wh
 
     python3 bench/audit_fanout.py            (root; uses the envcheck next to this python)
 
-Targets (issue 3): 32 hosts in <= 1.5x the time of 1; exactly 1 exec per host; a hung host
+Targets: 32 hosts in <= 1.5x the time of 1; exactly 1 exec per host; a hung host
 adds no more than --connect-timeout.
 
 Every simulated node runs on this machine's cores, so the audit rows are the median of 3 runs
@@ -148,7 +148,7 @@ def main():
             load = load1()
             wall, per = ssh_loop(c, names[:n])
             rows.append((f"sequential ssh loop, {n} host(s)", wall, 0, f"{min(per[:n])}..{max(per[:n])}", [], load))
-        # reference: a bare Fabric fan-out of one trivial command, whole process (issue 3 quotes
+        # reference: a bare Fabric fan-out of one trivial command, whole process (the brief quotes
         # 1.6 s for 32 hosts on a testbed like this); Fabric accepts any host key, so no setup
         fab = ("import sys; from fabric import ThreadingGroup; "
                "g = ThreadingGroup(*sys.argv[2:], user='root', connect_kwargs={'key_filename': sys.argv[1]}); "

@@ -13,7 +13,7 @@ _SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 COMPONENTS = (
     "driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio",
     "gpu", "python", "gcc", "env", "nccl",
-    # fleet-level findings (issue 3) that concern the host itself rather than one component
+    # fleet-level findings that concern the host itself rather than one component
     "host",
 )
 

@@ -12,12 +12,17 @@ from envcheck.remote import fan_out
 
 
 # many hosts at once, as the commands do it (fan_out over Remotes)
+def _values(group):
+    assert group.failed == [], group.failed   # Remote.connect/run report, never raise
+    return [o.value for o in group]
+
+
 def connect_all(remotes):
-    return fan_out(list(remotes), lambda r: r.connect(), 32)
+    return _values(fan_out(list(remotes), lambda r: r.connect(), 32))
 
 
 def run_on_all(remotes, command, **kw):
-    return fan_out(list(remotes), lambda r: r.run(command, **kw), 32)
+    return _values(fan_out(list(remotes), lambda r: r.run(command, **kw), 32))
 
 
 def close_all(remotes):

@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
 from envcheck.model import Finding, HostResult, has_errors, sort_findings
-from envcheck.remote import Remote, fan_out
+from envcheck.remote import Outcome, Remote, fan_out
 from envcheck.rules.fleet import DriftRow, drift, fleet_findings
 
 
@@ -52,16 +52,13 @@ def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
     def one(remote: Remote) -> HostResult:
         return audit_host(remote, matrix, deep=deep, node_python=node_python, timeout=timeout)
 
-    def done(_remote: Remote, res) -> None:
-        if on_done and isinstance(res, HostResult):
-            on_done(res)
+    def done(o: Outcome) -> None:
+        if on_done and o.ok:
+            on_done(o.value)
 
-    raw = fan_out(list(remotes), one, forks, on_done=done)
-    results: List[HostResult] = []
-    for remote, res in zip(remotes, raw):
-        if isinstance(res, BaseException):  # a bug, not a host problem: still data
-            res = HostResult(host=remote.name, error=f"internal error: {type(res).__name__}: {res}")
-        results.append(res)
+    results: List[HostResult] = fan_out(list(remotes), one, forks, on_done=done).values_or(
+        # a bug, not a host problem: still data
+        lambda remote, e: HostResult(host=remote.name, error=f"internal error: {type(e).__name__}: {e}"))
     return compare(results)
 
 

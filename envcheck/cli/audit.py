@@ -12,7 +12,7 @@ from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   progress_printer, remotes_for)
+                                   progress_printer, HostSelection)
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
 from envcheck.matrix.load import load_matrix
 from envcheck.model import HostResult, has_errors
@@ -34,6 +34,7 @@ def exit_code(results: List[HostResult], strict: bool = False) -> int:
 @app.command("audit")
 @guard
 def audit(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     deep: Annotated[bool, typer.Option(
         "--deep", help="Also import torch on the node and run a tiny op on every GPU (slower).")] = False,
@@ -73,8 +74,7 @@ def audit(
         raise typer.Exit(EXIT_OK)
 
     m = load_matrix(matrix)
-    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
-                          connect_timeout, timeout or 60.0, strict_host_keys)
+    remotes = HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()
     local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
     tick = progress_printer(len(remotes), "audit", enabled=None if not (json_out or local) else False)
     try:

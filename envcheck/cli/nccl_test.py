@@ -11,12 +11,13 @@ from envcheck.cli.common import Annotated, JsonOpt, guard, print_json
 from envcheck.allreduce.verdict import SLOW, judge_report
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
-                                   StrictHostKeysOpt, UserOpt, remotes_for)
+                                   StrictHostKeysOpt, UserOpt, HostSelection)
 
 
 @app.command("nccl-test")
 @guard
 def nccl_test(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     hosts_file: HostsFileOpt = None,
     ssh_config: SshConfigOpt = None,
@@ -37,9 +38,10 @@ def nccl_test(
     warmup: Annotated[int, typer.Option(help="Untimed all-reduces per size.", min=0)] = 5,
     iters: Annotated[int, typer.Option(help="Timed all-reduces per size.", min=1)] = 20,
     timeout: Annotated[float, typer.Option(
-        "--timeout", min=0.1, metavar="SECONDS",
-        help="Seconds one collective may take before the run is stopped (exit 3); remote "
-             "commands of the preflight get --connect-timeout + 30.")] = 60.0,
+        "--collective-timeout", "--timeout", min=0.1, metavar="SECONDS",
+        help="Seconds one collective may take before the run is stopped (exit 3), as doctor's "
+             "--collective-timeout (--timeout is the older name). Remote commands of the "
+             "preflight get --connect-timeout + 30.")] = 60.0,
     rendezvous_timeout: Annotated[float, typer.Option(help="Seconds for every rank to join.")]
     = 60.0,
     run_timeout: Annotated[float, typer.Option(help="Last bound on the whole run per host.")]
@@ -72,8 +74,8 @@ def nccl_test(
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)
-    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
-                          connect_timeout, connect_timeout + 30, strict_host_keys)
+    # its remote commands are the preflight's and the launchers' (bounded by the run itself)
+    remotes = HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()
     progress = None if json_out else (lambda m: typer.echo(f"envcheck: {m}", err=True))
     try:
         rep = run_allreduce(remotes, opts, progress)

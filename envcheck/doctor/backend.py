@@ -38,7 +38,6 @@ class DoctorBackend:
             self.opts = dataclasses.replace(self.opts, node_python=node_python)
         self.progress = progress
         self.fleet_notes: List[str] = []
-        self.last_report: Optional[Report] = None
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
         from envcheck.audit.fleet import audit_fleet
@@ -57,7 +56,6 @@ class DoctorBackend:
             opts = dataclasses.replace(opts, timeout=t, rendezvous_timeout=min(self.opts.rendezvous_timeout, BISECT_TIMEOUT),
                                        run_timeout=min(self.opts.run_timeout, 4 * BISECT_TIMEOUT))
         rep = run_allreduce([self.by_name[h] for h in hosts], opts, self.progress)
-        self.last_report = rep
         return outcome_of(rep)
 
 
