@@ -176,4 +176,25 @@ def _derived(f: F.Facts, m: Matrix, tb) -> list:
     return out
 
 
-RULES = [gpu_unknown, gpu_vs_torch, gpu_vs_toolkit]
+@needs("torch", "gpu")
+def gpu_vs_torch_runtime(f: F.Facts, m: Matrix) -> list:
+    """A build whose CUDA predates what the architecture's CUDA libraries need (the matrix's
+    runtime_min_cuda), even where a cubin of the same major would run."""
+    tb = torch_build(f, m)
+    if not tb or not tb.cuda:
+        return []
+    out = []
+    for name, cc in gpu_ccs(f, m):
+        arch = m.arch(cc) if cc else None
+        need = arch and arch.get("runtime_min_cuda")
+        if need and compare(tb.cuda, need) < 0:
+            out.append(Finding(
+                ERROR, "gpu-runtime-too-old", "gpu",
+                f"torch {tb.label()}{tb.pypi_note()} bundles the CUDA {tb.cuda} runtime and libraries, which do not "
+                f"support {_named(name, cc, arch['name'])}: CUDA ops fail (e.g. 'cublas runtime error'), though "
+                f"its cubins would load.", _suggest(m, cc, tb.version, F.driver_version(f))
+                or f"install a torch build for CUDA >= {need}", arch["runtime_source"]))
+    return out
+
+
+RULES = [gpu_unknown, gpu_vs_torch, gpu_vs_torch_runtime, gpu_vs_toolkit]

@@ -200,3 +200,9 @@ def test_a_ccbin_naming_a_too_new_gcc_is_still_an_error_naming_how_it_was_chosen
 def test_a_later_update_of_the_last_branch_is_not_too_new_for_the_gpu(m, driver, gpu, too_new):
     v = run(m, driver=driver, gpu=gpu)
     assert ("driver-too-new-for-gpu" in codes(v)) == too_new
+
+
+def test_a_cuda9_build_on_turing_is_an_error_though_its_sm70_cubin_would_load(m):
+    assert "gpu-runtime-too-old" in codes(run(m, torch="1.0.1", gpu="sm_75"))
+    assert "gpu-runtime-too-old" not in codes(run(m, torch="1.0.1+cu100", gpu="sm_75"))
+    assert "gpu-runtime-too-old" not in codes(run(m, torch="1.0.1", gpu="sm_70"))
