@@ -22,7 +22,7 @@ def check(
     facts_file: Annotated[Optional[Path], typer.Argument(metavar="[FACTS.json]", help="A saved facts document (or an audit --json output with one host); flags override its values.")] = None,
     driver: Annotated[Optional[str], typer.Option("--driver", metavar="V", help="NVIDIA driver, e.g. 410.48")] = None,
     cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="V", help="CUDA toolkit (nvcc) in use, e.g. 10.0 or 10.0.130")] = None,
-    cudnn: Annotated[Optional[str], typer.Option("--cudnn", metavar="V", help="system cuDNN, e.g. 7.6.5")] = None,
+    cudnn: Annotated[Optional[str], typer.Option("--cudnn", metavar="V", help="cuDNN the torch process loads (system or pip), e.g. 7.6.5; also judged against --cuda")] = None,
     torch: Annotated[Optional[str], typer.Option("--torch", metavar="V[+cuXYZ]", help="torch, e.g. 1.1.0+cu100; a plain 1.1.0 means the PyPI build")] = None,
     torchvision: Annotated[Optional[str], typer.Option("--torchvision", metavar="V", help="torchvision, e.g. 0.3.0")] = None,
     torchaudio: Annotated[Optional[str], typer.Option("--torchaudio", metavar="V", help="torchaudio, e.g. 0.2.0")] = None,
