@@ -16,6 +16,27 @@ if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def _path_python3_has_torch() -> str:
+    """The python3 on PATH, when torch is importable there; else ''."""
+    py = shutil.which("python3")
+    if not py:
+        return ""
+    r = subprocess.run([py, "-c", "import importlib.util as u; print(u.find_spec('torch') is not None)"],
+                       capture_output=True, text=True, timeout=60)
+    return py if r.stdout.strip() == "True" else ""
+
+
+def pytest_sessionstart(session):
+    # Workers the tests start must run under an interpreter the suite provisioned (.venv), never
+    # under whatever python3 the machine has: a suite that passes only because someone once
+    # installed torch into the machine's python3 fails on every fresh machine.
+    py = _path_python3_has_torch()
+    if py:
+        pytest.exit(f"the python3 on PATH ({py}) has torch, so tests could pass only because of it; "
+                    f"run the suite through `bash tests/run.sh` (it puts a python3 without torch "
+                    f"first on PATH), or prepend one yourself", returncode=4)
+
+
 def envcheck_exe() -> str:
     """The installed console script next to this interpreter (a venv's bin/), else on PATH."""
     cand = Path(sys.executable).parent / "envcheck"

@@ -30,11 +30,34 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+
+# pip's output is kept; only its harmless notes about running as root are dropped. A failed
+# install stops here with pip's own reason, instead of pytest failing later as "No module named".
+pip_quietly() {
+  local log rc=0
+  log=$(mktemp)
+  .venv/bin/python -m pip "$@" >"$log" 2>&1 || rc=$?
+  grep -v -e '^WARNING: Location' -e 'Running pip as the' -e 'pip version' -e '^\[notice\]' "$log" >&2 || true
+  rm -f "$log"
+  if [ "$rc" != 0 ]; then
+    echo "tests/run.sh: FAILED: pip $* (exit $rc); see pip's message above" >&2
+    exit "$rc"
+  fi
+}
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 \
+  || echo "tests/run.sh: note: pip could not upgrade itself; going on with $(.venv/bin/python -m pip --version)" >&2
 # a real (non-editable) install: the tests then exercise the wheel, matrix and node files included
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[test,plot]" 'torch==2.13.0' 2>&1 \
-  | grep -v -e '^WARNING: Location' -e 'Running pip as the' || true
-.venv/bin/python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps . 2>&1 \
-  | grep -v -e '^WARNING: Location' -e 'Running pip as the' || true
+pip_quietly install -q --disable-pip-version-check ".[test,plot]" 'torch==2.13.0'
+pip_quietly install -q --disable-pip-version-check --force-reinstall --no-deps .
+
+# The tests must never borrow torch from the machine's own python3: every worker they start names
+# an interpreter from .venv. So the python3 first on PATH is a bare venv that has no torch (nor
+# anything else), and tests/conftest.py refuses to run when the python3 on PATH has torch.
+if [ ! -x .venv/bare/bin/python3 ]; then
+  "$(.venv/bin/python -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')" \
+    -m venv --without-pip .venv/bare
+fi
+export PATH="$PWD/.venv/bare/bin:$PATH"
+unset PYTHONPATH
 
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -124,11 +124,8 @@ def parse_records(text: str) -> List[Dict[str, Any]]:
     return [o for o in json_objects(text) if "type" in o]
 
 
-def run_allreduce(remotes: Sequence[Remote], opts: Options,
-                  progress: Optional[Callable[[str], None]] = None) -> Report:
-    say = progress or (lambda _m: None)
-    if not remotes:
-        raise UsageError("no hosts to test", "name hosts, or none for this machine")
+def check_options(opts: Options) -> List[int]:
+    """The sweep's message sizes; raises UsageError for options no node needs to see to refuse."""
     if opts.backend not in ("auto", "nccl", "gloo"):
         raise UsageError(f"--backend {opts.backend!r} is not one of nccl, gloo, auto",
                          "use --backend auto (nccl on GPU nodes, gloo otherwise)")
@@ -138,6 +135,15 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
         raise UsageError(f"no message size between --min-bytes {opts.min_bytes} and "
                          f"--max-bytes {opts.max_bytes} holds one {opts.dtype}",
                          "raise --max-bytes to at least the size of one element")
+    return sizes
+
+
+def run_allreduce(remotes: Sequence[Remote], opts: Options,
+                  progress: Optional[Callable[[str], None]] = None) -> Report:
+    say = progress or (lambda _m: None)
+    if not remotes:
+        raise UsageError("no hosts to test", "name hosts, or none for this machine")
+    sizes = check_options(opts)
     report = Report(hosts=[r.name for r in remotes], dtype=opts.dtype)
     src = node_sources()
     launcher = src["allreduce_launcher.py"]

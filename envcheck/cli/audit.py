@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -12,23 +12,12 @@ from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   progress_printer, HostSelection)
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+                                   local_python, progress_printer, HostSelection)
+from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
-from envcheck.model import HostResult, has_errors
 from envcheck.audit.probe import probe_source
 from envcheck.remote import LocalRemote
 from envcheck.report import audit_json, render_audit
-
-
-def exit_code(results: List[HostResult], strict: bool = False) -> int:
-    """3 when a host could not be audited (nothing can be vouched for there), else 1 when an
-    error finding exists (or, with --strict, a check was skipped), else 0."""
-    if any(r.error for r in results):
-        return EXIT_UNREACHABLE
-    if strict and any(r.skipped for r in results):
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS if any(has_errors(r.findings) for r in results) else EXIT_OK
 
 
 @app.command("audit")
@@ -41,7 +30,8 @@ def audit(
     node_python: Annotated[Optional[str], typer.Option(
         "--node-python", metavar="PATH",
         help="Interpreter that runs the probe; torch's facts are read from its environment "
-             "(default: python3, else python).")] = None,
+             "(default: python3, else python; on this machine envcheck's own interpreter when "
+             "torch is installed there).")] = None,
     timeout: Annotated[Optional[float], typer.Option(
         "--timeout", metavar="SECONDS", min=1,
         help="Give up on the probe after this long (default 60, with --deep 240).")] = None,
@@ -76,6 +66,9 @@ def audit(
     m = load_matrix(matrix)
     remotes = HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()
     local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
+    node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
+    if which:
+        typer.echo(f"envcheck: {which}", err=True)
     tick = progress_printer(len(remotes), "audit", enabled=None if not (json_out or local) else False)
     try:
         fleet = audit_fleet(remotes, m, deep=deep, node_python=node_python, timeout=timeout,
@@ -92,7 +85,7 @@ def audit(
             print_json(audit_json(fleet.results))
         else:
             typer.echo(render_audit(fleet.results))
-        raise typer.Exit(exit_code(fleet.results, strict))
+        raise typer.Exit(fleet.exit_code(strict))
     if json_out:
         print_json(to_json(fleet))
     else:
@@ -100,5 +93,4 @@ def audit(
         if full:
             typer.echo(render_audit(fleet.results) + "\n")
         typer.echo(render(fleet, all_rows=full), nl=False)
-    code = fleet.exit_code()
-    raise typer.Exit(EXIT_FINDINGS if code == EXIT_OK and strict and any(r.skipped for r in fleet.results) else code)
+    raise typer.Exit(fleet.exit_code(strict))

@@ -8,9 +8,9 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from envcheck.errors import EXIT_FINDINGS, UsageError
 from envcheck.matrix.load import load_matrix
-from envcheck.model import has_errors
+from envcheck.model import has_errors, verdict_exit_code
 from envcheck.report import render_findings
 from envcheck.rules import judge
 from envcheck.facts.from_flags import load_facts_file, stack_facts
@@ -49,4 +49,4 @@ def check(
                     "skipped": [s.to_dict() for s in verdict.skipped]})
     else:
         typer.echo(render_findings(verdict.findings, skipped=verdict.skipped), nl=False)
-    raise typer.Exit(EXIT_FINDINGS if bad else EXIT_OK)
+    raise typer.Exit(EXIT_FINDINGS if bad else verdict_exit_code(verdict.findings))

@@ -12,7 +12,7 @@ from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   HostSelection)
+                                   HostSelection, local_python)
 from envcheck.errors import UsageError
 from envcheck.remote import LocalRemote
 
@@ -83,6 +83,7 @@ def doctor(
     base = _load_baseline(baseline) if baseline else None
     m = load_matrix(matrix)
     remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
+    node_python, which = local_python(node_python, remotes, "torch checks and workers run")
     ar = Options(backend=backend, nproc_per_node=nproc_per_node, timeout=collective_timeout,
                  rendezvous_timeout=collective_timeout, run_timeout=max(120.0, 4 * collective_timeout),
                  master_port=master_port, ifname=ifname, node_python=node_python or "python3",
@@ -92,6 +93,8 @@ def doctor(
     be = cls(remotes, m, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar, progress=None)
     opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
                          bisect=bisect, baseline=base, expect_gpus=expect_gpus)
+    if which:
+        typer.echo(f"envcheck: {which}", err=True)
     try:
         report = run_doctor([r.name for r in remotes], opts, be, progress=say)
     finally:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from dataclasses import dataclass, fields
-from typing import Any, Callable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
 import typer
 
@@ -55,7 +55,8 @@ StrictHostKeysOpt = Annotated[bool, typer.Option(
 NodePythonOpt = Annotated[Optional[str], typer.Option(
     "--node-python", metavar="PATH",
     help="Python interpreter on the nodes (e.g. a venv or conda env with torch). "
-         "Default: python3, else python.")]
+         "Default: python3, else python; nccl-test, doctor and audit on this machine use "
+         "envcheck's own interpreter when torch is installed there.")]
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,24 @@ class HostSelection:
                           connect_timeout=self.connect_timeout, timeout=self.timeout,
                           strict_host_keys=self.strict_host_keys, forks=self.forks)
         return list(make_remotes(targets, opts))
+
+
+def local_python(node_python: Optional[str], remotes: Sequence[Remote],
+                 what: str = "workers run") -> Tuple[Optional[str], Optional[str]]:
+    """The interpreter for node-side work and a line saying which one, for a run on this machine.
+
+    Someone who installed envcheck and torch into one venv means that torch: on this machine the
+    default is the interpreter envcheck runs under when torch is installed beside it, else
+    python3 (as on any node). An explicit --node-python, or any remote host, is left as given."""
+    if node_python or len(remotes) != 1 or not isinstance(remotes[0], LocalRemote):
+        return node_python, None
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        return sys.executable, (f"this machine: {what} under {sys.executable} (torch is installed "
+                                f"there; --node-python PATH picks another)")
+    return None, (f"this machine: {what} under python3 (no torch beside envcheck in "
+                  f"{sys.executable}; --node-python PATH picks another)")
 
 
 def progress_printer(total: int, label: str, enabled: Optional[bool] = None) -> Callable[[str, bool], None]:

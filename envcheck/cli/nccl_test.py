@@ -5,13 +5,13 @@ from typing import Optional
 import typer
 
 from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.run import Options, run_allreduce
+from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, print_json
 from envcheck.allreduce.verdict import SLOW, judge_report
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
-                                   StrictHostKeysOpt, UserOpt, HostSelection)
+                                   StrictHostKeysOpt, UserOpt, HostSelection, local_python)
 
 
 @app.command("nccl-test")
@@ -74,8 +74,12 @@ def nccl_test(
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)
+    check_options(opts)
     # its remote commands are the preflight's and the launchers' (bounded by the run itself)
     remotes = HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()
+    opts.node_python, which = local_python(node_python, remotes)
+    if which:
+        typer.echo(f"envcheck: {which}", err=True)
     progress = None if json_out else (lambda m: typer.echo(f"envcheck: {m}", err=True))
     try:
         rep = run_allreduce(remotes, opts, progress)

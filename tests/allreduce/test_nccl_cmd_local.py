@@ -198,3 +198,40 @@ def test_bad_arguments_are_one_line_usage_errors_before_anything_runs(args, name
     assert r.returncode == 2
     assert named in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert "preflight" not in r.stderr and strays(marker) == []
+
+
+@pytest.fixture
+def bare_path(tmp_path):
+    """A PATH whose python3 has no torch (a fresh venv of the base interpreter), as on a machine
+    where torch lives only in the venv envcheck was installed into."""
+    import sys
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    return os.pathsep.join([str(tmp_path / "bare" / "bin"), "/usr/bin", "/bin"])
+
+
+def test_a_local_run_uses_the_interpreter_envcheck_runs_under_when_torch_is_there(tmpenv, bare_path):
+    import sys
+    env, marker = tmpenv
+    r = run_cli("nccl-test", "--backend", "gloo", "--json", *TINY, env=dict(env, PATH=bare_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout)["world_size"] == 2
+    venv_bin = os.path.dirname(sys.executable)   # the console script may name python or python3
+    assert f"this machine: workers run under {venv_bin}/python" in r.stderr
+    assert "(torch is installed there" in r.stderr
+    assert strays(marker) == []
+
+
+def test_a_local_run_without_torch_beside_envcheck_falls_back_to_python3_and_says_so(tmpenv, bare_path):
+    import sys
+    env, marker = tmpenv
+    # envcheck itself run where torch cannot be imported (None in sys.modules blocks the import)
+    code = ("import sys; sys.modules['torch'] = None; from envcheck.cli import main; "
+            "sys.argv = ['envcheck'] + sys.argv[1:]; main()")
+    r = subprocess.run([sys.executable, "-c", code, "nccl-test", "--backend", "gloo", "--json", *TINY],
+                       capture_output=True, text=True, env=dict(os.environ, **env, PATH=bare_path),
+                       timeout=120)
+    assert "this machine: workers run under python3 (no torch beside envcheck" in r.stderr
+    d = json.loads(r.stdout)
+    assert r.returncode == 3 and "torch" in json.dumps(d["failure"]), d["failure"]
+    assert strays(marker) == []

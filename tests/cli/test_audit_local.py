@@ -124,3 +124,18 @@ def test_every_audit_option_is_documented():
     assert opts, "no options found: the test would prove nothing"
     missing = [o for o in opts if "`%s" % o not in doc]
     assert not missing, "document these in docs/probe-and-audit.md or docs/fleet-audit.md: %s" % missing
+
+
+@pytest.mark.torch
+def test_a_local_audit_reads_the_torch_beside_envcheck_and_names_that_interpreter():
+    pytest.importorskip("torch")
+    proc, doc = audit_json()
+    # the venv envcheck runs in (its console script may name python or python3 of it)
+    assert doc["hosts"][0]["facts"]["python"]["prefix"] == sys.prefix
+    assert f"the probe (whose torch is audited) runs under {os.path.dirname(sys.executable)}/python" in proc.stderr
+
+
+def test_an_explicit_node_python_is_used_as_given_with_no_note():
+    proc, doc = audit_json("--node-python", "/usr/bin/python3")
+    assert doc["hosts"][0]["facts"]["python"]["executable"] == "/usr/bin/python3"
+    assert "this machine:" not in proc.stderr

@@ -3,6 +3,7 @@ cuDNN archive stand-ins (tests/provision/standins.py), real pip into a per-host 
 from __future__ import annotations
 
 import json
+import site
 import sys
 
 import pytest
@@ -14,6 +15,8 @@ from tests.install.test_pip_step import make_wheel
 from envcheck.provision.playbooks import find_playbook
 
 BASE_PY = sys.base_prefix + "/bin/python3"   # bound read-only into every host
+PYVER = "%d.%d" % sys.version_info[:2]
+SUITE_SITE = [p for p in site.getsitepackages() if p.startswith(sys.prefix)]
 VENV = "/root/pbvenv"                         # /root is private per host
 
 
@@ -25,7 +28,10 @@ def c2(cluster_factory):
         # gcc 7 for the CUDA 10.0 dry run (the machine's gcc is newer than 10.0 accepts); a venv
         # per host for the pip step, its site-packages private to the host
         h.write_file("/usr/local/bin/gcc", "#!/bin/sh\necho 7.5.0\n", mode=0o755)
-        h.run_local(f"{BASE_PY} -m venv --system-site-packages --without-pip {VENV}")
+        h.run_local(f"{BASE_PY} -m venv --without-pip {VENV}")
+        # torch (and pip) from the suite's own .venv, bound read-only into every host; never the
+        # base interpreter's site-packages, which has torch only where someone put it by hand
+        h.write_file(f"{VENV}/lib/python{PYVER}/site-packages/suite-venv.pth", "\n".join(SUITE_SITE) + "\n")
     yield c
     c.close()
 
