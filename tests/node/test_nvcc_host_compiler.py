@@ -1,5 +1,5 @@
-"""The host compiler nvcc will really run, resolved by the probe as nvcc does: -ccbin in
-NVCC_APPEND_FLAGS/NVCC_PREPEND_FLAGS, NVCC_CCBIN, else gcc on the PATH the nvcc.profile beside the
+"""The host compiler nvcc will really run, resolved by the probe as nvcc does (toolkit_layout.py:
+nvcc_host_compiler): -ccbin in NVCC_PREPEND_FLAGS/NVCC_APPEND_FLAGS (nvcc refuses two), NVCC_CCBIN, else gcc on the PATH the nvcc.profile beside the
 real nvcc builds. Tried on a stand-in of Debian's layout (real files in a temp dir: a wrapper
 nvcc that execs the real one, an nvcc.profile, gcc wrapper scripts) and, where this machine has
 it, on Debian's real nvidia-cuda-toolkit; then judged by `envcheck check FACTS`."""
@@ -55,12 +55,11 @@ def test_the_profiles_wrapper_gcc_is_what_nvcc_runs_not_the_gcc_on_path(tmp_path
                   "how": "nvcc.profile PATH"}
 
 
-def test_ccbin_in_the_flags_wins_over_the_profile_and_append_over_prepend(tmp_path):
+def test_ccbin_in_the_flags_wins_over_the_profile_and_over_nvcc_ccbin(tmp_path):
     usr_bin = debian_like(tmp_path)
     g13 = gcc_script(tmp_path / "opt" / "gcc-13", "13.2.0")
     g10 = gcc_script(tmp_path / "opt" / "gcc-10", "10.5.0")
-    _, hc = probe_compiler(tmp_path, usr_bin, NVCC_PREPEND_FLAGS=f"-O2 -ccbin {g10}",
-                           NVCC_APPEND_FLAGS=f"--compiler-bindir={g13}")
+    _, hc = probe_compiler(tmp_path, usr_bin, NVCC_APPEND_FLAGS=f"-O2 --compiler-bindir={g13}")
     assert (hc["version"], hc["how"]) == ("13.2.0", "-ccbin in NVCC_APPEND_FLAGS")
     _, hc = probe_compiler(tmp_path, usr_bin, NVCC_PREPEND_FLAGS=f"-ccbin {g10}", NVCC_CCBIN=str(g13))
     assert (hc["version"], hc["how"]) == ("10.5.0", "-ccbin in NVCC_PREPEND_FLAGS")
