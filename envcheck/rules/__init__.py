@@ -17,11 +17,12 @@ from envcheck.facts import schema as F
 from envcheck.facts.schema import Facts
 from envcheck.matrix.load import Matrix
 from envcheck.model import COMPONENTS, WARNING, Finding, Skipped, sort_findings
-from envcheck.rules import cuda, cudnn, driver, driver_state, env, gcc, gpu, nccl, python, torch
+from envcheck.rules import cuda, cudnn, driver, driver_state, env, fabric, gcc, gpu, health, nccl, python, torch
 from envcheck.rules.common import missing, needs_text
 
 Rule = Callable[[Facts, Matrix], List[Union[Finding, Skipped]]]
-REGISTRY: List[Rule] = [*driver.RULES, *driver_state.RULES, *gpu.RULES, *cuda.RULES, *cudnn.RULES, *torch.RULES,
+REGISTRY: List[Rule] = [*driver.RULES, *driver_state.RULES, *gpu.RULES, *health.RULES, *fabric.RULES,
+                        *cuda.RULES, *cudnn.RULES, *torch.RULES,
                         *python.RULES, *gcc.RULES, *env.RULES, *nccl.RULES]
 
 
