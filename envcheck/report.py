@@ -30,7 +30,7 @@ from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts.schema import Facts
-from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, has_errors
+from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, Skipped, has_errors, skipped_summary
 
 # ANSI SGR codes; paint() is only ever asked to colour by the CLI, which decides (a terminal and
 # no NO_COLOR): library output stays plain text.
@@ -282,6 +282,16 @@ def render_facts(f: Facts) -> str:
     return "\n".join(out)
 
 
+def skipped_lines(skipped: Sequence[Skipped], indent: str = "  ") -> List[str]:
+    """The skipped checks grouped by what they lacked: 'skipped gpu_vs_torch, driver_vs_gpu: no GPU
+    in the facts (give --gpu NAME|sm_XY, or audit the host)'."""
+    groups: Dict[Tuple[str, str], List[str]] = {}
+    for s in skipped:
+        groups.setdefault((s.reason, s.needs), []).append(s.check)
+    return [f"{indent}skipped {', '.join(dict.fromkeys(checks))}: {reason}" + (f"; {how}" if how else "")
+            for (reason, how), checks in groups.items()]
+
+
 def render_finding_lines(findings: Sequence[Finding], color: bool = False) -> str:
     """Findings as an indented list, errors first (the order rules.evaluate returns)."""
     if not findings:
@@ -302,8 +312,10 @@ def render_audit(results: Iterable[HostResult], color: bool = False) -> str:
         if r.error:
             blocks.append(f"{r.host}: {paint('NOT AUDITED', ERROR, color)}: {r.error}")
             continue
-        blocks.append(f"{r.host}\n{render_facts(r.facts or {})}\nfindings\n"
-                      f"{render_finding_lines(r.findings, color)}")
+        text = f"{r.host}\n{render_facts(r.facts or {})}\nfindings\n{render_finding_lines(r.findings, color)}"
+        if r.skipped:
+            text += f"\n{skipped_summary(r.skipped)}\n" + "\n".join(skipped_lines(r.skipped))
+        blocks.append(text)
     return "\n\n".join(blocks)
 
 
@@ -317,19 +329,23 @@ AUDIT_JSON_SCHEMA = 2
 def audit_json(results: Sequence[HostResult], fleet_findings: Sequence[Finding] = ()) -> Dict[str, Any]:
     """The audit JSON document (module docstring), less the drift table the fleet audit adds."""
     hosts = [{"host": r.host, "ok": host_ok(r), "error": r.error, "facts": r.facts,
-              "findings": [fd.to_dict() for fd in r.findings]} for r in results]
+              "findings": [fd.to_dict() for fd in r.findings],
+              "skipped": [s.to_dict() for s in r.skipped]} for r in results]
     ok = all(h["ok"] for h in hosts) and not any(fd.severity == ERROR for fd in fleet_findings)
     return {"schema": AUDIT_JSON_SCHEMA, "ok": ok, "hosts": hosts,
             "fleet_findings": [fd.to_dict() for fd in fleet_findings]}
 
 
-def render_findings(findings: Iterable[Finding], width: int = 0) -> str:
+def render_findings(findings: Iterable[Finding], width: int = 0, skipped: Sequence[Skipped] = ()) -> str:
     """`envcheck check`'s table: severity, component, message (with its code), the fix under it,
-    then a count line. Wrapped to the terminal width."""
+    then a count line and the checks that could not run. Wrapped to the terminal width. "No
+    findings" only when every check ran."""
     items: List[Finding] = list(findings)
     width = width or max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
-    if not items:
+    if not items and not skipped:
         return "No findings: nothing in this stack is known to break.\n"
+    if not items:
+        return "\n".join([f"0 errors, {skipped_summary(list(skipped))}"] + skipped_lines(skipped, "")) + "\n"
     lines = [f"{'SEVERITY':<8} {'COMPONENT':<11} MESSAGE"]
     indent = " " * 21
     for fd in items:
@@ -341,7 +357,9 @@ def render_findings(findings: Iterable[Finding], width: int = 0) -> str:
                                        subsequent_indent=indent + "     ", break_on_hyphens=False))
     n = {s: sum(1 for fd in items if fd.severity == s) for s in (ERROR, WARNING, INFO)}
     lines.append("")
-    lines.append(f"{n[ERROR]} error(s), {n[WARNING]} warning(s), {n[INFO]} note(s)")
+    lines.append(f"{n[ERROR]} error(s), {n[WARNING]} warning(s), {n[INFO]} note(s)"
+                 + (f", {skipped_summary(list(skipped))}" if skipped else ""))
+    lines.extend(skipped_lines(skipped, ""))
     return "\n".join(lines) + "\n"
 
 

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from envcheck.facts import schema as F
 from envcheck.hostlist import compress_hostlist
-from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, sort_findings
+from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, skipped_summary, sort_findings
 from envcheck.report import paint, pci_gpus_summary, severity_label
 from envcheck.rules.fleet import CHECKS, MISSING
 
@@ -67,6 +67,8 @@ def host_status(r: HostResult) -> str:
     errs = sum(1 for f in r.findings if f.severity == ERROR)
     warns = sum(1 for f in r.findings if f.severity == WARNING)
     parts = ([_count(errs, "error")] if errs else []) + ([_count(warns, "warning")] if warns else [])
+    if r.skipped:  # "ok" would claim more than was looked at
+        return ", ".join(parts or ["0 errors"]) + ", " + skipped_summary(r.skipped, limit=2)
     return ", ".join(parts) or "ok"
 
 

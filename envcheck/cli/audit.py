@@ -52,6 +52,7 @@ def audit(
     gpus_per_node: GpusPerNodeOpt = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
     show_probe: Annotated[bool, typer.Option(
         "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
 ) -> None:
@@ -83,7 +84,7 @@ def audit(
         typer.echo(f"saved {len(written)} facts file(s) to {save}", err=True)
     if json_out:
         print_json(to_json(fleet))  # one shape for one host or many, local or remote
-        raise typer.Exit(fleet.exit_code())
+        raise typer.Exit(fleet.exit_code(strict))
     color = color_wanted()
     if len(fleet.results) == 1:
         # one host reads the same whether it is this machine or one over SSH: its facts table
@@ -93,4 +94,4 @@ def audit(
         if full:
             typer.echo(render_audit(fleet.results, color) + "\n")
         typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)
-    raise typer.Exit(fleet.exit_code())
+    raise typer.Exit(fleet.exit_code(strict))
