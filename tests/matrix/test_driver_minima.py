@@ -37,8 +37,9 @@ def test_the_driver_a_cuda_runfile_bundles_is_never_too_old_for_that_toolkit(m, 
 
 
 def test_cuda_9_1_runs_on_the_387_26_driver_its_runfile_ships_although_table_3_now_says_390_46(m):
-    r = run_cli("check", "--driver", "387.26", "--cuda", "9.1.85")
-    assert r.returncode == 0 and "No findings" in r.stdout, r.stdout + r.stderr
+    r = run_cli("check", "--json", "--driver", "387.26", "--cuda", "9.1.85")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [f for f in json.loads(r.stdout)["findings"] if f["component"] == "driver"] == []
     assert m.driver_need("9.1.85").release_min == "387.26"
     r = run_cli("check", "--driver", "384.81", "--cuda", "9.1.85")
     assert r.returncode == 1 and "(387.26)" in r.stdout
