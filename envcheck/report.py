@@ -87,7 +87,7 @@ def _driver(f: Facts) -> str:
 def _gpus(f: Facts) -> str:
     gpus = _g(f, "gpus") or []
     if not gpus:
-        return "none"
+        return _pci_gpus(f)
     groups: Dict[Tuple[Any, Any, Any], int] = {}
     for g in gpus:
         key = (g.get("name"), g.get("compute_capability"), g.get("memory_mib"))
@@ -98,6 +98,29 @@ def _gpus(f: Facts) -> str:
                                       f"{mem} MiB" if mem else "") if x)
         out.append(f"{n} x {name or '?'}" + (f" ({extra})" if extra else ""))
     return "; ".join(out)
+
+
+def pci_gpus_summary(f: Facts) -> Optional[str]:
+    """The NVIDIA GPUs sysfs shows on the PCI bus, grouped, as the controller named them
+    ("2 x NVIDIA H100 SXM5 80GB (GH100, sm_90)"), else by device id; None when there are none."""
+    pci = [g for g in (_g(f, "pci_gpus") or []) if isinstance(g, dict)]
+    if not pci:
+        return None
+    groups: Dict[Tuple[Any, Any, Any], int] = {}
+    for g in pci:
+        key = (g.get("name") or f"NVIDIA device {g.get('device_id')}", g.get("chip"), g.get("compute_capability"))
+        groups[key] = groups.get(key, 0) + 1
+    out = []
+    for (name, chip, cc), n in groups.items():
+        extra = ", ".join(x for x in (chip or "", f"sm_{cc.replace('.', '')}" if cc else "sm unknown") if x)
+        out.append(f"{n} x {name} ({extra})")
+    return "; ".join(out)
+
+
+def _pci_gpus(f: Facts) -> str:
+    """No driver lists GPUs (none installed yet?): the ones on the PCI bus."""
+    found = pci_gpus_summary(f)
+    return f"none listed by a driver; on the PCI bus: {found}" if found else "none"
 
 
 def _cuda(f: Facts) -> List[str]:

@@ -14,6 +14,7 @@ from typing import List, Optional
 
 from envcheck.errors import RemoteError
 from envcheck.facts.schema import SCHEMA, Facts
+from envcheck.matrix.pci import annotate as annotate_pci_gpus
 from envcheck.matrix.load import Matrix
 from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult, last_json_object
@@ -128,6 +129,7 @@ def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
     """Probe one host and judge its facts with the rules; never raises for a host problem."""
     result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
     if result.facts is not None:
+        annotate_pci_gpus(result.facts, matrix)
         verdict = judge(result.facts, matrix)
         result.findings, result.skipped = verdict.findings, verdict.skipped
     return result

@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from envcheck.facts import schema as F
 from envcheck.hostlist import compress_hostlist
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, skipped_summary, sort_findings
-from envcheck.report import paint, severity_label
+from envcheck.report import paint, pci_gpus_summary, severity_label
 from envcheck.rules.fleet import CHECKS, MISSING
 
 HOSTS_HERE = "\0HOSTS\0"  # stands for the host's own name while findings are compared
@@ -38,11 +38,17 @@ COLUMNS: Tuple[Tuple[str, Tuple[str, ...]], ...] = (
 
 
 def _gpus(f: Dict) -> str:
-    """`8 x A100-SXM4-80GB`: the count and the model, without the vendor's prefix."""
+    """`8 x A100-SXM4-80GB`: the count and the model, without the vendor's prefix. A node whose
+    driver lists none but whose PCI bus holds NVIDIA GPUs (cards in, driver not installed yet)
+    shows those: `none (PCI: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90))`."""
+    names = Counter(re.sub(r"^(NVIDIA|Tesla)\s+", "", g.get("name") or "?") for g in F.gpus(f))
+    listed = ", ".join(f"{n} x {name}" for name, n in sorted(names.items()))
+    on_bus = None if listed else pci_gpus_summary(f)
+    if on_bus:
+        return f"none (PCI: {on_bus})"
     if F._get(f, "gpus") is None:
         return MISSING
-    names = Counter(re.sub(r"^(NVIDIA|Tesla)\s+", "", g.get("name") or "?") for g in F.gpus(f))
-    return ", ".join(f"{n} x {name}" for name, n in sorted(names.items())) or "none"
+    return listed or "none"
 
 
 def _cells(f: Dict) -> List[str]:

@@ -1,13 +1,34 @@
 from __future__ import annotations
 
-from typing import List, Optional
+from pathlib import Path
+from typing import List, Optional, Tuple
 
 import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.matrix.load import load_matrix
+from envcheck.audit.probe import run_probe
+from envcheck.facts import schema as F
+from envcheck.facts.from_flags import load_facts_file
+from envcheck.gpus.host import HostGpu, host_gpu
+from envcheck.matrix.load import Matrix, load_matrix
 from envcheck.plan import Stack, make_plan
+from envcheck.remote import LocalRemote
+
+
+def _gpu_of_host(facts_file: Optional[Path], m: Matrix, driver: Optional[str]) -> Tuple[HostGpu, Optional[str]]:
+    """The GPU (and, unless --driver was given, the driver) of a saved facts file or, with none,
+    of this machine as the audit probe sees it."""
+    if facts_file:
+        facts = load_facts_file(facts_file)
+    else:
+        remote = LocalRemote()
+        try:
+            facts = run_probe(remote)
+        finally:
+            remote.close()
+    found = host_gpu(facts, m, str(facts_file) if facts_file else "this machine")
+    return found, driver or F.driver_version(facts)
 
 
 def _row(s: Stack) -> List[str]:
@@ -23,7 +44,8 @@ def _table(rows: List[List[str]], head: List[str]) -> List[str]:
 @app.command("plan")
 @guard
 def plan(
-    gpu: Annotated[str, typer.Option("--gpu", help="GPU model (A100, 'Tesla V100-SXM2-16GB'), sm_XY or X.Y.")],
+    facts_file: Annotated[Optional[Path], typer.Argument(metavar="[FACTS.json]", help="Plan for the GPU in a saved facts document (envcheck audit --json / --save) instead of this machine's.")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU model (A100, 'Tesla V100-SXM2-16GB'), sm_XY or X.Y. Without it: the GPU of FACTS.json, else of this machine (its driver's list, or the NVIDIA GPUs on its PCI bus when no driver is installed yet).")] = None,
     driver: Annotated[Optional[str], typer.Option("--driver", metavar="V", help="The installed driver: stacks needing a newer one are excluded.")] = None,
     torch: Annotated[Optional[str], typer.Option("--torch", metavar="V", help="Only this torch release (2.5.1, or 2.5 for every 2.5.x).")] = None,
     python: Annotated[Optional[str], typer.Option("--python", metavar="X.Y", help="Only stacks with wheels for this Python.")] = None,
@@ -34,14 +56,18 @@ def plan(
 ) -> None:
     """List the stacks the matrix allows on a GPU, newest first. Example: envcheck plan --gpu V100 --driver 418.87"""
     m = load_matrix(matrix)
+    label = gpu
+    if not gpu:
+        found, driver = _gpu_of_host(facts_file, m, driver)
+        gpu, label = found.cc, f"{found.name} (from {found.source} of {facts_file or 'this machine'})"
     p = make_plan(m, gpu, driver=driver, torch=torch, python=python)
     if json_out:
-        print_json({"gpu": p.gpu, "compute_capability": p.compute_capability,
+        print_json({"gpu": label, "compute_capability": p.compute_capability,
                     "allowed": [s.to_dict() for s in p.allowed],
                     "excluded": [s.to_dict() for s in p.excluded]})
         raise typer.Exit(0 if p.allowed else 1)
     pins = "".join(f", {k} {v}" for k, v in (("driver", driver), ("torch", torch), ("python", python)) if v)
-    typer.echo(f"GPU {gpu} (compute capability {p.compute_capability}{pins}): {len(p.allowed)} stack(s) allowed, "
+    typer.echo(f"GPU {label} (compute capability {p.compute_capability}{pins}): {len(p.allowed)} stack(s) allowed, "
                f"{len(p.excluded)} excluded")
     if p.allowed:
         shown = p.allowed[:limit]

@@ -107,7 +107,7 @@ def load_facts_file(path: Path) -> Facts:
         doc = with_facts[0]["facts"]
     elif isinstance(doc.get("facts"), dict):
         doc = doc["facts"]
-    if not any(k in doc for k in ("driver", "cuda", "torch", "packages", "gpus", "python", "cudnn", "gcc")):
+    if not any(k in doc for k in ("driver", "cuda", "torch", "packages", "gpus", "pci_gpus", "python", "cudnn", "gcc")):
         raise UsageError(f"{path}: no facts in it (none of driver, cuda, torch, packages, gpus …)",
                          "give a file written by `envcheck audit --json` or the probe")
     return doc

@@ -25,9 +25,12 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                  "nvml_error": {"code": 9, "text": "Driver Not Loaded"} | None,
                  "smi_state": "module-not-loaded"|"mismatch"|None,   # what a failing nvidia-smi said
                  "state": "working"|"module-not-loaded"|"mismatch"|"no-userspace"|"module-only"|"unknown"},
-      "pci_gpus": [{...}] | None,           # NVIDIA devices on the PCI bus; missing: not known
       "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0" | None,
                 "memory_mib": int | None, "uuid": str | None, "pci_bus_id": str | None}],
+      "pci_gpus": [{"address": "0000:3b:00.0", "vendor_id": "0x10de", "device_id": "0x2330",
+                    "class": "0x030200"}] | None,   # NVIDIA display devices in sysfs: there with
+                    # or without a driver; None (or missing): not known (no readable sysfs).
+                    # The controller adds "name", "chip", "compute_capability".
       "cuda": {
         "toolkits": [{"path": "/usr/local/cuda-10.0", "version": "10.0.130" | None,
                       "source": "version.json"|"version.txt"|"nvcc"|"cuda.h", "raw": str | None}],

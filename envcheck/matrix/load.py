@@ -6,7 +6,6 @@ Loading validates (envcheck/matrix/schema.py): a bad file raises MatrixError wit
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -14,15 +13,12 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 import yaml
 
 from envcheck.errors import MatrixError, VersionError
+from envcheck.matrix.gpus import GpuIndex
 from envcheck.matrix.schema import validate
 from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
 
 Record = Dict[str, Any]
 CC = Tuple[int, int]
-
-# vendor words the driver puts in front of model names; they never tell models apart
-_VENDOR = {"nvidia", "tesla", "geforce", "quadro"}
-
 
 def default_matrix_path() -> Path:
     packaged = Path(__file__).resolve().parent.parent / "data" / "compat_matrix.yaml"
@@ -31,8 +27,13 @@ def default_matrix_path() -> Path:
     return Path(__file__).resolve().parents[2] / "compat_matrix.yaml"
 
 
-def _words(name: str) -> List[str]:
-    return [w for w in re.split(r"[\s\-_/(),]+", name.lower()) if w and w not in _VENDOR]
+def _release_floor(rec: Record) -> str:
+    """The least driver a release runs on: Table 3's minimum, or the driver its own runfile
+    bundles when that is older (NVIDIA ships it to run that toolkit, so it is supported)."""
+    bundled = rec.get("bundled_driver")
+    if bundled and vkey(bundled) < vkey(rec["min_driver"]):
+        return bundled
+    return rec["min_driver"]
 
 
 def _query_error(path: str, reason: str, fix: str) -> MatrixError:
@@ -90,6 +91,7 @@ class Matrix:
     GPUs
       gpu(name) -> record|None         tolerant name match ("NVIDIA A100-SXM4-80GB", "A100")
       gpu_cc(name) -> (X, Y)|None
+      chip(code) / chip_cc(code)       a GPU chip as pci.ids spells it ("GK210GL") -> chips: entry / cc
       arch(cc) -> record|None          first_cuda / last_cuda / last_driver_branch for (X, Y)
     """
 
@@ -102,8 +104,7 @@ class Matrix:
         self._cudnn: List[Record] = list(data["cudnn"]["releases"])
         self._torch = {r["version"]: r for r in data["torch"]["releases"]}
         self._archs = {tuple(int(x) for x in a["cc"].split(".")): a for a in data["archs"]}
-        self._gpu_patterns: List[Tuple[List[str], Record]] = [
-            (_words(n), g) for g in data["gpus"] for n in g["names"]]
+        self._gpu_index = GpuIndex(data["gpus"], data.get("chips") or [])
         # a fleet audit asks the same few questions once per host: answer each once
         self._gpu_cache: Dict[str, Optional[Record]] = {}
         self._cuda_keys = [(vkey(r["version"]), r) for r in self._cuda]
@@ -169,8 +170,8 @@ class Matrix:
         source = fam["source"]
         unconfirmed = False
         if found:
-            lowest = min(found, key=lambda r: vkey(r["min_driver"]))
-            release_min, source = lowest["min_driver"], lowest["source"]
+            lowest = min(found, key=lambda r: vkey(_release_floor(r)))
+            release_min, source = _release_floor(lowest), lowest["source"]
             unconfirmed = "min_driver" in (lowest.get("unconfirmed") or [])
             label = found[0]["version"] if len(found) == 1 else f"{major_minor(found[0]['version'])}.x"
         return DriverNeed(label, release_min, fam["min_driver"], bool(fam["minor_version_compat"]),
@@ -288,17 +289,20 @@ class Matrix:
         return self._gpu_cache[name]
 
     def _gpu_lookup(self, name: str) -> Optional[Record]:
-        words = _words(name)
-        best: Optional[Tuple[int, Record]] = None
-        for pat, rec in self._gpu_patterns:
-            n = len(pat)
-            if any(words[i:i + n] == pat for i in range(len(words) - n + 1)):
-                if best is None or n > best[0]:
-                    best = (n, rec)
-        return best[1] if best else None
+        return self._gpu_index.lookup(name)
 
     def gpu_cc(self, name: Optional[str]) -> Optional[CC]:
         rec = self.gpu(name)
+        if not rec:
+            return None
+        major, minor = rec["cc"].split(".")
+        return int(major), int(minor)
+
+    def chip(self, chip: Optional[str]) -> Optional[Record]:
+        return self._gpu_index.chip(chip) if chip else None
+
+    def chip_cc(self, chip: Optional[str]) -> Optional[CC]:
+        rec = self.chip(chip)
         if not rec:
             return None
         major, minor = rec["cc"].split(".")
@@ -311,7 +315,7 @@ class Matrix:
         d = self.data
         return (f"schema {d['schema']}: {len(self._cuda)} CUDA releases "
                 f"({self._cuda[0]['version']} - {self._cuda[-1]['version']}), {len(self._cudnn)} cuDNN releases, "
-                f"{len(self._torch)} torch releases, {len(d['gpus'])} GPU entries, {len(self._archs)} archs")
+                f"{len(self._torch)} torch releases, {len(d['gpus'])} GPU entries, {len(d.get('chips') or [])} GPU chips, {len(self._archs)} archs")
 
 
 def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:

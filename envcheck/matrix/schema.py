@@ -15,6 +15,7 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from envcheck.errors import MatrixError
+from envcheck.matrix.schema_hw import check_chips, check_gpus, check_min_driver_elsewhere
 from envcheck.versions import vkey
 
 SCHEMA_VERSION = 1
@@ -133,7 +134,7 @@ def validate(data: Any, file: Optional[str] = None) -> None:
     """Raise MatrixError for the first problem found in a loaded matrix document."""
     c = _Checker(file)
     c.mapping(data, "", ["schema", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpus", "archs"],
-              ["sources"])
+              ["sources", "chips"])
     if data["schema"] != SCHEMA_VERSION:
         c.fail("schema", f"unsupported schema {data['schema']!r}; this envcheck reads schema {SCHEMA_VERSION}")
     if "sources" in data:
@@ -141,7 +142,9 @@ def validate(data: Any, file: Optional[str] = None) -> None:
             c.url(u, f"sources.{name}")
     minors, majors = _cuda(c, data["cuda"])
     archs = _archs(c, data["archs"])
-    _gpus(c, data["gpus"], archs)
+    check_gpus(c, data["gpus"], archs)
+    if "chips" in data:
+        check_chips(c, data["chips"], archs)
     cudnn_builds = _cudnn(c, data["cudnn"], minors, majors)
     tv = _companion(c, data["torchvision"], "torchvision")
     ta = _companion(c, data["torchaudio"], "torchaudio")
@@ -149,11 +152,11 @@ def validate(data: Any, file: Optional[str] = None) -> None:
 
 
 _FAMILY_KEYS = ["major", "min_driver", "minor_version_compat", "disk_gb", "source"]
-_FAMILY_OPT = ["disk_source", "unconfirmed", "note"]
+_FAMILY_OPT = ["disk_source", "min_driver_elsewhere", "unconfirmed", "note"]
 _INSTALLER_KEYS = ["first", "last", "runs", "log", "version_file", "uninstall", "flags", "toolkit_only", "source"]
 _RELEASE_KEYS = ["version", "label", "min_driver", "installer", "runfile", "url", "gcc_max", "source", "gcc_source"]
-_RELEASE_OPT = ["bundled_driver", "runfile_bytes", "sha256", "md5", "sha256_source", "md5_source", "gcc_broken",
-                "unconfirmed", "note"]
+_RELEASE_OPT = ["bundled_driver", "min_driver_elsewhere", "runfile_bytes", "sha256", "md5", "sha256_source",
+                "md5_source", "gcc_broken", "unconfirmed", "note"]
 
 
 def _cuda(c: _Checker, cuda: Any) -> Tuple[Set[str], Set[int]]:
@@ -174,6 +177,7 @@ def _cuda(c: _Checker, cuda: Any) -> Tuple[Set[str], Set[int]]:
         c.url(fam["source"], f"{p}.source")
         if "disk_source" in fam:
             c.url(fam["disk_source"], f"{p}.disk_source")
+        check_min_driver_elsewhere(c, fam, p)
         c.unconfirmed(fam, p, _FAMILY_KEYS + _FAMILY_OPT)
 
     installers = c.mapping(cuda["installers"], "cuda.installers", [], list(cuda["installers"] or {}))
@@ -201,6 +205,7 @@ def _cuda(c: _Checker, cuda: Any) -> Tuple[Set[str], Set[int]]:
         c.string(rel["label"], f"{p}.label")
         c.version(rel["min_driver"], f"{p}.min_driver", fields=(2, 3))
         c.version(rel.get("bundled_driver"), f"{p}.bundled_driver", fields=(2, 3), nullable=True)
+        check_min_driver_elsewhere(c, rel, p)
         if int(v.split(".")[0]) not in majors:  # type: ignore[union-attr]
             c.fail(f"{p}.version", f"CUDA {v} has no entry in cuda.families")
         inst = rel["installer"]
@@ -266,22 +271,6 @@ def _archs(c: _Checker, archs: Any) -> Set[str]:
             c.url(a.get("runtime_source"), f"{p}.runtime_source")
         c.unconfirmed(a, p, keys)
     return seen
-
-
-def _gpus(c: _Checker, gpus: Any, archs: Set[str]) -> None:
-    names: Dict[str, str] = {}
-    for i, g in enumerate(c.seq(gpus, "gpus", True)):
-        p = f"gpus[{i}]"
-        c.mapping(g, p, ["cc", "names", "source"], ["unconfirmed", "note"])
-        if g["cc"] not in archs:
-            c.fail(f"{p}.cc", f"compute capability {g['cc']!r} is not in archs")
-        for j, n in enumerate(c.strings(g["names"], f"{p}.names", True)):
-            norm = " ".join(n.lower().split())
-            if norm in names:
-                c.fail(f"{p}.names[{j}]", f"{n!r} is already listed (with {names[norm]})")
-            names[norm] = g["cc"]
-        c.url(g["source"], f"{p}.source")
-        c.unconfirmed(g, p, ["cc", "names"])
 
 
 def _cudnn(c: _Checker, cudnn: Any, minors: Set[str], majors: Set[int]) -> Dict[str, List[str]]:

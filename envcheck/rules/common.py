@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.facts import schema as F
+from envcheck.matrix import pci as pci_ids
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.versions import (cu_tag_to_version, major, parse_compute_capability, parse_torch,
@@ -107,9 +108,14 @@ def variant_for_cuda(m: Matrix, version: str, cuda: str) -> Optional[str]:
 
 
 def gpu_ccs(f: F.Facts, m: Matrix) -> List[Tuple[str, Optional[CC]]]:
-    """(display name, compute capability or None) per distinct GPU model on the host."""
-    out: List[Tuple[str, Optional[CC]]] = []
-    seen = set()
+    """(display name, compute capability or None) per distinct GPU model on the host.
+
+    The driver's list first: its compute capability, else the name through the matrix, else the
+    PCI device at the same bus address through the chip table (a board the name table does not
+    know). No driver list at all (no driver yet): the NVIDIA GPUs sysfs shows on the PCI bus.
+    """
+    pci = pci_ids.by_bus(f, m)
+    found: List[Tuple[str, Optional[CC]]] = []
     for g in F.gpus(f):
         name = F.text(g.get("name")) or ""
         cc: Optional[CC] = None
@@ -121,11 +127,16 @@ def gpu_ccs(f: F.Facts, m: Matrix) -> List[Tuple[str, Optional[CC]]]:
                 cc = None
         if cc is None:
             cc = m.gpu_cc(name)
-        key = (name, cc)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append((name or (f"sm_{cc[0]}{cc[1]}" if cc else "GPU"), cc))
+        if cc is None:
+            on_bus = pci.get(pci_ids.bus_key(g.get("pci_bus_id")))  # type: ignore[arg-type]
+            cc = on_bus.cc if on_bus else None
+        found.append((name or (f"sm_{cc[0]}{cc[1]}" if cc else "GPU"), cc))
+    if not F.gpus(f):
+        found = [(g.name, g.cc) for g in pci_ids.pci_gpus(f, m)]
+    out: List[Tuple[str, Optional[CC]]] = []
+    for key in found:
+        if key not in out:
+            out.append(key)
     return out
 
 

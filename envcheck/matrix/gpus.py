@@ -1,0 +1,93 @@
+"""The matrix's GPU tables: which compute capability a board name or a GPU chip has.
+
+Names are matched as nvidia-smi, NVML and torch print them, in every generation: "Tesla K80",
+"GeForce GTX 1080 Ti", "Quadro RTX 6000", "NVIDIA RTX A6000", "NVIDIA A100-SXM4-80GB",
+"NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 4070 Laptop GPU", "GRID V100DX-16Q". A name is
+cut into words; vendor words (NVIDIA, Tesla, GeForce, Quadro, GRID) and memory, form-factor and
+mobility words (80GB, SXM4, PCIe, HBM3, NVL, Laptop GPU, Max-Q, Generation …) are dropped, since
+they never change the chip; then the longest `gpus:` pattern found as consecutive words wins
+("RTX 6000 Ada" over "RTX 6000").
+
+One more rule, for data-center boards whose letter suffix names a package or a variant of the
+same chip (K40c, K20Xm, V100DX, A10G, L40S): a pattern word like "k40" also matches "k40c".
+Only for letter+digits words: "960m" is NOT "960", because a GeForce "M" board is often another
+chip (GTX 960M is GM107, sm_50; GTX 960 is GM206, sm_52) — mobile boards are listed explicitly.
+
+Chips ("GK210GL", "GA102", "AD104GLM" as pci.ids spells them) map through `chips:` once their
+suffix letters (GL = professional, M = mobile, B = revision) are dropped.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+Record = Dict[str, Any]
+
+# words that never tell two boards apart
+_DROP = {
+    "nvidia", "tesla", "geforce", "quadro", "grid",                       # vendor and brand
+    "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "pcie", "pci", "e", "fhhl", "nvl", "dgxs",
+    "hbm2", "hbm2e", "hbm3", "hbm3e", "ac",                                # form factor, memory
+    "laptop", "gpu", "mobile", "notebook", "with", "max", "q", "design",   # mobility
+    "generation", "edition", "oem", "lhr", "rev", "a",                      # marketing
+}
+_MEMORY = re.compile(r"^\d+(gb|g|gib)$")            # 80gb, 22gb, 20g
+_VGPU = re.compile(r"^\d+[abcq]$")                  # vGPU profile sizes: 16q, 8c, 4a
+_SPLIT = re.compile(r"[\s\-_/(),]+")
+_DC_WORD = re.compile(r"^[a-z]\d+[a-z]?$")          # k40, v100, a10, l40, k20x
+_CHIP = re.compile(r"^([A-Z]+\d+)[A-Z]*$")
+
+
+def words(name: str) -> List[str]:
+    """The words of a board name that can tell boards apart, lower case."""
+    out = []
+    for w in _SPLIT.split(name.lower()):
+        if not w or w in _DROP or _MEMORY.match(w) or _VGPU.match(w):
+            continue
+        out.append(w)
+    return out
+
+
+def chip_base(chip: str) -> Optional[str]:
+    """'GK210GL' -> 'GK210', 'GP104M' -> 'GP104', 'GK208B' -> 'GK208'; None if not a chip code."""
+    m = _CHIP.match((chip or "").strip().upper())
+    return m.group(1) if m else None
+
+
+def _word_matches(pattern: str, word: str) -> int:
+    """2 for the same word, 1 for a data-center variant (k40 ~ k40c), 0 otherwise."""
+    if pattern == word:
+        return 2
+    if _DC_WORD.match(pattern) and word.startswith(pattern) and word[len(pattern):].isalpha():
+        return 1
+    return 0
+
+
+class GpuIndex:
+    """Name and chip lookups over the matrix's `gpus:` and `chips:` entries."""
+
+    def __init__(self, gpus: List[Record], chips: List[Record]):
+        self._patterns: List[Tuple[List[str], Record]] = [(words(n), g) for g in gpus for n in g["names"]]
+        self._chips = {c["chip"].upper(): c for c in chips}
+
+    def lookup(self, name: str) -> Optional[Record]:
+        """The gpus: entry for a board name, None when no pattern matches. Longest pattern
+        first; among equally long ones, exact words beat data-center variants."""
+        ws = words(name)
+        best: Optional[Tuple[Tuple[int, int], Record]] = None
+        for pat, rec in self._patterns:
+            n = len(pat)
+            if not n:
+                continue
+            for i in range(len(ws) - n + 1):
+                scores = [_word_matches(p, w) for p, w in zip(pat, ws[i:i + n])]
+                if all(scores):
+                    key = (n, sum(scores))
+                    if best is None or key > best[0]:
+                        best = (key, rec)
+        return best[1] if best else None
+
+    def chip(self, chip: str) -> Optional[Record]:
+        """The chips: entry for a chip code as pci.ids spells it (suffixes ignored)."""
+        base = chip_base(chip)
+        return self._chips.get(base) if base else None
