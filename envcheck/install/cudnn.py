@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence
 
 from envcheck.errors import UsageError
+from envcheck.install import staging
 from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
 from envcheck.remote import Remote, fan_out
 from envcheck.versions import vkey
@@ -94,7 +95,7 @@ def read_archive(path: str) -> ArchiveInfo:
 
 def facts_command(cuda_home: str, tmpdir: str, archive_name: str) -> str:
     return f"""
-CH={q(cuda_home)}; A={q(tmpdir.rstrip('/'))}/envcheck-$(id -u)/{q(archive_name)}
+CH={q(cuda_home)}
 echo "uid=$(id -u)"
 if [ "$(id -u)" = 0 ]; then echo priv=root
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo priv=sudo-nopasswd
@@ -105,7 +106,6 @@ echo "cuda_home=$(readlink -f "$CH" 2>/dev/null || echo "$CH")"
 h="$CH/include/cudnn_version.h"; [ -f "$h" ] || h="$CH/include/cudnn.h"
 [ -f "$h" ] && echo "cudnn=$(awk '/define CUDNN_MAJOR/{{a=$3}} /define CUDNN_MINOR/{{b=$3}} /define CUDNN_PATCHLEVEL/{{c=$3}} END{{if (a!="") print a"."b"."c}}' "$h")"
 [ -f "$CH/{MANIFEST}" ] && sed 's/^/manifest=/' "$CH/{MANIFEST}"
-[ -f "$A" ] && echo "archive_sha256=$(sha256sum < "$A" | cut -d' ' -f1)"
 for py in python3 python; do command -v $py >/dev/null 2>&1 || continue
   $py -c 'import sys,glob
 for p in sys.path:
@@ -122,7 +122,6 @@ class CudnnFacts:
     toolkit: Optional[str]
     cudnn: Optional[str]
     manifest: List[str]
-    archive_sha256: Optional[str]
     pip_cudnn: List[str]
 
 
@@ -136,7 +135,7 @@ def parse_facts(stdout: str) -> CudnnFacts:
         raise RuntimeError("the facts command did not finish: " + stdout[-200:])
     one = lambda k: (kv.get(k) or [None])[0] or None  # noqa: E731
     return CudnnFacts(int(one("uid") or -1), one("priv") or "none", one("cuda_home") or "", one("toolkit"),
-                      one("cudnn"), kv.get("manifest", []), one("archive_sha256"), kv.get("pip_cudnn", []))
+                      one("cudnn"), kv.get("manifest", []), kv.get("pip_cudnn", []))
 
 
 @dataclass
@@ -149,10 +148,6 @@ class CudnnPlan:
     command: Optional[str] = None
     text: List[str] = field(default_factory=list)
     priv: Optional[Privilege] = None
-
-
-def node_archive_path(tmpdir: str, uid: int, info_name: str) -> str:
-    return f"{tmpdir.rstrip('/')}/envcheck-{uid}/{info_name}"
 
 
 def plan_cudnn(host: str, f: CudnnFacts, info: Optional[ArchiveInfo], *, tmpdir: str = "/var/tmp",
@@ -191,15 +186,13 @@ def plan_cudnn(host: str, f: CudnnFacts, info: Optional[ArchiveInfo], *, tmpdir:
         p.notes.append(f"warning: a pip cuDNN is installed ({g}); with {ch}/lib64 on LD_LIBRARY_PATH this cuDNN "
                        f"{info.short_version} is loaded first and shadows it for torch (fix: keep {ch}/lib64 off "
                        "LD_LIBRARY_PATH for torch jobs, or use matching versions)")
-    node_a = node_archive_path(tmpdir, f.uid, info.name)
-    if f.archive_sha256 == info.sha256:
-        p.in_place.append(f"archive {node_a} (sha256 matches; not uploading)")
-    else:
-        p.upload = node_a
-        p.text.append(f"upload {info.path} to {node_a}")
+    # the run's own staging directory (staging.py): no other run or host shares it
+    node_a = f"{staging.SENTINEL}/{info.name}"
+    p.upload = node_a
+    p.text.append(f"upload {info.path} to {staging.shown(node_a, tmpdir, host)}")
     p.text.append(f"extract, copy {info.include}/* -> {ch}/include and {info.lib}/* -> {ch}/lib64 with cp -P "
                   f"(symlinks kept), chmod a+r, write {ch}/{MANIFEST}, check the installed header says {info.short_version}")
-    p.command = install_script(info, ch, node_a, tmpdir)
+    p.command = install_script(info, ch, node_a, staging.SENTINEL)
     return p
 
 
@@ -287,18 +280,27 @@ def cudnn_node(remote: Remote, info: Optional[ArchiveInfo], cuda_home: str, *, t
     if dry_run:
         out.status = "would-change"
         out.lines += [f"would {t}" for t in p.text]
-        out.commands = [p.command]
+        out.commands = [staging.shown(p.command, tmpdir, remote.name)]
         return out
-    if p.upload:
-        d = p.upload.rsplit("/", 1)[0]
-        r = remote.run(f"mkdir -p -m 700 {q(d)} && [ -O {q(d)} ]", timeout=30)
-        if not r.ok:
-            return out.fail("failed", f"cannot create {d}: {r.error or r.tail(2)}")
-        remote.put(info.path, p.upload)
+    priv = privilege_from_fact(p.priv.mode, True, password)
+    if not p.upload:
+        return _finish(out, run_priv(remote, p.command, priv, timeout=timeout))
+    r = remote.run(staging.open_command(tmpdir, remote.name), timeout=30)
+    stage = staging.parse_open(r.stdout, tmpdir) if r.ok else None
+    if not stage:
+        return out.fail("failed", f"cannot create a private staging directory in {tmpdir}: {r.error or r.tail(2)}")
+    try:
+        dest = staging.bind(p.upload, stage)
+        remote.put(info.path, dest)
         import os
         out.bytes_uploaded = os.path.getsize(info.path)
-    priv = privilege_from_fact(p.priv.mode, True, password)
-    r = run_priv(remote, p.command, priv, timeout=timeout)
+        out.lines.append(f"uploaded {out.bytes_uploaded} bytes to {dest}")
+        return _finish(out, run_priv(remote, staging.bind(p.command, stage), priv, timeout=timeout))
+    finally:
+        run_priv(remote, staging.close_command(stage), priv, timeout=120)
+
+
+def _finish(out: NodeOutcome, r) -> NodeOutcome:
     text = r.stdout + r.stderr
     if not r.ok:
         m = re.search(r"envcheck-failed: (.*)", text)

@@ -81,6 +81,7 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
     from envcheck.install.cuda import InstallArgs, sha256_file
     from envcheck.install.cuda_spec import toolkit_spec
     from envcheck.install.cudnn import read_archive
+    from envcheck.install.staging import check_tmpdir
     out = Prepared()
     base = Path(pb.path).resolve().parent
     for s in pb.steps:
@@ -88,7 +89,7 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
         if s.name == "install-cuda":
             spec = toolkit_spec(matrix, a["version"])
             expect = None if o.no_checksum else (a.get("sha256") or spec.sha256)
-            args = InstallArgs(tmpdir=a.get("tmpdir", "/var/tmp"), symlink=a.get("symlink", True),
+            args = InstallArgs(tmpdir=check_tmpdir(a.get("tmpdir", "/var/tmp"), f"{s.where}.tmpdir"), symlink=a.get("symlink", True),
                                use_sudo=o.use_sudo, timeout=o.timeout, expect_sha256=expect)
             if a.get("runfile"):
                 path = _local(o.files, a["runfile"], base)
@@ -109,6 +110,7 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
                 args.url = a.get("url") or spec.url
             out.cuda[s.index] = (spec, args)
         elif s.name == "install-cudnn":
+            check_tmpdir(a.get("tmpdir", "/var/tmp"), f"{s.where}.tmpdir")
             home = a.get("cuda_home") or (f"/usr/local/cuda-{a['cuda']}" if a.get("cuda") else "/usr/local/cuda")
             path = _local(o.files, a["archive"], base)
             if path is None:
