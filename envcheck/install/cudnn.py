@@ -73,16 +73,43 @@ def inspect_archive(name: str, members: Sequence[str]) -> ArchiveInfo:
     return info
 
 
+def unsafe_member(name: str, kind: str, link: str = "") -> Optional[str]:
+    """Why a member must not be copied into a toolkit as root, or None. kind: file, dir, symlink,
+    hardlink or other (device, FIFO). cuDNN's own links name a file beside them (libcudnn.so ->
+    libcudnn.so.8), so a link target with any '/' is refused."""
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts:
+        return f"member {name!r} is an absolute or '..' path"
+    if kind == "other":
+        return f"member {name!r} is a device, FIFO or other special file"
+    if kind == "symlink" and (not link or "/" in link or link in (".", "..")):
+        return f"member {name!r} is a symlink to {link!r}, outside its own directory"
+    if kind == "hardlink" and (link.startswith("/") or ".." in link.split("/")):
+        return f"member {name!r} is a hard link to {link!r}, outside the archive"
+    return None
+
+
+def _kind(t: tarfile.TarInfo) -> str:
+    return ("file" if t.isreg() else "dir" if t.isdir() else "symlink" if t.issym()
+            else "hardlink" if t.islnk() else "other")
+
+
 def read_archive(path: str) -> ArchiveInfo:
     import hashlib
     import os
     try:
         with tarfile.open(path) as tar:
-            names = tar.getnames()
-    except (OSError, tarfile.TarError) as e:
+            members = tar.getmembers()
+    except (OSError, tarfile.TarError, EOFError) as e:
         # tarfile's message lists every compression it tried, one per line: keep the error one line
         why = " ".join(str(e).split())
         raise UsageError(f"{path}: cannot read as a tar archive ({why})", "download the archive again") from e
+    names = [t.name for t in members]
+    for t in members:
+        why = unsafe_member(t.name[2:] if t.name.startswith("./") else t.name, _kind(t), t.linkname)
+        if why:
+            raise UsageError(f"{path}: {why}; not installing it",
+                             "use the cuDNN archive as downloaded from NVIDIA")
     info = inspect_archive(os.path.basename(path), names)
     info.path = path
     h = hashlib.sha256()
@@ -252,6 +279,9 @@ set -u
 CH={q(ch)}; M="$CH/{MANIFEST}"; B="$CH/{BACKUP}"
 n=0
 grep -v '^#' "$M" | while read -r rel; do
+  # only what install wrote: one file name right under include/ or lib64/, never a path that
+  # a tampered manifest could point outside the toolkit with
+  case "$rel" in include/*/*|lib64/*/*|*..*) echo "envcheck-skipped: manifest line $rel (not a file install-cudnn writes; left alone)"; continue ;; include/?*|lib64/?*) ;; *) echo "envcheck-skipped: manifest line $rel (not a file install-cudnn writes; left alone)"; continue ;; esac
   rm -f "$CH/$rel"
   if [ -e "$B/$rel" ] || [ -L "$B/$rel" ]; then mv -f "$B/$rel" "$CH/$rel"; fi
 done
@@ -305,7 +335,7 @@ def _finish(out: NodeOutcome, r) -> NodeOutcome:
     if not r.ok:
         m = re.search(r"envcheck-failed: (.*)", text)
         return out.fail("failed", (m.group(1) if m else (r.error or r.tail(4))) + "; the toolkit was left as it was")
-    out.lines += [m.group(2) for m in re.finditer(r"envcheck-(installed|removed|ldconfig): (.*)", text)]
+    out.lines += [m.group(2) for m in re.finditer(r"envcheck-(installed|removed|ldconfig|skipped): (.*)", text)]
     out.status = "changed"
     return out
 
