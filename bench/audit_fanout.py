@@ -5,7 +5,7 @@ running the same probe; a dead (hung) host's extra cost; ansible/pyinfra only wh
 
     python3 bench/audit_fanout.py            (root; uses the envcheck next to this python)
 
-Targets (issue 3): 32 hosts in <= 1.5x the time of 1; exactly 1 exec per host; a hung host
+Targets: 32 hosts in <= 1.5x the time of 1; exactly 1 exec per host; a hung host
 adds no more than --connect-timeout.
 
 Every simulated node runs on this machine's cores, so the audit rows are the median of 3 runs
@@ -132,22 +132,23 @@ def main():
                          f"{min(sel)}..{max(sel)}" if sel else "-", err, load))
         # the transport alone: the same fan-out running `true` (in-process, no CLI start-up)
         from envcheck.hostlist import parse_targets
-        from envcheck.hosts import SSHOptions, close_all, make_remotes, run_on_all
+        from envcheck.hosts import SSHOptions, make_remotes
+        from envcheck.remote import fan_out
         for n in (1, 32):
             rs = make_remotes(parse_targets(names[:n]), SSHOptions(ssh_config=str(c.ssh_config)))
             before, load = execs(c), load1()
             t = time.perf_counter()
-            res = run_on_all(rs, "true")
+            res = fan_out(rs, lambda r: r.run("true"), 32)
             wall = time.perf_counter() - t
-            close_all(rs)
+            [r.close() for r in rs]
             per = [a - b for a, b in zip(execs(c), before)][:n]
-            rows.append((f"hosts.run_on_all('true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
+            rows.append((f"fan_out(run 'true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
                          f"{min(per)}..{max(per)}", [], load))
         for n in (1, 8, 32):
             load = load1()
             wall, per = ssh_loop(c, names[:n])
             rows.append((f"sequential ssh loop, {n} host(s)", wall, 0, f"{min(per[:n])}..{max(per[:n])}", [], load))
-        # reference: a bare Fabric fan-out of one trivial command, whole process (issue 3 quotes
+        # reference: a bare Fabric fan-out of one trivial command, whole process (the brief quotes
         # 1.6 s for 32 hosts on a testbed like this); Fabric accepts any host key, so no setup
         fab = ("import sys; from fabric import ThreadingGroup; "
                "g = ThreadingGroup(*sys.argv[2:], user='root', connect_kwargs={'key_filename': sys.argv[1]}); "

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Wall time of a local `envcheck audit --json` (whole process, as a user runs it) and of the
-bare probe, over N runs. Target (issue 2): the audit under 3 s on a GPU-less machine.
+bare probe, over N runs. Target: the audit under 3 s on a GPU-less machine.
 
 Usage: python bench/audit_local.py [N]   (uses the `envcheck` next to this interpreter, else PATH)
 """

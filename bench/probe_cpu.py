@@ -49,9 +49,9 @@ def sshd_cpu(h):
 
 
 def ssh_session_cpu(c, stdin=None, runs=RUNS):
-    """(node CPU ms, controller CPU ms) per connect + one command + close, through hosts.py."""
+    """(node CPU ms, controller CPU ms) per connect + one command + close, through envcheck.hosts."""
     from envcheck.hostlist import parse_targets
-    from envcheck.hosts import SSHOptions, close_all, make_remotes
+    from envcheck.hosts import SSHOptions, make_remotes
     from envcheck.audit.probe import probe_command
     h = c[0]
     node0, ctrl0 = sshd_cpu(h), time.process_time()
@@ -60,7 +60,7 @@ def ssh_session_cpu(c, stdin=None, runs=RUNS):
         r = rs[0].run(probe_command() if stdin else "true", stdin=stdin)
         if r.exit_code != 0:
             raise SystemExit(f"bench/probe_cpu: the command failed on {h.name}: {r.error or r.stderr}")
-        close_all(rs)
+        rs[0].close()
     ctrl = time.process_time() - ctrl0
     time.sleep(0.5)  # let the last session be reaped
     return (sshd_cpu(h) - node0) * 1000 / runs, ctrl * 1000 / runs

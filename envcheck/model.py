@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
+from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+
 ERROR = "error"
 WARNING = "warning"
 INFO = "info"
@@ -13,7 +15,7 @@ _SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 COMPONENTS = (
     "driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio",
     "gpu", "python", "gcc", "env", "nccl",
-    # fleet-level findings (issue 3) that concern the host itself rather than one component
+    # fleet-level findings that concern the host itself rather than one component
     "host",
 )
 
@@ -53,6 +55,14 @@ def sort_findings(findings: List[Finding]) -> List[Finding]:
 
 def has_errors(findings: List[Finding]) -> bool:
     return any(f.severity == ERROR for f in findings)
+
+
+def verdict_exit_code(findings: List[Finding], *, unknown: bool = False) -> int:
+    """The exit code of every command that judges a stack (audit, check): 3 when something
+    could not be checked (its state is unknown), else 1 on an error finding, else 0."""
+    if unknown:
+        return EXIT_UNREACHABLE
+    return EXIT_FINDINGS if has_errors(findings) else EXIT_OK
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The transport interface every orchestration module (audit, install, allreduce, doctor) codes
 against, the local implementation (no SSH: `envcheck audit` with no hosts), and bounded fan-out.
 
-The SSH implementation lives in envcheck/hosts.py, the only module that imports Fabric/paramiko.
+The SSH implementation lives in envcheck/hosts/, the only package that imports Fabric/paramiko.
 Failures are data: run() never raises for a remote-side problem; it returns a RunResult whose
 `error` says why the command could not run (unreachable, auth, host key, timeout).
 """
@@ -15,7 +15,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, TypeVar, Union
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -40,7 +40,7 @@ class RunResult:
 
 
 class Remote:
-    """One host we can run commands on. Subclasses: LocalRemote here, SSHRemote in hosts.py."""
+    """One host we can run commands on. Subclasses: LocalRemote here, SSHRemote in hosts/ssh.py."""
 
     name: str = "?"
     is_local: bool = False
@@ -157,29 +157,54 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def fan_out(items: Sequence[T], fn: Callable[[T], R], forks: int = 32,
-            on_done: Optional[Callable[[T, Union[R, BaseException]], None]] = None
-            ) -> List[Union[R, BaseException]]:
-    """Call fn on every item with at most `forks` running at once; results in input order.
+@dataclass
+class Outcome(Generic[T, R]):
+    """One item's result of a fan-out: its value, or the exception that fn raised for it."""
+    item: T
+    value: Optional[R] = None
+    error: Optional[BaseException] = None
 
-    An exception from fn becomes that item's result (failures are data); the others go on.
-    fn itself must bound its time (every Remote.run has a timeout), so this never waits forever.
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class GroupResult(List[Outcome]):
+    """Every item's Outcome, in input order (like Fabric's GroupResult): callers ask for the
+    values with a fallback for the failed items instead of sorting exceptions by hand."""
+
+    def values_or(self, fallback: Callable[[Any, BaseException], Any]) -> List[Any]:
+        """Each value, or fallback(item, error) for an item whose fn raised."""
+        return [o.value if o.error is None else fallback(o.item, o.error) for o in self]
+
+    @property
+    def failed(self) -> List[Outcome]:
+        return [o for o in self if o.error is not None]
+
+
+def fan_out(items: Sequence[T], fn: Callable[[T], R], forks: int = 32,
+            on_done: Optional[Callable[[Outcome], None]] = None) -> GroupResult:
+    """Call fn on every item with at most `forks` running at once; outcomes in input order.
+
+    An exception from fn becomes that item's Outcome.error (failures are data); the others go
+    on. fn itself must bound its time (every Remote.run has a timeout), so this never waits
+    forever. on_done(outcome) is called as each item finishes (progress lines).
     """
-    results: Dict[int, Union[R, BaseException]] = {}
+    results: Dict[int, Outcome] = {}
     lock = threading.Lock()
 
     def one(i: int) -> None:
         try:
-            r: Union[R, BaseException] = fn(items[i])
+            o: Outcome = Outcome(items[i], value=fn(items[i]))
         except BaseException as e:  # noqa: BLE001 - reported per item, never lost
-            r = e
+            o = Outcome(items[i], error=e)
         with lock:
-            results[i] = r
+            results[i] = o
         if on_done:
-            on_done(items[i], r)
+            on_done(o)
 
     if not items:
-        return []
+        return GroupResult()
     with ThreadPoolExecutor(max_workers=max(1, min(forks, len(items)))) as pool:
         list(pool.map(one, range(len(items))))
-    return [results[i] for i in range(len(items))]
+    return GroupResult(results[i] for i in range(len(items)))

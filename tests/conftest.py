@@ -1,4 +1,4 @@
-"""Shared test helpers. The simulated cluster fixture lives in tests/cluster/ (issue 3)."""
+"""Shared test helpers. The simulated cluster fixture lives in tests/cluster/."""
 from __future__ import annotations
 
 import os

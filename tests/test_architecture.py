@@ -1,10 +1,12 @@
 """The layering the brief sets, checked on the source (ast): a cheap test that fails the moment a
 module crosses a line.
 
-- only envcheck/hosts.py imports fabric/paramiko (one SSH layer);
+- only envcheck/hosts/ imports fabric/paramiko (one SSH layer);
 - envcheck/node/*.py is shipped as text: nothing imports it, and it imports nothing from envcheck;
 - only envcheck/cli/ imports typer (the CLI parses, calls the library, prints, exits);
-- library modules (everything outside cli/ and node/) never print and never exit the process.
+- library modules (everything outside cli/ and node/) never print and never exit the process;
+- imports point down: cli/ -> subsystems (audit, allreduce, doctor, install, …) -> core (model,
+  versions, errors, hostlist, remote, hosts, matrix, facts, rules); rules, matrix and facts are pure.
 """
 from __future__ import annotations
 
@@ -46,13 +48,13 @@ TREES = {_rel(p): ast.parse(p.read_text(), str(p)) for p in _modules()}
 
 
 def test_the_source_tree_is_where_the_test_thinks():
-    assert "envcheck/hosts.py" in TREES and "envcheck/node/probe/main.py" in TREES
+    assert "envcheck/hosts/ssh.py" in TREES and "envcheck/node/probe/main.py" in TREES
     assert any(m.startswith("envcheck/cli/") for m in TREES)
 
 
 def test_only_hosts_imports_fabric_or_paramiko():
     bad = [(m, ln, n) for m, t in TREES.items() for ln, n in _imports(t)
-           if _top(n) in ("fabric", "paramiko", "invoke") and m != "envcheck/hosts.py"]
+           if _top(n) in ("fabric", "paramiko", "invoke") and not m.startswith("envcheck/hosts/")]
     assert bad == []
 
 
@@ -116,4 +118,40 @@ def test_every_usage_error_names_a_fix():
                 text = ast.unparse(node)
                 if not any(m == f and s in text for f, s in NO_FIX_YET):
                     bad.append(f"{m}:{node.lineno}: {text[:100]}")
+    assert bad == []
+
+
+# The layers, from the top: the CLI; the subsystems (one package per command family); the core
+# they share. A module may import its own layer and the ones below, never one above.
+CORE = ("envcheck/model.py", "envcheck/versions.py", "envcheck/errors.py", "envcheck/hostlist.py",
+        "envcheck/remote.py", "envcheck/hosts/", "envcheck/matrix/", "envcheck/facts/", "envcheck/rules/")
+CORE_PKGS = ("envcheck.model", "envcheck.versions", "envcheck.errors", "envcheck.hostlist",
+             "envcheck.remote", "envcheck.hosts", "envcheck.matrix", "envcheck.facts", "envcheck.rules")
+
+
+def _layer(module: str) -> int:
+    if module.startswith("envcheck/cli/") or module == "envcheck/__main__.py":
+        return 2
+    return 0 if module.startswith(CORE) else 1
+
+
+def _layer_of_import(name: str) -> int:
+    if name == "envcheck.cli" or name.startswith("envcheck.cli.") or name == "envcheck.__main__":
+        return 2
+    return 0 if name == "envcheck" or name.startswith(tuple(p + "." for p in CORE_PKGS)) or name in CORE_PKGS else 1
+
+
+def test_imports_point_down_from_the_cli_through_the_subsystems_to_the_core():
+    assert _layer("envcheck/rules/driver.py") == 0 and _layer("envcheck/audit/fleet.py") == 1
+    bad = [(m, ln, n) for m, t in TREES.items() if not m.startswith("envcheck/node/")
+           for ln, n in _imports(t) if _top(n) == "envcheck" and _layer_of_import(n) > _layer(m)]
+    assert bad == [], "a module imports from a layer above its own: " + repr(bad)
+
+
+def test_the_core_knows_no_transport_but_the_remote_interface():
+    # rules, matrix and facts are pure functions of data: no SSH, no subprocess
+    pure = {m: t for m, t in TREES.items() if m.startswith(("envcheck/rules/", "envcheck/matrix/", "envcheck/facts/"))}
+    assert "envcheck/matrix/load.py" in pure
+    bad = [(m, ln, n) for m, t in pure.items() for ln, n in _imports(t)
+           if n in ("subprocess", "socket") or n.startswith(("envcheck.hosts", "envcheck.remote"))]
     assert bad == []

@@ -6,7 +6,8 @@ import pytest
 
 from envcheck.errors import UsageError
 from envcheck.hostlist import Target
-from envcheck.hosts import KnownHosts, SSHOptions, _with_env, resolve
+from envcheck.hosts import KnownHosts, SSHOptions, resolve
+from envcheck.hosts.ssh import _with_env
 
 
 def _cfg(tmp_path, text):
@@ -62,7 +63,7 @@ def test_new_host_keys_are_appended_without_clobbering_the_file(tmp_path):
     assert lines[0] == "# my notes" and lines[1].startswith("@cert-authority")
     assert sorted(lines[2:]) == sorted(f"10.0.0.{i} ssh-ed25519 {k.get_base64()}" for i, k in enumerate(keys))
     reread = KnownHosts((str(kh),))
-    assert reread.keys.lookup("10.0.0.3")["ssh-ed25519"] == keys[3]
+    assert reread.lookup("10.0.0.3", "ssh-ed25519") == [keys[3]]
 
 
 def _gen(tmp_path, i):

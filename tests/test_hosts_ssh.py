@@ -7,7 +7,27 @@ import pytest
 
 from envcheck.errors import RemoteError
 from envcheck.hostlist import parse_targets
-from envcheck.hosts import SSHOptions, SSHRemote, close_all, connect_all, make_remotes, run_on_all
+from envcheck.hosts import SSHOptions, SSHRemote, make_remotes
+from envcheck.remote import fan_out
+
+
+# many hosts at once, as the commands do it (fan_out over Remotes)
+def _values(group):
+    assert group.failed == [], group.failed   # Remote.connect/run report, never raise
+    return [o.value for o in group]
+
+
+def connect_all(remotes):
+    return _values(fan_out(list(remotes), lambda r: r.connect(), 32))
+
+
+def run_on_all(remotes, command, **kw):
+    return _values(fan_out(list(remotes), lambda r: r.run(command, **kw), 32))
+
+
+def close_all(remotes):
+    for r in remotes:
+        r.close()
 
 
 @pytest.fixture(scope="module")

@@ -29,3 +29,40 @@ def test_a_timeout_returns_even_when_a_grandchild_left_the_group_holding_the_pip
 def test_a_command_within_its_timeout_returns_its_output():
     res = LocalRemote().run("echo out; echo err >&2; exit 3", timeout=10)
     assert (res.exit_code, res.stdout, res.stderr) == (3, "out\n", "err\n")
+
+
+def test_fan_out_keeps_input_order_and_turns_an_exception_into_that_items_outcome():
+    import time as _t
+    from envcheck.remote import fan_out
+
+    def fn(i):
+        _t.sleep(0.02 * (5 - i))       # later items finish first
+        if i == 2:
+            raise ValueError("boom")
+        return i * 10
+
+    seen = []
+    group = fan_out([0, 1, 2, 3, 4], fn, forks=5, on_done=lambda o: seen.append(o.item))
+    assert [o.item for o in group] == [0, 1, 2, 3, 4]
+    assert [o.value for o in group if o.ok] == [0, 10, 30, 40]
+    assert [(o.item, str(o.error)) for o in group.failed] == [(2, "boom")]
+    assert group.values_or(lambda item, e: f"{item}: {e}") == [0, 10, "2: boom", 30, 40]
+    assert sorted(seen) == [0, 1, 2, 3, 4] and seen[0] == 4   # on_done as each one finishes
+
+
+def test_fan_out_runs_at_most_forks_items_at_once():
+    import threading as _th
+    import time as _t
+    from envcheck.remote import fan_out
+    running, peak, lock = [0], [0], _th.Lock()
+
+    def fn(_):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        _t.sleep(0.02)
+        with lock:
+            running[0] -= 1
+
+    fan_out(list(range(12)), fn, forks=3)
+    assert peak[0] == 3

@@ -66,9 +66,8 @@ def gather_facts(remotes: Sequence[Remote], python: Optional[str], launcher_src:
         return NodeFacts(r.name, doc.get("hostname", ""), int(doc.get("gpus") or 0),
                          doc.get("interfaces") or [], doc.get("free_port"))
 
-    out = fan_out(list(remotes), one, forks)
-    return [o if isinstance(o, NodeFacts) else NodeFacts(r.name, error=f"{type(o).__name__}: {o}")
-            for r, o in zip(remotes, out)]
+    return fan_out(list(remotes), one, forks).values_or(
+        lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))
 
 
 def _addrs(facts: NodeFacts) -> List[ipaddress.IPv4Interface]:
@@ -146,7 +145,8 @@ def check_master_reachable(master: Remote, remotes: Sequence[Remote], python: Op
                               "--timeout", connect_timeout),
                      stdin=launcher_src, timeout=connect_timeout + 30)
 
-    results = fan_out(list(remotes), probe, max(forks, 1))
+    results = fan_out(list(remotes), probe, max(forks, 1)).values_or(
+        lambda r, e: RunResult(r.name, "", None, error=f"{type(e).__name__}: {e}"))
     t.join(connect_timeout + 40)
     errs: List[PreflightError] = []
     ldoc = last_json_object(listen_res[0].stdout) if listen_res else None
@@ -154,9 +154,9 @@ def check_master_reachable(master: Remote, remotes: Sequence[Remote], python: Op
         return [PreflightError(f"{master.name}: {ldoc['error']}", master.name,
                                "pick a free port with --master-port, or omit it")]
     for r, res in zip(remotes, results):
-        doc = last_json_object(res.stdout) if isinstance(res, RunResult) else None
+        doc = last_json_object(res.stdout)
         if doc is None:
-            why = res.error or res.tail(3) if isinstance(res, RunResult) else str(res)
+            why = res.error or res.tail(3)
             errs.append(PreflightError(f"{r.name}: connection test did not run: {why}", r.name))
         elif not doc.get("ok"):
             errs.append(PreflightError(

@@ -249,16 +249,15 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
     say(f"running: {report.world_size} ranks on {len(remotes)} host(s), backend {backend}")
     # every host at once, whatever --forks says: ranks of a host not yet started would leave
     # the others waiting in the rendezvous
-    results = fan_out(list(range(len(remotes))), one, len(remotes))
+    results = fan_out(list(range(len(remotes))), one, len(remotes)).values_or(
+        lambda i, e: RunResult(remotes[i].name, "", None, error=f"{type(e).__name__}: {e}"))
     return _analyse(report, remotes, results, nprocs, bases, first_failed)
 
 
-def _analyse(report: Report, remotes: Sequence[Remote], results: List[Any], nprocs: List[int],
+def _analyse(report: Report, remotes: Sequence[Remote], results: List[RunResult], nprocs: List[int],
              bases: List[int], first_failed: List[str]) -> Report:
     per_host: Dict[str, List[Dict[str, Any]]] = {}
     for r, res in zip(remotes, results):
-        if not isinstance(res, RunResult):
-            res = RunResult(r.name, "", None, error=f"{type(res).__name__}: {res}")
         recs = parse_records(res.stdout)
         per_host[r.name] = recs
         # the launcher's stderr: every rank's log (NCCL_DEBUG output included), prefixed

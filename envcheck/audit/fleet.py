@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
-from envcheck.model import Finding, HostResult, has_errors, sort_findings
-from envcheck.remote import Remote, fan_out
+from envcheck.errors import UsageError
+from envcheck.model import Finding, HostResult, sort_findings, verdict_exit_code
+from envcheck.remote import Outcome, Remote, fan_out
 from envcheck.rules.fleet import DriftRow, drift, fleet_findings
 
 
@@ -36,10 +36,8 @@ class FleetAudit:
 
     def exit_code(self) -> int:
         """3 when a host could not be audited (its state is unknown), else 1 on any error
-        finding, else 0."""
-        if self.unreachable:
-            return EXIT_UNREACHABLE
-        return EXIT_FINDINGS if has_errors(self.all_findings) else EXIT_OK
+        finding, else 0 — for one host as for many."""
+        return verdict_exit_code(self.all_findings, unknown=bool(self.unreachable))
 
 
 def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
@@ -52,16 +50,13 @@ def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
     def one(remote: Remote) -> HostResult:
         return audit_host(remote, matrix, deep=deep, node_python=node_python, timeout=timeout)
 
-    def done(_remote: Remote, res) -> None:
-        if on_done and isinstance(res, HostResult):
-            on_done(res)
+    def done(o: Outcome) -> None:
+        if on_done and o.ok:
+            on_done(o.value)
 
-    raw = fan_out(list(remotes), one, forks, on_done=done)
-    results: List[HostResult] = []
-    for remote, res in zip(remotes, raw):
-        if isinstance(res, BaseException):  # a bug, not a host problem: still data
-            res = HostResult(host=remote.name, error=f"internal error: {type(res).__name__}: {res}")
-        results.append(res)
+    results: List[HostResult] = fan_out(list(remotes), one, forks, on_done=done).values_or(
+        # a bug, not a host problem: still data
+        lambda remote, e: HostResult(host=remote.name, error=f"internal error: {type(e).__name__}: {e}"))
     return compare(results)
 
 

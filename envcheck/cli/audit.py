@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -12,26 +12,18 @@ from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   local_python, progress_printer, remotes_for)
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+                                   local_python, progress_printer, HostSelection)
+from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
-from envcheck.model import HostResult, has_errors
 from envcheck.audit.probe import probe_source
 from envcheck.remote import LocalRemote
 from envcheck.report import audit_json, render_audit
 
 
-def exit_code(results: List[HostResult]) -> int:
-    """3 when a host could not be audited (nothing can be vouched for there), else 1 when an
-    error finding exists, else 0."""
-    if any(r.error for r in results):
-        return EXIT_UNREACHABLE
-    return EXIT_FINDINGS if any(has_errors(r.findings) for r in results) else EXIT_OK
-
-
 @app.command("audit")
 @guard
 def audit(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     deep: Annotated[bool, typer.Option(
         "--deep", help="Also import torch on the node and run a tiny op on every GPU (slower).")] = False,
@@ -71,8 +63,7 @@ def audit(
         raise typer.Exit(EXIT_OK)
 
     m = load_matrix(matrix)
-    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
-                          connect_timeout, timeout or 60.0, strict_host_keys)
+    remotes = HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()
     local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
     node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
     if which:
@@ -93,7 +84,7 @@ def audit(
             print_json(audit_json(fleet.results))
         else:
             typer.echo(render_audit(fleet.results))
-        raise typer.Exit(exit_code(fleet.results))
+        raise typer.Exit(fleet.exit_code())
     if json_out:
         print_json(to_json(fleet))
     else:

@@ -8,9 +8,9 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from envcheck.errors import UsageError
 from envcheck.matrix.load import load_matrix
-from envcheck.model import has_errors
+from envcheck.model import has_errors, verdict_exit_code
 from envcheck.report import render_findings
 from envcheck.rules import evaluate
 from envcheck.facts.from_flags import load_facts_file, stack_facts
@@ -47,4 +47,4 @@ def check(
         print_json({"ok": not bad, "findings": [f.to_dict() for f in findings]})
     else:
         typer.echo(render_findings(findings), nl=False)
-    raise typer.Exit(EXIT_FINDINGS if bad else EXIT_OK)
+    raise typer.Exit(verdict_exit_code(findings))

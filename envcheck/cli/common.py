@@ -12,10 +12,7 @@ import typer
 
 from envcheck.errors import EnvcheckError
 
-try:  # Python 3.9 has no typing.Annotated before 3.9; typing_extensions ships with typer
-    from typing import Annotated
-except ImportError:  # pragma: no cover
-    from typing_extensions import Annotated  # type: ignore
+from typing import Annotated  # noqa: F401 - the command modules take it from here
 
 F = TypeVar("F", bound=Callable[..., Any])
 

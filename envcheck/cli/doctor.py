@@ -12,7 +12,7 @@ from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   local_python, remotes_for)
+                                   HostSelection, local_python)
 from envcheck.errors import UsageError
 from envcheck.remote import LocalRemote
 
@@ -34,6 +34,7 @@ def _load_baseline(path: Path) -> health.DoctorReport:
 @app.command("doctor")
 @guard
 def doctor(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     local: Annotated[bool, typer.Option("--local", help="Check this machine only (e.g. a Slurm HealthCheckProgram or prolog), even inside an allocation.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="No network test and no torch import: finishes in seconds.")] = False,
@@ -81,8 +82,7 @@ def doctor(
             raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
     base = _load_baseline(baseline) if baseline else None
     m = load_matrix(matrix)
-    remotes = [LocalRemote()] if local else remotes_for(
-        hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
+    remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
     node_python, which = local_python(node_python, remotes, "torch checks and workers run")
     ar = Options(backend=backend, nproc_per_node=nproc_per_node, timeout=collective_timeout,
                  rendezvous_timeout=collective_timeout, run_timeout=max(120.0, 4 * collective_timeout),

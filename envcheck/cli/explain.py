@@ -10,7 +10,7 @@ from envcheck.explain import match as lib
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, IdentityOpt, NodePythonOpt,
-                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, remotes_for)
+                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
 
 
 def _print(found: List[lib.Explanation]) -> None:
@@ -32,6 +32,7 @@ def _print(found: List[lib.Explanation]) -> None:
 @app.command("explain")
 @guard
 def explain(
+    ctx: typer.Context,
     text: Annotated[Optional[str], typer.Argument(
         metavar="ERROR_TEXT", help="The error message or traceback; '-' (or nothing) reads stdin.")] = None,
     hosts: Annotated[Optional[List[str]], typer.Argument(
@@ -61,8 +62,7 @@ def explain(
         from envcheck.audit.fleet import audit_fleet
         from envcheck.matrix.load import load_matrix
         comps = set(lib.components_of(found))
-        remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout,
-                              timeout, strict_host_keys)
+        remotes = HostSelection.from_params(ctx.params).remotes()
         try:
             fa = audit_fleet(remotes, load_matrix(matrix), deep=False, node_python=node_python,
                              timeout=timeout, forks=forks)

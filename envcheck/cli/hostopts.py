@@ -1,12 +1,16 @@
 """The host-selection options every multi-host command shares (audit, install-*, env, nccl-test,
-doctor): declare the parameters with these Annotated types and call `remotes_for(...)`.
+doctor, provision, explain): declare the parameters with these Annotated types (Typer declares
+options per parameter) and build ONE HostSelection from the parsed parameters by name:
 
-    def cmd(hosts: HostsArg = None, hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None,
-            user: UserOpt = None, port: PortOpt = None, identity: IdentityOpt = None,
-            forks: ForksOpt = 32, connect_timeout: ConnectTimeoutOpt = 10.0,
-            timeout: TimeoutOpt = 60.0, strict_host_keys: StrictHostKeysOpt = False):
-        remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
-                              connect_timeout, timeout, strict_host_keys)
+    def cmd(ctx: typer.Context, hosts: HostsArg = None, hosts_file: HostsFileOpt = None,
+            ssh_config: SshConfigOpt = None, user: UserOpt = None, port: PortOpt = None,
+            identity: IdentityOpt = None, forks: ForksOpt = 32,
+            connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
+            strict_host_keys: StrictHostKeysOpt = False):
+        remotes = HostSelection.from_params(ctx.params).remotes()
+
+`--timeout` means the same in every command: the bound on one remote command (a probe, a fact,
+a check); collectives have `--collective-timeout`, installers `--install-timeout`.
 
 No hosts given (and no $SLURM_JOB_NODELIST): [LocalRemote()] — the command runs on this machine.
 """
@@ -14,7 +18,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, fields
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
 import typer
 
@@ -54,23 +59,46 @@ NodePythonOpt = Annotated[Optional[str], typer.Option(
          "envcheck's own interpreter when torch is installed there.")]
 
 
-def remotes_for(hosts: Optional[List[str]], hosts_file: Optional[Path] = None,
-                ssh_config: Optional[Path] = None, user: Optional[str] = None,
-                port: Optional[int] = None, identity: Optional[Path] = None, forks: int = 32,
-                connect_timeout: float = 10.0, timeout: float = 60.0,
-                strict_host_keys: bool = False) -> List[Remote]:
-    """The Remote objects the command works on (SSHRemote per host, or LocalRemote)."""
-    from envcheck.hostlist import resolve_targets
+@dataclass(frozen=True)
+class HostSelection:
+    """Which hosts a command works on and how to reach them: the shared host options, once."""
 
-    targets = resolve_targets(hosts or [], str(hosts_file) if hosts_file else None)
-    if not targets:
-        return [LocalRemote()]
-    from envcheck.hosts import SSHOptions, make_remotes  # paramiko only when SSH is used
+    hosts: Tuple[str, ...] = ()
+    hosts_file: Optional[Path] = None
+    ssh_config: Optional[Path] = None
+    user: Optional[str] = None
+    port: Optional[int] = None
+    identity: Optional[Path] = None
+    forks: int = 32
+    connect_timeout: float = 10.0
+    timeout: float = 60.0
+    strict_host_keys: bool = False
 
-    opts = SSHOptions(ssh_config=str(ssh_config) if ssh_config else None, user=user, port=port,
-                      identity=str(identity) if identity else None, connect_timeout=connect_timeout,
-                      timeout=timeout, strict_host_keys=strict_host_keys, forks=forks)
-    return list(make_remotes(targets, opts))
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], **override: Any) -> "HostSelection":
+        """From a command's parsed parameters (typer.Context.params), picked by name; an option
+        left unset keeps the default here. `override` wins (a command's own default timeout)."""
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in params.items() if k in names and v is not None}
+        kw.update({k: v for k, v in override.items() if v is not None})
+        kw["hosts"] = tuple(kw.get("hosts") or ())
+        return cls(**kw)
+
+    def remotes(self) -> List[Remote]:
+        """SSHRemote per host, or [LocalRemote()] when no host is named (nor a hosts file, nor
+        $SLURM_JOB_NODELIST): the command then runs on this machine."""
+        from envcheck.hostlist import resolve_targets
+
+        targets = resolve_targets(list(self.hosts), str(self.hosts_file) if self.hosts_file else None)
+        if not targets:
+            return [LocalRemote()]
+        from envcheck.hosts import SSHOptions, make_remotes  # paramiko only when SSH is used
+
+        opts = SSHOptions(ssh_config=str(self.ssh_config) if self.ssh_config else None, user=self.user,
+                          port=self.port, identity=str(self.identity) if self.identity else None,
+                          connect_timeout=self.connect_timeout, timeout=self.timeout,
+                          strict_host_keys=self.strict_host_keys, forks=self.forks)
+        return list(make_remotes(targets, opts))
 
 
 def local_python(node_python: Optional[str], remotes: Sequence[Remote],

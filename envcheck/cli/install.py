@@ -14,29 +14,12 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
-from envcheck.install.common import NodeOutcome
+from envcheck.install.common import NodeOutcome, on_nodes
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt, PortOpt,
-                                    SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, remotes_for)
-from envcheck.remote import Remote, fan_out
+                                    SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
 SudoOpt = Annotated[bool, typer.Option("--sudo", help="Use sudo on nodes where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")]
-
-
-class HostOpts:
-    def __init__(self, hosts: Optional[List[str]], hosts_file: Optional[Path], ssh_config: Optional[Path],
-                 user: Optional[str], port: Optional[int], identity: Optional[Path], forks: int,
-                 connect_timeout: float, timeout: float, strict_host_keys: bool = False):
-        self.hosts, self.hosts_file, self.ssh_config = hosts or [], hosts_file, ssh_config
-        self.user, self.port, self.identity = user, port, identity
-        self.forks, self.connect_timeout, self.timeout = forks, connect_timeout, timeout
-        self.strict_host_keys = strict_host_keys
-
-
-def open_remotes(o: HostOpts) -> List[Remote]:
-    """The nodes to work on: this machine when none are named, else SSH (envcheck.hosts)."""
-    return remotes_for(o.hosts, o.hosts_file, o.ssh_config, o.user, o.port, o.identity, o.forks,
-                       o.connect_timeout, o.timeout, o.strict_host_keys)
 
 
 def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
@@ -60,22 +43,6 @@ def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
     return get
 
 
-def run_on_nodes(o: HostOpts, fn: Callable[[Remote], NodeOutcome], json_out: bool) -> None:
-    remotes = open_remotes(o)
-    try:
-        results = fan_out(remotes, fn, forks=o.forks)
-    finally:
-        for r in remotes:
-            r.close()
-    outcomes: List[NodeOutcome] = []
-    for remote, res in zip(remotes, results):
-        if isinstance(res, BaseException):
-            msg = getattr(res, "one_line", lambda: str(res))()
-            res = NodeOutcome(remote.name).fail("failed", msg)
-        outcomes.append(res)
-    finish(outcomes, json_out)
-
-
 def render(out: NodeOutcome) -> None:
     from envcheck.report import outcome_body
     typer.echo(f"{out.host}: {out.status}" + (f" ({out.bytes_uploaded} bytes uploaded)" if out.bytes_uploaded else ""))
@@ -86,6 +53,7 @@ def render(out: NodeOutcome) -> None:
 @app.command("env")
 @guard
 def env_cmd(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory to export, e.g. /usr/local/cuda-12.4.")] = None,
     file: Annotated[str, typer.Option("--file", metavar="F", help="File to put the block in (default: the login user's ~/.bashrc).")] = "~/.bashrc",
@@ -107,10 +75,11 @@ def env_cmd(
             raise UsageError("env: --cuda-home is required (unless --remove)",
                              "e.g. envcheck env node01 --cuda-home /usr/local/cuda-12.4")
         render_block(cuda_home)  # validate before touching any node
-    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
+    o = HostSelection.from_params(ctx.params)
     pw = sudo_password_source(sudo)
-    run_on_nodes(o, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d, remove=remove,
-                                       dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout), json_out)
+    finish(on_nodes(o.remotes(), lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d,
+                                                    remove=remove, dry_run=dry_run, use_sudo=sudo, password=pw,
+                                                    timeout=timeout), o.forks), json_out)
 
 
 def upload_progress() -> Optional[Callable[[str, int, int], None]]:
@@ -139,6 +108,7 @@ def upload_progress() -> Optional[Callable[[str, int, int], None]]:
 @app.command("install-cuda")
 @guard
 def install_cuda_cmd(
+    ctx: typer.Context,
     version: Annotated[str, typer.Argument(help="CUDA version: 10.0, 10.0.130, 12.4.1 … (X.Y = newest update).")],
     hosts: HostsArg = None,
     runfile: Annotated[Optional[Path], typer.Option("--runfile", metavar="PATH", help="Local runfile to upload (into a private directory of this run, removed afterwards).")] = None,
@@ -163,9 +133,8 @@ def install_cuda_cmd(
     from envcheck.install.cuda import InstallArgs, install_cuda
     from envcheck.install.cuda_source import choose_source
     from envcheck.install.cuda_spec import toolkit_spec
-    from envcheck.matrix.load import load_matrix
-
     from envcheck.install.staging import check_tmpdir
+    from envcheck.matrix.load import load_matrix
 
     prefix = check_tmpdir(prefix, "--prefix", "pass an absolute directory, e.g. --prefix /usr/local")
     tmpdir = check_tmpdir(tmpdir)
@@ -175,9 +144,9 @@ def install_cuda_cmd(
     for warning in choose_source(args, spec, runfile=str(runfile) if runfile else None, url=url, mirror=mirror,
                                  sha256=sha256, no_checksum=no_checksum):
         typer.echo(f"envcheck: {warning}", err=True)
-    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
+    o = HostSelection.from_params(ctx.params)
     pw = sudo_password_source(sudo)
-    remotes = open_remotes(o)
+    remotes = o.remotes()
     if not json_out:
         typer.echo(f"CUDA {spec.version} ({spec.generation} installer) -> {args.target(spec)} on {len(remotes)} node(s)"
                    + (" [dry run]" if dry_run else ""))
@@ -209,6 +178,7 @@ def finish(outcomes: List[NodeOutcome], json_out: bool) -> None:
 @app.command("install-cudnn")
 @guard
 def install_cudnn_cmd(
+    ctx: typer.Context,
     archive: Annotated[Optional[str], typer.Argument(metavar="ARCHIVE", help="cuDNN tarball as downloaded (.tgz or -archive.tar.xz).", show_default=False)] = None,
     hosts: HostsArg = None,
     cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="X.Y", help="Toolkit at PREFIX/cuda-X.Y.")] = None,
@@ -243,9 +213,9 @@ def install_cudnn_cmd(
         if not Path(archive).is_file():
             raise UsageError(f"{archive}: no such file", "give the path of the downloaded cuDNN archive")
         info = read_archive(str(Path(archive).resolve()))
-    o = HostOpts(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout, timeout, strict_host_keys)
+    o = HostSelection.from_params(ctx.params)
     pw = sudo_password_source(sudo)
-    remotes = open_remotes(o)
+    remotes = o.remotes()
     try:
         outs = install_cudnn(remotes, info, home, forks=forks, tmpdir=tmpdir, remove=remove, force=force,
                              dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout)

@@ -8,15 +8,16 @@ from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, print_json
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+from envcheck.allreduce.verdict import SLOW, judge_report
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
-                                   StrictHostKeysOpt, UserOpt, local_python, remotes_for)
+                                   StrictHostKeysOpt, UserOpt, HostSelection, local_python)
 
 
 @app.command("nccl-test")
 @guard
 def nccl_test(
+    ctx: typer.Context,
     hosts: HostsArg = None,
     hosts_file: HostsFileOpt = None,
     ssh_config: SshConfigOpt = None,
@@ -37,9 +38,10 @@ def nccl_test(
     warmup: Annotated[int, typer.Option(help="Untimed all-reduces per size.", min=0)] = 5,
     iters: Annotated[int, typer.Option(help="Timed all-reduces per size.", min=1)] = 20,
     timeout: Annotated[float, typer.Option(
-        "--timeout", min=0.1, metavar="SECONDS",
-        help="Seconds one collective may take before the run is stopped (exit 3); remote "
-             "commands of the preflight get --connect-timeout + 30.")] = 60.0,
+        "--collective-timeout", "--timeout", min=0.1, metavar="SECONDS",
+        help="Seconds one collective may take before the run is stopped (exit 3), as doctor's "
+             "--collective-timeout (--timeout is the older name). Remote commands of the "
+             "preflight get --connect-timeout + 30.")] = 60.0,
     rendezvous_timeout: Annotated[float, typer.Option(help="Seconds for every rank to join.")]
     = 60.0,
     run_timeout: Annotated[float, typer.Option(help="Last bound on the whole run per host.")]
@@ -73,8 +75,8 @@ def nccl_test(
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)
     check_options(opts)
-    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks,
-                          connect_timeout, connect_timeout + 30, strict_host_keys)
+    # its remote commands are the preflight's and the launchers' (bounded by the run itself)
+    remotes = HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()
     opts.node_python, which = local_python(node_python, remotes)
     if which:
         typer.echo(f"envcheck: {which}", err=True)
@@ -84,13 +86,8 @@ def nccl_test(
     finally:
         for r in remotes:
             r.close()
-    code = EXIT_OK
-    below = (min_busbw is not None and not rep.failure and rep.summary.get("busbw") is not None
-             and rep.summary["busbw"] < min_busbw)
-    if rep.failure:
-        code = EXIT_UNREACHABLE
-    elif rep.wrong or below:
-        code = EXIT_FINDINGS
+    verdict = judge_report(rep, min_busbw)
+    code = verdict.exit_code
     if plot and rep.rows:
         draw(rep, plot)
     if json_out:
@@ -99,7 +96,6 @@ def nccl_test(
         print_json(d)
     else:
         typer.echo(render_text(rep))
-        if below:
-            typer.echo(f"# busbw {rep.summary['busbw']:.3f} GB/s is below --min-busbw "
-                       f"{min_busbw:g} GB/s")
+        if verdict.status == SLOW:
+            typer.echo(f"# {verdict.message}")
     raise typer.Exit(code)

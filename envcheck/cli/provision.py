@@ -10,12 +10,13 @@ from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.report import outcome_body
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   remotes_for)
+                                   HostSelection)
 
 
 @app.command("provision")
 @guard
 def provision_cmd(
+    ctx: typer.Context,
     playbook: Annotated[str, typer.Argument(metavar="PLAYBOOK", help="A playbook file, or the name of a shipped one (cuda10.0-cudnn7.6-torch1.1).")],
     hosts: HostsArg = None,
     files: Annotated[Optional[Path], typer.Option("--files", metavar="DIR", help="Where the playbook's runfile and cuDNN archive are (default: next to the playbook).")] = None,
@@ -46,8 +47,7 @@ def provision_cmd(
         from envcheck.errors import UsageError
         raise UsageError(f"--files {files}: not a directory", "give the directory holding the runfile and archive")
     m = load_matrix(matrix)
-    remotes = remotes_for(hosts, hosts_file, ssh_config, user, port, identity, forks, connect_timeout,
-                          timeout, strict_host_keys)
+    remotes = HostSelection.from_params(ctx.params).remotes()
     o = ProvisionOptions(files=files, dry_run=dry_run, use_sudo=sudo, password=sudo_password_source(sudo),
                          node_python=node_python or "python3", no_checksum=no_checksum, forks=forks,
                          timeout=timeout)

@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
+from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
 from envcheck.doctor.run import AllreduceOutcome
 from envcheck.errors import UsageError
 from envcheck.model import HostResult
@@ -37,7 +38,6 @@ class DoctorBackend:
             self.opts = dataclasses.replace(self.opts, node_python=node_python)
         self.progress = progress
         self.fleet_notes: List[str] = []
-        self.last_report: Optional[Report] = None
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
         from envcheck.audit.fleet import audit_fleet
@@ -56,35 +56,22 @@ class DoctorBackend:
             opts = dataclasses.replace(opts, timeout=t, rendezvous_timeout=min(self.opts.rendezvous_timeout, BISECT_TIMEOUT),
                                        run_timeout=min(self.opts.run_timeout, 4 * BISECT_TIMEOUT))
         rep = run_allreduce([self.by_name[h] for h in hosts], opts, self.progress)
-        self.last_report = rep
         return outcome_of(rep)
 
 
 def outcome_of(rep: Report) -> AllreduceOutcome:
-    out = AllreduceOutcome(hosts=list(rep.hosts), ok=False)
-    out.busbw_gbps = rep.summary.get("busbw") if rep.summary else None
-    out.wrong = rep.wrong
+    v = judge_report(rep)
+    out = AllreduceOutcome(hosts=list(rep.hosts), ok=False, busbw_gbps=v.busbw, wrong=v.wrong)
     if rep.preflight_errors:
-        for e in rep.preflight_errors:
-            h = e.get("host")
-            if h:
-                out.preflight.setdefault(h, e.get("message", "preflight failed"))
+        out.preflight = preflight_refusals(rep.preflight_errors)
         if not out.preflight:
             out.error = (rep.failure or {}).get("message", "preflight failed")
         return out
-    if rep.failure:
-        f = rep.failure
-        out.error = f.get("message") or f.get("kind") or "failed"
-        if f.get("kind") in _CULPRIT_KINDS and f.get("host"):
-            out.missing = [f["host"]]
-        return out
-    if rep.wrong:
-        out.error = f"{rep.wrong} wrong element(s) in the check pass: data corruption"
-        return out
-    if not rep.rows:
-        out.error = "no result from the workers"
-        return out
-    out.ok = True
+    out.ok = v.ok
+    if not v.ok:
+        out.error = v.message
+        if v.culprit and (rep.failure or {}).get("kind") in _CULPRIT_KINDS:
+            out.missing = [v.culprit]
     return out
 
 
@@ -135,10 +122,10 @@ class SrunBackend(DoctorBackend):
                 rows.append(am.make_row(int(rec["bytes"]), am.dtype_size("float32"), "float32",
                                         float(rec["time_us"]) / 1e6, world, rec.get("wrong")))
         summary = am.summarize(rows)
-        out = AllreduceOutcome(list(hosts), p.returncode == 0 and bool(rows) and not summary["wrong"],
-                               busbw_gbps=summary.get("busbw"), wrong=int(summary.get("wrong") or 0))
-        if not out.ok:
-            out.error = (f"{out.wrong} wrong element(s) in the check pass: data corruption" if out.wrong else
-                         f"srun exited {p.returncode} after {time.monotonic() - t0:.0f} s: "
-                         + " ".join((p.stderr or "").strip().splitlines()[-2:]))
-        return out
+        wrong = int(summary.get("wrong") or 0)
+        failed = None if p.returncode == 0 or wrong else {
+            "message": f"srun exited {p.returncode} after {time.monotonic() - t0:.0f} s: "
+                       + " ".join((p.stderr or "").strip().splitlines()[-2:])}
+        v = judge(rows=len(rows), wrong=wrong, busbw=summary.get("busbw"), failure=failed)
+        return AllreduceOutcome(list(hosts), v.ok, busbw_gbps=v.busbw, wrong=v.wrong,
+                                error="" if v.ok else v.message)

@@ -15,6 +15,7 @@ from typing import Callable, Dict, List, Optional, Protocol, Sequence
 from envcheck.doctor import health
 from envcheck.doctor.checks import BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, inventory_of
 from envcheck.doctor.health import FAIL, PASS, SKIP, CheckResult, DoctorReport, Measurement
+from envcheck.allreduce.verdict import judge
 from envcheck.doctor.isolate import isolate
 from envcheck.model import HostResult
 
@@ -80,9 +81,10 @@ def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
 
 
 def _judge(out: AllreduceOutcome, min_busbw: Optional[float]) -> AllreduceOutcome:
-    if out.ok and min_busbw is not None and out.busbw_gbps is not None and out.busbw_gbps < min_busbw:
-        out.ok = False
-        out.error = f"busbw {out.busbw_gbps:.3g} GB/s below --min-busbw {min_busbw:g}"
+    """A backend's passing outcome held to --min-busbw (the backends report without it)."""
+    if out.ok:
+        v = judge(rows=1, wrong=out.wrong, busbw=out.busbw_gbps, min_busbw=min_busbw)
+        out.ok, out.error = v.ok, ("" if v.ok else v.message)
     return out
 
 
@@ -90,7 +92,7 @@ def _describe(out: AllreduceOutcome) -> str:
     if out.error:
         return out.error
     if out.wrong:
-        return f"{out.wrong} wrong element(s) in the check pass: data corruption"
+        return judge(rows=1, wrong=out.wrong, busbw=None).message
     if out.missing:
         return "rank(s) on " + ", ".join(out.missing) + " never joined or died"
     return "failed"

@@ -150,7 +150,7 @@ def nccl_version(f: Facts) -> Optional[str]:
     return _str(_get(f, "nccl", "version"))
 
 
-# Accessors added for the rules (issue 2). Presence matters as much as value: a section the probe
+# Accessors for the rules. Presence matters as much as value: a section the probe
 # wrote but left empty ("the probe looked and found nothing") differs from one it never wrote
 # (`check --cuda 10.0` says nothing about drivers).
 def origin(f: Facts) -> Optional[str]:

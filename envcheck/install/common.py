@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence
 
-from envcheck.remote import DEFAULT_TIMEOUT, Remote, RunResult
+from envcheck.remote import DEFAULT_TIMEOUT, Remote, RunResult, fan_out
 
 # `sudo -n` first: a host with NOPASSWD (or cached credentials) must not get a password on stdin
 # that the command itself would then read; and a missing rule fails at once instead of hanging.
@@ -92,3 +92,14 @@ class NodeOutcome:
     def fail(self, status: str, error: str, log_tail: str = "") -> "NodeOutcome":
         self.status, self.error, self.log_tail = status, error, log_tail
         return self
+
+
+def on_nodes(remotes: Sequence[Remote], fn: Callable[[Remote], "NodeOutcome"], forks: int) -> List["NodeOutcome"]:
+    """fn on every node, at most `forks` at once, each connection closed after; a node whose fn
+    raised (a bug, or an error worded for the user) gets a failed outcome, never a traceback."""
+    try:
+        return fan_out(list(remotes), fn, forks=forks).values_or(
+            lambda remote, e: NodeOutcome(remote.name).fail("failed", getattr(e, "one_line", lambda: str(e))()))
+    finally:
+        for r in remotes:
+            r.close()

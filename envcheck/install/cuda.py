@@ -348,13 +348,11 @@ def install_cuda(remotes: Sequence[Remote], spec: ToolkitSpec, args: InstallArgs
     def preflight(remote: Remote) -> CudaPlan:
         return plan_install(remote.name, gather(remote, spec, args), spec, args)
 
-    plans = fan_out(list(remotes), preflight, forks=forks)
-    outcomes: List[NodeOutcome] = []
-    for remote, p in zip(remotes, plans):
-        if isinstance(p, BaseException):
-            outcomes.append(NodeOutcome(remote.name).fail("unreachable", f"preflight failed: {p}"))
-        else:
-            outcomes.append(render_plan(p, dry_run, args.tmpdir))
+    planned = fan_out(list(remotes), preflight, forks=forks)
+    outcomes: List[NodeOutcome] = [
+        render_plan(o.value, dry_run, args.tmpdir) if o.ok else
+        NodeOutcome(o.item.name).fail("unreachable", f"preflight failed: {o.error}") for o in planned]
+    plans = [o.value for o in planned]
     if dry_run or any(not o.ok for o in outcomes):
         if not dry_run:
             for o in outcomes:
@@ -363,15 +361,16 @@ def install_cuda(remotes: Sequence[Remote], spec: ToolkitSpec, args: InstallArgs
         return outcomes
     todo = [(r, p) for r, p in zip(remotes, plans) if not p.noop]
     done = fan_out(todo, lambda rp: execute(rp[0], rp[1], password, progress, args.tmpdir), forks=forks)
-    by_host = {rp[1].host: res for rp, res in zip(todo, done)}
+    by_host = {o.item[1].host: o for o in done}
     final = []
     for o in outcomes:
-        res = by_host.get(o.host)
-        if res is None:
+        ran = by_host.get(o.host)
+        if ran is None:
             final.append(o)
-        elif isinstance(res, BaseException):
-            final.append(o.fail("failed", str(res)))
+        elif not ran.ok:
+            final.append(o.fail("failed", str(ran.error)))
         else:
+            res = ran.value
             res.lines = [line for line in o.lines if line.startswith("already")] + res.lines
             final.append(res)
     return final

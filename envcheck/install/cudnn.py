@@ -342,6 +342,5 @@ def _finish(out: NodeOutcome, r) -> NodeOutcome:
 
 def install_cudnn(remotes: Sequence[Remote], info: Optional[ArchiveInfo], cuda_home: str, *, forks: int = 32,
                   **kw) -> List[NodeOutcome]:
-    res = fan_out(list(remotes), lambda r: cudnn_node(r, info, cuda_home, **kw), forks=forks)
-    return [x if not isinstance(x, BaseException) else NodeOutcome(r.name).fail("failed", str(x))
-            for r, x in zip(remotes, res)]
+    return fan_out(list(remotes), lambda r: cudnn_node(r, info, cuda_home, **kw), forks=forks).values_or(
+        lambda r, e: NodeOutcome(r.name).fail("failed", str(e)))

@@ -15,7 +15,7 @@ import yaml
 
 from envcheck.errors import MatrixError, VersionError
 from envcheck.matrix.schema import validate
-from envcheck.versions import compare, cu_tag_to_version, parse_torch, vkey
+from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
 
 Record = Dict[str, Any]
 CC = Tuple[int, int]
@@ -29,15 +29,6 @@ def default_matrix_path() -> Path:
     if packaged.exists():
         return packaged
     return Path(__file__).resolve().parents[2] / "compat_matrix.yaml"
-
-
-def _k(v: str) -> Tuple[int, ...]:
-    return tuple(int(p) for p in v.split("."))
-
-
-def _mm(v: str) -> str:
-    k = vkey(v) + (0,)
-    return f"{k[0]}.{k[1]}"
 
 
 def _words(name: str) -> List[str]:
@@ -115,7 +106,7 @@ class Matrix:
             (_words(n), g) for g in data["gpus"] for n in g["names"]]
         # a fleet audit asks the same few questions once per host: answer each once
         self._gpu_cache: Dict[str, Optional[Record]] = {}
-        self._cuda_keys = [(_k(r["version"]), r) for r in self._cuda]
+        self._cuda_keys = [(vkey(r["version"]), r) for r in self._cuda]
 
     # ------------------------------------------------------------------ CUDA
     def releases(self) -> List[Record]:
@@ -139,8 +130,8 @@ class Matrix:
         if found:
             return found[-1]
         k = vkey(version, "CUDA version")
-        below = [r["version"] for r in self._cuda if _k(r["version"]) < k]
-        above = [r["version"] for r in self._cuda if _k(r["version"]) > k]
+        below = [r["version"] for r in self._cuda if vkey(r["version"]) < k]
+        above = [r["version"] for r in self._cuda if vkey(r["version"]) > k]
         near = ([below[-1]] if below else []) + ([above[0]] if above else [])
         raise _query_error("cuda.releases", f"no CUDA {version} in the matrix; nearest known: {', '.join(near)}",
                            "pick one of those, or add the release to compat_matrix.yaml")
@@ -172,16 +163,16 @@ class Matrix:
         found = self._matching(version)
         if len(k) >= 3 and not found:
             # an exact release the matrix lacks: judge by its minor's releases, if any
-            found = self._matching(_mm(version))
+            found = self._matching(major_minor(version))
         release_min = None
         label = version
         source = fam["source"]
         unconfirmed = False
         if found:
-            lowest = min(found, key=lambda r: _k(r["min_driver"]))
+            lowest = min(found, key=lambda r: vkey(r["min_driver"]))
             release_min, source = lowest["min_driver"], lowest["source"]
             unconfirmed = "min_driver" in (lowest.get("unconfirmed") or [])
-            label = found[0]["version"] if len(found) == 1 else f"{_mm(found[0]['version'])}.x"
+            label = found[0]["version"] if len(found) == 1 else f"{major_minor(found[0]['version'])}.x"
         return DriverNeed(label, release_min, fam["min_driver"], bool(fam["minor_version_compat"]),
                           source, fam["source"], unconfirmed)
 
@@ -197,14 +188,14 @@ class Matrix:
             k = vkey(version, "cuDNN version")
         except VersionError:
             return None
-        found = [r for r in self._cudnn if _k(r["version"])[:len(k)] == k]
+        found = [r for r in self._cudnn if vkey(r["version"])[:len(k)] == k]
         return found[-1] if found else None
 
     @staticmethod
     def cudnn_has_build(rec: Record, cuda: str) -> bool:
         k = vkey(cuda, "CUDA version") + (0,)
         for b in rec["cuda"]:
-            bk = _k(b)
+            bk = vkey(b)
             if bk[0] != k[0]:
                 continue
             # before CUDA 11 a build serves its own minor only; from 11 on, the whole major

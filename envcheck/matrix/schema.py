@@ -15,6 +15,7 @@ import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from envcheck.errors import MatrixError
+from envcheck.versions import vkey
 
 SCHEMA_VERSION = 1
 
@@ -24,10 +25,6 @@ _HEX = re.compile(r"^[0-9a-f]+$")
 _CU_TAG = re.compile(r"^cu(\d+)(\d)$")
 _ARCH = re.compile(r"^(sm|compute)_(\d+)[a-z]?$")
 _CC = re.compile(r"^\d+\.\d+$")
-
-
-def _vkey(v: str) -> Tuple[int, ...]:
-    return tuple(int(p) for p in v.split("."))
 
 
 class _Checker:
@@ -113,7 +110,7 @@ class _Checker:
 
     def ascending(self, versions: List[str], path: str) -> None:
         for i in range(1, len(versions)):
-            if _vkey(versions[i]) <= _vkey(versions[i - 1]):
+            if vkey(versions[i]) <= vkey(versions[i - 1]):
                 self.fail(f"{path}[{i}].version", f"{versions[i]} must come after {versions[i - 1]} (ascending, no duplicates)")
 
     def unconfirmed(self, entry: Dict[str, Any], path: str, allowed: Iterable[str]) -> None:
@@ -210,8 +207,8 @@ def _cuda(c: _Checker, cuda: Any) -> Tuple[Set[str], Set[int]]:
         if inst not in installers:
             c.fail(f"{p}.installer", f"unknown installer {inst!r} (known: {', '.join(installers)})")
         first, last = installers[inst]["first"], installers[inst]["last"]
-        mm = _vkey(v)[:2]  # type: ignore[arg-type]
-        if mm < _vkey(first)[:2] or (last is not None and mm > _vkey(last)[:2]):
+        mm = vkey(v)[:2]  # type: ignore[arg-type]
+        if mm < vkey(first)[:2] or (last is not None and mm > vkey(last)[:2]):
             c.fail(f"{p}.installer", f"CUDA {v} is outside the {inst} installer's range {first} - {last or 'newest'}")
         runfile = c.string(rel["runfile"], f"{p}.runfile")
         if not runfile.startswith(f"cuda_{v}_"):
@@ -260,7 +257,7 @@ def _archs(c: _Checker, archs: Any) -> Set[str]:
         c.string(a["name"], f"{p}.name")
         first = c.version(a["first_cuda"], f"{p}.first_cuda", fields=(2,))
         last = c.version(a["last_cuda"], f"{p}.last_cuda", fields=(2,), nullable=True)
-        if last is not None and _vkey(last) < _vkey(first):  # type: ignore[arg-type]
+        if last is not None and vkey(last) < vkey(first):  # type: ignore[arg-type]
             c.fail(f"{p}.last_cuda", f"{last} is before first_cuda {first}")
         c.integer(a["last_driver_branch"], f"{p}.last_driver_branch", nullable=True)
         c.url(a["source"], f"{p}.source")
@@ -353,8 +350,8 @@ def _companion(c: _Checker, table: Any, name: str) -> Set[str]:
 
 def _builds_for(builds: List[str], cuda: str) -> bool:
     """A cuDNN build serves its own minor before CUDA 11 and the whole major from 11 on."""
-    k = _vkey(cuda)
-    return any(_vkey(b)[0] == k[0] and (k[0] >= 11 or _vkey(b)[1:2] == k[1:2]) for b in builds)
+    k = vkey(cuda)
+    return any(vkey(b)[0] == k[0] and (k[0] >= 11 or vkey(b)[1:2] == k[1:2]) for b in builds)
 
 
 def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str],
@@ -362,7 +359,7 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
     c.mapping(torch, "torch", ["arch_sets", "releases"])
     # parsed once: each release's variants look their cuDNN up among all builds (was ~40% of
     # a matrix load when every lookup re-parsed every build's version)
-    cudnn_keys = [(v, _vkey(v)) for v in cudnn_builds]
+    cudnn_keys = [(v, vkey(v)) for v in cudnn_builds]
     sets = c.mapping(torch["arch_sets"], "torch.arch_sets", [], list(torch["arch_sets"] or {}))
     for name, s in sets.items():
         p = f"torch.arch_sets.{name}"
@@ -399,7 +396,7 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
                 if var and key in var:
                     c.version(var[key], f"{vp}.{key}", fields=(3, 4))
             if var and "cudnn" in var:
-                k = _vkey(var["cudnn"])
+                k = vkey(var["cudnn"])
                 found = [v for v, vk in cudnn_keys if vk[:len(k)] == k]
                 if not found:
                     c.fail(f"{vp}.cudnn", f"cuDNN {var['cudnn']} is not in cudnn.releases")

@@ -200,6 +200,7 @@ def _collective(remotes: List[Remote], s: Step, runs: Dict[str, HostRun], matrix
     else:
         from envcheck.allreduce import bandwidth as am
         from envcheck.allreduce.run import Options, run_allreduce
+        from envcheck.allreduce.verdict import judge_report
         a = s.args
         opts = Options(backend=a.get("backend", "auto"), node_python=o.node_python, forks=o.forks,
                        timeout=float(a.get("timeout", 60.0)), rendezvous_timeout=float(a.get("timeout", 60.0)),
@@ -208,21 +209,12 @@ def _collective(remotes: List[Remote], s: Step, runs: Dict[str, HostRun], matrix
             opts = dataclasses.replace(opts, max_bytes=am.parse_size(str(a["max_bytes"])),
                                        min_bytes=min(opts.min_bytes, am.parse_size(str(a["max_bytes"]))))
         rep = run_allreduce(remotes, opts)
-        busbw = rep.summary.get("busbw") if rep.summary else None
-        why = None
-        if rep.failure:
-            why = rep.failure.get("message")
-        elif rep.wrong:
-            why = f"{rep.wrong} wrong element(s): data corruption"
-        elif a.get("min_busbw") is not None and (busbw or 0) < float(a["min_busbw"]):
-            why = f"busbw {busbw} GB/s below min_busbw {a['min_busbw']}"
-        blamed = (rep.failure or {}).get("host")
+        v = judge_report(rep, float(a["min_busbw"]) if a.get("min_busbw") is not None else None)
         for n in names:
-            if why and (blamed is None or blamed == n or not rep.failure):
-                outs[n].fail("failed", f"nccl-test: {why}")
+            if not v.ok and (v.culprit is None or v.culprit == n):
+                outs[n].fail("failed", f"nccl-test: {v.message}")
             else:
-                outs[n].lines.append(f"nccl-test ok: busbw {busbw:.3g} GB/s at the largest size" if busbw is not None
-                                     else "nccl-test ok")
+                outs[n].lines.append(f"nccl-test ok: {v.message}")
     for n in names:
         runs[n].steps.append(StepResult(s.index, s.name, outs[n]))
         if not outs[n].ok:

@@ -11,18 +11,11 @@ from typing import Any, Dict, List, Optional, Tuple
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
-from envcheck.versions import cu_tag_to_version, parse_compute_capability, parse_torch, version_to_cu_tag, vkey
+from envcheck.versions import (cu_tag_to_version, major, parse_compute_capability, parse_torch,
+                               version_to_cu_tag, vkey)
+from envcheck.versions import major_minor as mm  # the rules' short name for 'X.Y'
 
 CC = Tuple[int, int]
-
-
-def mm(version: str) -> str:
-    k = vkey(version) + (0,)
-    return f"{k[0]}.{k[1]}"
-
-
-def major(version: str) -> int:
-    return vkey(version)[0]
 
 
 def src(m: Matrix, name: str) -> str:

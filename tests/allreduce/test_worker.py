@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from envcheck.allreduce.bandwidth import busbw
 from tests.conftest import REPO
 
 pytest.importorskip("torch")
@@ -47,7 +48,8 @@ def test_a_single_rank_runs_the_sweep_and_checks_its_sums():
     recs = [json.loads(line) for line in r.stdout.splitlines()]
     results = [x for x in recs if x["type"] == "result"]
     assert [x["bytes"] for x in results] == [8 * 2 ** k for k in range(8)]
-    assert all(x["wrong"] == 0 and x["busbw"] == 0.0 for x in results)   # 2(n-1)/n = 0
+    assert all(x["wrong"] == 0 and x["world"] == 1 and x["time_us"] > 0 for x in results)
+    assert all(busbw(x["bytes"], x["time_us"] / 1e6, x["world"]) == 0.0 for x in results)  # 2(n-1)/n = 0
     assert recs[-1]["type"] == "done"
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 
-from envcheck.cli.hostopts import remotes_for
+from envcheck.cli.hostopts import HostSelection
 from envcheck.audit.fleet import audit_fleet
 from envcheck.install.cuda import sha256_file
 from envcheck.matrix.load import load_matrix
@@ -83,7 +83,7 @@ def test_install_cuda_on_four_nodes_then_a_noop_then_env_cudnn_and_a_clean_audit
     audit = cli("audit", cl.hostlist, "--ssh-config", str(cl.ssh_config), "--json")
     assert audit.returncode == 0, audit.stdout[-2000:] + audit.stderr
     assert not _findings(audit.stdout, ("cuda", "cudnn", "env"))
-    remotes = remotes_for([cl.hostlist], ssh_config=cl.ssh_config)
+    remotes = HostSelection(hosts=(cl.hostlist,), ssh_config=cl.ssh_config).remotes()
     fleet = audit_fleet(remotes, load_matrix())
     assert not fleet.unreachable, [r.error for r in fleet.unreachable]
     for r in fleet.results:  # what the probe (non-interactive SSH, like torchrun's) now sees

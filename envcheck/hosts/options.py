@@ -1,0 +1,118 @@
+"""How hosts are reached: SSH options from the CLI, ssh_config resolved per target, and the
+state shared by every connection of one run (ssh_config parsed once, known_hosts read once)."""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import paramiko
+
+from envcheck.errors import UsageError
+from envcheck.hostlist import Target
+from envcheck.hosts.known_hosts import KnownHosts
+from envcheck.remote import DEFAULT_TIMEOUT
+
+DEFAULT_FORKS = 32
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+@dataclass
+class SSHOptions:
+    """How to reach hosts. CLI flags override ssh_config; `user@host:port` overrides both.
+    Plain values only: what is parsed from files lives in SSHContext."""
+
+    ssh_config: Optional[str] = None       # default ~/.ssh/config when it exists
+    user: Optional[str] = None
+    port: Optional[int] = None
+    identity: Optional[str] = None
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    timeout: float = DEFAULT_TIMEOUT        # per remote command
+    strict_host_keys: bool = False
+    forks: int = DEFAULT_FORKS
+    known_hosts: Optional[str] = None      # overrides ssh_config's UserKnownHostsFile
+    nodelay: bool = True                    # TCP_NODELAY; off only to measure the difference
+    remote_kill: bool = True                # the node kills a command that outlives its timeout
+
+    def validate(self) -> None:
+        """Usage problems found before any host is contacted: one line, exit 2, not N reports."""
+        if self.identity and not os.path.isfile(os.path.expanduser(self.identity)):
+            raise UsageError(f"identity file {self.identity} does not exist", "check the --identity path")
+        if self.known_hosts and os.path.isdir(self.known_hosts):
+            raise UsageError(f"known_hosts {self.known_hosts} is a directory",
+                             "point UserKnownHostsFile (ssh_config) at a file, e.g. ~/.ssh/known_hosts")
+        load_ssh_config(self.ssh_config)
+
+
+def load_ssh_config(path: Optional[str]) -> paramiko.SSHConfig:
+    """The named ssh_config (which must exist), else ~/.ssh/config when present, else empty."""
+    explicit = path is not None
+    path = path or os.path.expanduser("~/.ssh/config")
+    if explicit and not os.path.isfile(path):
+        raise UsageError(f"ssh config {path} does not exist", "check the --ssh-config path")
+    if not os.path.isfile(path):
+        return paramiko.SSHConfig()
+    try:
+        return paramiko.SSHConfig.from_path(path)
+    except Exception as e:  # noqa: BLE001 - paramiko raises assorted errors on bad syntax
+        raise UsageError(f"cannot parse ssh config {path}: {e}", "fix the file or pass --ssh-config") from e
+
+
+class SSHContext:
+    """What every connection of one run shares: the options, ssh_config parsed once, and one
+    KnownHosts per set of known_hosts files (read once, appended to under a lock)."""
+
+    def __init__(self, options: SSHOptions):
+        self.options = options
+        self.ssh_config = load_ssh_config(options.ssh_config)
+        self._known: Dict[Tuple[str, ...], KnownHosts] = {}
+        self._lock = threading.Lock()
+
+    def known_hosts(self, files: Tuple[str, ...]) -> KnownHosts:
+        with self._lock:
+            if files not in self._known:
+                self._known[files] = KnownHosts(files)
+            return self._known[files]
+
+
+@dataclass
+class Resolved:
+    """A target after ssh_config: where to connect, as whom, with which keys."""
+
+    label: str
+    hostname: str
+    port: int
+    user: str
+    identities: List[str]
+    identities_only: bool
+    known_hosts: Tuple[str, ...]
+    strict: bool
+    proxied: bool  # ProxyCommand/ProxyJump in ssh_config: not supported, reported
+
+
+def resolve(target: Target, options: SSHOptions, ssh_config: Optional[paramiko.SSHConfig] = None) -> Resolved:
+    cfg = (ssh_config if ssh_config is not None else load_ssh_config(options.ssh_config)).lookup(target.host)
+    user = target.user or options.user or cfg.get("user") or _local_user()
+    port = target.port or options.port or int(cfg.get("port", 22))
+    if options.identity:
+        identities, only = [os.path.expanduser(options.identity)], True
+    else:
+        identities = [os.path.expanduser(p) for p in cfg.get("identityfile", [])]
+        identities = [p for p in identities if os.path.exists(p)]
+        only = str(cfg.get("identitiesonly", "no")).lower() == "yes"
+    if options.known_hosts:
+        kh = (os.path.expanduser(options.known_hosts),)
+    elif cfg.get("userknownhostsfile"):
+        kh = tuple(os.path.expanduser(p) for p in str(cfg["userknownhostsfile"]).split())
+    else:
+        kh = (os.path.expanduser("~/.ssh/known_hosts"),)
+    strict = options.strict_host_keys or str(cfg.get("stricthostkeychecking", "")).lower() == "yes"
+    return Resolved(label=target.label, hostname=cfg.get("hostname", target.host), port=port, user=user,
+                    identities=identities, identities_only=only, known_hosts=kh, strict=strict,
+                    proxied=bool(cfg.get("proxycommand") or cfg.get("proxyjump")))
+
+
+def _local_user() -> str:
+    import getpass
+    return getpass.getuser()

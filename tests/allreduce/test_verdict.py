@@ -1,0 +1,41 @@
+"""One verdict for every all-reduce run (envcheck/allreduce/verdict.py): nccl-test, doctor and
+provision ask the same function, so the same numbers get the same answer and exit code."""
+from types import SimpleNamespace
+
+from envcheck.allreduce.verdict import CORRUPT, LOST, NO_RESULT, PASSED, SLOW, judge, judge_report
+
+
+def test_a_correct_run_passes_with_exit_0_and_says_its_bandwidth():
+    v = judge(rows=3, wrong=0, busbw=12.5)
+    assert (v.status, v.exit_code, v.ok) == (PASSED, 0, True)
+    assert "12.5 GB/s" in v.message
+
+
+def test_wrong_elements_are_data_corruption_with_exit_1_even_when_fast():
+    v = judge(rows=3, wrong=2, busbw=99.0, min_busbw=1.0)
+    assert (v.status, v.exit_code) == (CORRUPT, 1)
+    assert "2 wrong element(s)" in v.message and "data corruption" in v.message
+
+
+def test_a_run_below_min_busbw_is_slow_with_exit_1():
+    v = judge(rows=3, wrong=0, busbw=0.5, min_busbw=2.0)
+    assert (v.status, v.exit_code) == (SLOW, 1)
+    assert "below --min-busbw 2 GB/s" in v.message
+
+
+def test_a_lost_rank_is_exit_3_and_blames_its_host_before_any_number():
+    v = judge(rows=0, wrong=5, busbw=None, failure={"kind": "rank_lost", "host": "node02",
+                                                      "message": "rank 3 on node02 was killed"})
+    assert (v.status, v.exit_code, v.culprit) == (LOST, 3, "node02")
+    assert v.message == "rank 3 on node02 was killed"
+
+
+def test_no_rows_and_no_failure_is_never_a_pass():
+    v = judge(rows=0, wrong=0, busbw=None)
+    assert (v.status, v.exit_code, v.ok) == (NO_RESULT, 3, False)
+
+
+def test_a_report_is_judged_from_its_rows_summary_and_failure():
+    rep = SimpleNamespace(rows=[{}, {}], summary={"busbw": 3.0, "wrong": 0}, wrong=0, failure=None)
+    assert judge_report(rep, min_busbw=4.0).status == SLOW
+    assert judge_report(rep).status == PASSED
