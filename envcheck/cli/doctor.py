@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -20,12 +19,9 @@ FileOpt = Optional[Path]
 
 
 def _load_baseline(path: Path) -> health.DoctorReport:
-    try:
-        doc = json.loads(path.read_text())
-    except OSError as e:
-        raise UsageError(f"--baseline {path}: cannot read: {e.strerror}", "save a good run with `envcheck doctor --json > FILE`")
-    except ValueError as e:
-        raise UsageError(f"--baseline {path}: not JSON ({e})", "save a good run with `envcheck doctor --json > FILE`")
+    from envcheck import inputs
+    fix = "save a good run with `envcheck doctor --json > FILE`"
+    doc = inputs.parse_json(inputs.read_text(str(path), "--baseline", fix), f"--baseline {path}", fix)
     if not isinstance(doc, dict) or "verdict" not in doc or "checks" not in doc:
         raise UsageError(f"--baseline {path}: not a doctor report", "save a good run with `envcheck doctor --json > FILE`")
     return health.from_dict(doc)

@@ -49,7 +49,9 @@ def explain(
     """Say what causes an error message and which check diagnoses it. Example: envcheck explain "no kernel image is available" node[01-04]"""
     stdin_text = None
     if text is None or text == "-":
-        stdin_text = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        from envcheck import inputs
+        stdin_text = None if sys.stdin is None or sys.stdin.isatty() else inputs.read_stream(
+            sys.stdin, "stdin", "paste the error message itself, or the tail of the log")
     found = lib.explain(lib.read_text(text, stdin_text))
     if not found:
         if json_out:

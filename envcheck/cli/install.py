@@ -70,6 +70,8 @@ def env_cmd(
     from envcheck.install.envblock import env_node, render_block
     if profile_d and file != "~/.bashrc":
         raise UsageError("give --file or --profile-d, not both", "--profile-d writes /etc/profile.d and /etc/ld.so.conf.d")
+    from envcheck.install.envblock import check_rc_file
+    check_rc_file(file)
     if not remove:
         if not cuda_home:
             raise UsageError("env: --cuda-home is required (unless --remove)",
@@ -198,6 +200,9 @@ def install_cudnn_cmd(
     from envcheck.install.staging import check_tmpdir
 
     tmpdir = check_tmpdir(tmpdir)
+    if cuda:
+        from envcheck.versions import strict_version
+        cuda = strict_version(cuda, "--cuda")
     if cuda and cuda_home:
         raise UsageError("give --cuda or --cuda-home, not both", "e.g. --cuda 12.4 or --cuda-home /usr/local/cuda-12.4")
     home = cuda_home or (f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda")

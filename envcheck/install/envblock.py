@@ -148,6 +148,18 @@ def apply_block(text: str, block: str) -> str:
 
 # ---- fact --------------------------------------------------------------------------------------
 
+# shell startup files by name: .bashrc, .zshenv, .profile, bash.bashrc, /etc/profile.d/*.sh …
+_RC_NAME = re.compile(r"\.?[A-Za-z0-9_.-]*(rc|profile|login|logout|env|\.sh|\.bash|\.zsh)")
+
+
+def check_rc_file(file: str) -> None:
+    """--file names a shell startup file: never /etc/passwd, a device, or a directory."""
+    name = file.rstrip("/").rsplit("/", 1)[-1] if not file.endswith("/") else ""
+    if not file.strip() or not _RC_NAME.fullmatch(name) or file.startswith(("/dev/", "/proc/", "/sys/")):
+        raise UsageError(f"--file {file!r} is not a shell startup file (.bashrc, .zshenv, .profile, "
+                         "/etc/profile.d/NAME.sh …)", "pass --file ~/.bashrc, or the startup file of the login shell")
+
+
 def fact_command(path: str) -> str:
     """One command: resolve the path (a dotfile symlink is edited at its target, not replaced by a
     file), then print 'path exists sha256' and the file's text as base64."""
@@ -156,12 +168,16 @@ def fact_command(path: str) -> str:
     else:  # ~/.bashrc or .bashrc: the remote user's home, expanded by the remote shell
         rest = path[2:] if path.startswith("~/") else path
         p = '"$HOME"/' + shlex.quote(rest)
-    # writable: whether the SSH user can replace the file without root (its directory is writable)
+    # writable: whether the SSH user can replace the file without root (its directory is writable);
+    # kind: a regular file, nothing yet, or something never to write (directory, device, FIFO);
+    # link: whether a symlink was followed, and whether it stays in the home or /etc/profile.d
     return (
         f"f={p}; r=$(readlink -f -- \"$f\" 2>/dev/null || echo \"$f\"); "
         "w=0; [ -w \"$(dirname \"$r\")\" ] && w=1; "
-        "if [ -f \"$r\" ]; then s=$(sha256sum < \"$r\" | cut -d' ' -f1); echo \"$r 1 $s $w\"; base64 < \"$r\"; "
-        "else echo \"$r 0 - $w\"; fi; echo " + FACT_SEP
+        "l=no; if [ -L \"$f\" ]; then l=out; case \"$r\" in \"$HOME\"/*|/etc/profile.d/*) l=in ;; esac; fi; "
+        "if [ -f \"$r\" ]; then s=$(sha256sum < \"$r\" | cut -d' ' -f1); echo \"$r 1 $s $w file $l\"; base64 < \"$r\"; "
+        "elif [ -e \"$r\" ] || [ -L \"$r\" ]; then echo \"$r 0 - $w other $l\"; "
+        "else echo \"$r 0 - $w none $l\"; fi; echo " + FACT_SEP
     )
 
 
@@ -180,10 +196,16 @@ class FileFact:
 def parse_file_fact(stdout: str) -> FileFact:
     """Parse one fact_command() answer (up to and without its FACT_SEP line)."""
     head, _, body = stdout.strip("\n").partition("\n")
-    parts = head.rsplit(" ", 3)
-    if len(parts) != 4 or parts[1] not in ("0", "1"):
+    parts = head.rsplit(" ", 5)
+    if len(parts) != 6 or parts[1] not in ("0", "1"):
         raise UsageError(f"unexpected answer reading the file: {head[:80]!r}")
-    path, exists, sha, writable = parts
+    path, exists, sha, writable, kind, link = parts
+    if kind == "other":
+        raise UsageError(f"{path} is a directory, device, FIFO or socket, not a shell startup file; not writing to it",
+                         "pass --file with a regular file such as ~/.bashrc")
+    if link == "out":
+        raise UsageError(f"the file is a symlink to {path}, outside the home and /etc/profile.d; not following it",
+                         f"pass --file {path} if that file is really meant")
     data = base64.b64decode(body.replace(FACT_SEP, "")) if exists == "1" else b""
     try:
         text = data.decode("utf-8")
