@@ -42,7 +42,7 @@ def doctor(
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
     launcher: Annotated[str, typer.Option("--launcher", help="Start the all-reduce workers over ssh, or with srun inside a Slurm allocation.")] = "ssh",
     backend: Annotated[str, typer.Option("--backend", help="nccl, gloo, or auto (nccl when every node has a GPU).")] = "auto",
-    nproc_per_node: Annotated[Optional[int], typer.Option("--nproc-per-node", min=1, help="Ranks per host (default: its GPU count; 2 without GPUs).")] = None,
+    nproc_per_node: Annotated[Optional[int], typer.Option("--nproc-per-node", min=1, max=1024, help="Ranks per host (default: its GPU count; 2 without GPUs).")] = None,
     max_bytes: Annotated[str, typer.Option("--max-bytes", help="The one large all-reduce size.")] = "64M",
     min_busbw: Annotated[Optional[float], typer.Option("--min-busbw", metavar="GB/S", help="Below this bus bandwidth the all-reduce fails (and the slow node is isolated).")] = None,
     ifname: Annotated[Optional[str], typer.Option("--ifname", help="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME for the all-reduce.")] = None,
