@@ -58,7 +58,8 @@ def guard(fn: F) -> F:
             check_numbers(kwargs)
             return fn(*args, **kwargs)
         except EnvcheckError as e:
-            raise die(e.one_line(), e.exit_code)
+            # one line whatever the message quoted (a file's text, a parser's caret diagram)
+            raise die(" ".join(part.strip() for part in e.one_line().splitlines() if part.strip()), e.exit_code)
         except KeyboardInterrupt:
             raise die("interrupted", 130)
 

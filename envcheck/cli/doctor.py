@@ -18,6 +18,18 @@ from envcheck.remote import LocalRemote
 FileOpt = Optional[Path]
 
 
+def _check_writable(path: Path, flag: str) -> None:
+    import os
+    import tempfile
+    d = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(d))
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot write in {d}: {e.strerror}", "choose a writable directory") from e
+
+
 def _load_baseline(path: Path) -> health.DoctorReport:
     from envcheck import inputs
     fix = "save a good run with `envcheck doctor --json > FILE`"
@@ -76,6 +88,8 @@ def doctor(
     for path, flag in ((junit, "--junit"), (prometheus, "--prometheus")):
         if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
             raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
+        if path is not None:   # before the run, not after minutes of it (/proc, a read-only mount)
+            _check_writable(path, flag)
     base = _load_baseline(baseline) if baseline else None
     m = load_matrix(matrix)
     remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
