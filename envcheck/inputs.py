@@ -7,6 +7,7 @@ Every reader refuses more than its cap with a UsageError naming the file and the
 from __future__ import annotations
 
 import os
+import re
 import stat
 from typing import IO, Optional
 
@@ -127,3 +128,15 @@ def parse_yaml(text: str, what: str, fix: str, loader=None):
         where = getattr(e, "problem_mark", None)
         at = f" at line {where.line + 1}" if where else ""
         raise UsageError(f"{what}: not valid YAML{at}: {getattr(e, 'problem', None) or ' '.join(str(e).split())}", fix) from e
+
+
+# shell startup files by name: .bashrc, .zshenv, .profile, bash.bashrc, /etc/profile.d/*.sh …
+_RC_NAME = re.compile(r"\.?[A-Za-z0-9_.-]*(rc|profile|login|logout|env|\.sh|\.bash|\.zsh)")
+
+
+def check_rc_file(file: str) -> None:
+    """--file names a shell startup file: never /etc/passwd, a device, or a directory."""
+    name = file.rstrip("/").rsplit("/", 1)[-1] if not file.endswith("/") else ""
+    if not file.strip() or not _RC_NAME.fullmatch(name) or file.startswith(("/dev/", "/proc/", "/sys/")):
+        raise UsageError(f"--file {file!r} is not a shell startup file (.bashrc, .zshenv, .profile, "
+                         "/etc/profile.d/NAME.sh …)", "pass --file ~/.bashrc, or the startup file of the login shell")

@@ -41,6 +41,13 @@ def _g(d: Any, *path: str) -> Any:
 
 def _driver(f: Facts) -> str:
     drv = _g(f, "driver") or {}
+    user = (drv.get("userspace") or {}) if isinstance(drv.get("userspace"), dict) else {}
+    if drv.get("state") == "module-not-loaded":
+        return (f"{user.get('version') or 'unknown'} userspace installed, kernel module not loaded"
+                + (f" ({user['library']})" if user.get("library") else ""))
+    if drv.get("state") == "mismatch":
+        return (f"version mismatch: userspace {user.get('version') or 'unknown'}, "
+                f"kernel module {drv.get('kernel_module') or 'unknown'}")
     if not drv.get("version"):
         why = (drv.get("error") or "").replace("no NVIDIA driver found: ", "")
         return f"not found ({why})" if why else (NONE if not drv else "not found")
@@ -79,7 +86,9 @@ def _cuda(f: Facts) -> List[str]:
     if version:
         how = in_use.get("via")
         where = in_use.get("path") or nvcc.get("path") or ""
-        lines.append(f"{version} in use" + (f" (via {how}: {where})" if how else ""))
+        build = nvcc.get("build") if in_use.get("via") == "PATH" and nvcc.get("build") != version else None
+        lines.append(f"{version} in use" + (f" (via {how}: {where})" if how else "")
+                     + (f", nvcc V{build}" if build else ""))
     else:
         lines.append("no toolkit in use" + (" (nvcc on PATH: %s)" % nvcc["path"] if nvcc.get("path") else ""))
     link = cuda.get("symlink") or {}
@@ -89,6 +98,10 @@ def _cuda(f: Facts) -> List[str]:
             marks.append(f"<- {link.get('path')}")
         if in_use.get("path") and t.get("path") == in_use.get("path"):
             marks.append("in use")
+        if t.get("layout") == "distro":
+            pkg = t.get("package") or {}
+            marks.append("distribution package" + (f" {pkg.get('name')} {pkg.get('version')}" if pkg else "")
+                         + f": headers {t.get('include') or '?'}, libraries {t.get('lib') or '?'}")
         lines.append(f"  {t.get('path')}  {t.get('version') or 'unknown version'}"
                      f" ({t.get('source') or 'no version file'})" + (" " + ", ".join(marks) if marks else ""))
     return lines

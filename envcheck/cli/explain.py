@@ -6,27 +6,54 @@ from typing import List, Optional
 
 import typer
 
-from envcheck.explain import match as lib
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, IdentityOpt, NodePythonOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
+from envcheck.errors import UsageError
+from envcheck.explain import match as lib
+from envcheck.remote import LocalRemote
+
+WIDTH = 100
+
+
+def _wrapped(label: str, body: str, hang: str = "") -> None:
+    lines = textwrap.wrap(body, WIDTH - 11, subsequent_indent=hang) or [""]
+    typer.echo(f"  {(label + ':') if label else '':<8} {lines[0]}")
+    for line in lines[1:]:
+        typer.echo(f"           {line}")
 
 
 def _print(found: List[lib.Explanation]) -> None:
-    width = 100
     for i, e in enumerate(found):
         if i:
             typer.echo("")
-        typer.echo(f"{e.title}  [{', '.join(e.components)}]")
-        typer.echo(f"  matched: {e.matched}")
-        for label, body in (("cause", e.cause), ("fix", e.fix)):
-            lines = textwrap.wrap(body, width - 11) or [""]
-            typer.echo(f"  {label + ':':<8} {lines[0]}")
-            for line in lines[1:]:
-                typer.echo(f"           {line}")
+        comps = f"  [{', '.join(e.components)}]" if e.components else ""
+        typer.echo(f"{i + 1}. {e.title} ({e.confidence}){comps}")
+        typer.echo(f"  matched: line {e.line}: {e.matched}")
+        _wrapped("cause", e.cause)
+        for j, a in enumerate(e.alternatives, 1):
+            _wrapped("causes" if j == 1 else "", f"{j}. {a.confidence}: {a.cause}", "   ")
+            _wrapped("", f"   tell apart: {a.check}", "   ")
+        _wrapped("fix", e.fix)
         for j, c in enumerate(e.checks):
             typer.echo(f"  {'check:' if j == 0 else '':<8} {c}")
+
+
+def _print_hosts(found: List[lib.Explanation], diagnosis: list) -> None:
+    typer.echo("")
+    typer.echo("on the hosts:")
+    for d in diagnosis:
+        if d["error"]:
+            typer.echo(f"  {d['host']}: could not be audited: {d['error']}")
+            continue
+        for e, c in zip(found, d["causes"]):
+            why = f" ({c['why']})" if c.get("why") else ""
+            typer.echo(f"  {d['host']}: {e.id}: {c['verdict']}{why}")
+            for f in c["findings"]:
+                typer.echo(f"    {f['severity']} [{f['component']}] {f['message']}")
+                if f.get("fix"):
+                    typer.echo(f"      fix: {f['fix']}")
 
 
 @app.command("explain")
@@ -34,10 +61,11 @@ def _print(found: List[lib.Explanation]) -> None:
 def explain(
     ctx: typer.Context,
     text: Annotated[Optional[str], typer.Argument(
-        metavar="ERROR_TEXT", help="The error message or traceback; '-' (or nothing) reads stdin.")] = None,
+        metavar="ERROR_TEXT", help="The error message, traceback or whole log; '-' (or nothing) reads stdin.")] = None,
     hosts: Annotated[Optional[List[str]], typer.Argument(
         metavar="[HOSTS]...", show_default=False,
-        help="Also audit these hosts and show the findings that diagnose this error.")] = None,
+        help="Also audit these hosts and say per host which cause is confirmed or ruled out.")] = None,
+    local: Annotated[bool, typer.Option("--local", help="Audit this machine and say which cause is confirmed or ruled out here.")] = False,
     node_python: NodePythonOpt = None,
     hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
@@ -46,7 +74,9 @@ def explain(
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Say what causes an error message and which check diagnoses it. Example: envcheck explain "no kernel image is available" node[01-04]"""
+    """Say what causes an error message (most likely first) and which check tells the causes apart. Example: envcheck explain "no kernel image is available" node[01-04]"""
+    if local and (hosts or hosts_file):
+        raise UsageError("explain: --local audits this machine only; it takes no hosts", "drop --local, or the hosts")
     stdin_text = None
     if text is None or text == "-":
         from envcheck import inputs
@@ -55,49 +85,36 @@ def explain(
     found = lib.explain(lib.read_text(text, stdin_text))
     if not found:
         if json_out:
-            print_json({"known": False, "matches": []})
+            print_json({"known": False, "environment": False, "matches": []})
             raise typer.Exit(2)
         raise die("explain: this error text matches no known signature; run `envcheck audit HOSTS` "
                   "to check the whole stack", 2)
     diagnosis = None
-    if hosts or hosts_file:
+    if hosts or hosts_file or local:
         from envcheck.audit.fleet import audit_fleet
+        from envcheck.explain.verdict import verdicts
         from envcheck.matrix.load import load_matrix
-        comps = set(lib.components_of(found))
-        remotes = HostSelection.from_params(ctx.params).remotes()
+        # --local: this machine even inside a Slurm allocation (no $SLURM_JOB_NODELIST fan-out)
+        remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
         try:
             fa = audit_fleet(remotes, load_matrix(matrix), deep=False, node_python=node_python,
                              timeout=timeout, forks=forks)
         finally:
             for r in remotes:
                 r.close()
-        diagnosis = [{"host": r.host, "error": r.error,
-                      "findings": [f.to_dict() for f in r.findings if f.component in comps]} for r in fa.results]
+        diagnosis = verdicts(found, fa.results)
     code = 0
     if diagnosis is not None:
-        if any(d["error"] for d in diagnosis):
-            code = 3
-        elif any(f["severity"] == "error" for d in diagnosis for f in d["findings"]):
-            code = 1
+        from envcheck.explain.verdict import exit_code
+        code = exit_code(diagnosis)
     if json_out:
-        doc = {"known": True, "matches": [e.to_dict() for e in found]}
+        doc = {"known": True, "environment": lib.top_environment_cause(found) is not None,
+               "matches": [e.to_dict() for e in found]}
         if diagnosis is not None:
             doc["hosts"] = diagnosis
         print_json(doc)
         raise typer.Exit(code)
     _print(found)
     if diagnosis is not None:
-        typer.echo("")
-        typer.echo(f"on the hosts (findings for {', '.join(lib.components_of(found))}):")
-        for d in diagnosis:
-            if d["error"]:
-                typer.echo(f"  {d['host']}: could not be audited: {d['error']}")
-                continue
-            shown = [f for f in d["findings"] if f["severity"] in ("error", "warning")]
-            if not shown:
-                typer.echo(f"  {d['host']}: nothing found")
-            for f in shown:
-                typer.echo(f"  {d['host']}: {f['severity']} [{f['component']}] {f['message']}")
-                if f.get("fix"):
-                    typer.echo(f"  {'':<{len(d['host'])}}  fix: {f['fix']}")
+        _print_hosts(found, diagnosis)
     raise typer.Exit(code)

@@ -19,7 +19,7 @@ BUSBW = "allreduce_busbw_gbps"
 
 # findings that only matter when the nodes are meant to have GPUs: with --no-expect-gpus (a
 # CPU-only or gloo cluster, CI) they are kept as information and do not make a node WARN
-GPU_ONLY_CODES = ("driver-not-found",)
+GPU_ONLY_CODES = ("driver-not-found", "driver-module-not-loaded")
 
 
 def _status(findings: List[Finding]) -> str:

@@ -1,37 +1,54 @@
-"""`envcheck explain`: match a pasted error text against well-known signatures
-(envcheck/explain/signatures.py) and say what causes it, how to fix it and which envcheck checks
-diagnose it. Pure: text in, data out; the CLI prints.
+"""`envcheck explain`: find the well-known error texts (envcheck/explain/signatures.yaml) in a
+pasted message, traceback or whole log, rank them and say for each what causes it, how sure
+that is, how to fix it and which envcheck checks tell the causes apart. Pure: text in, data
+out; the CLI prints.
+
+Ranking: a confidence (exact: the text is that error's own message; likely: a weaker hint, or
+the most frequent cause of an error with several; possible: the other causes of such an error),
+then root causes before what they lead to (a GPU missing from torch's arch list before the
+'no kernel image' it causes), then the order in the log (the earliest is usually the cause).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
-from envcheck.explain.signatures import SIGNATURES
 from envcheck.errors import UsageError
+from envcheck.explain.normalise import Normalised
+from envcheck.explain.signatures import CONFIDENCE, Signature, signatures
 
-_FLAGS = re.IGNORECASE | re.MULTILINE
-# a pasted traceback can be huge; the signatures are all near the error lines, and a bounded
-# input keeps every regex cheap
-MAX_TEXT = 1_000_000
+# every wording is searched in the whole text; past this the tail is what matters (the error
+# is printed last) and the head of a huge log is mostly progress output
+MAX_TEXT = 4_000_000
+
+
+@dataclass
+class Alternative:
+    cause: str
+    check: str
+    confidence: str
 
 
 @dataclass
 class Explanation:
     id: str
+    kind: str                 # environment | workload
+    confidence: str           # exact | likely | possible
     title: str
-    matched: str          # the text that matched, as pasted (one line, trimmed)
+    matched: str              # the line(s) that matched, as pasted (trimmed)
+    line: int                 # 1-based line of the match in the pasted text
     cause: str
     fix: str
     components: List[str]
     checks: List[str]
     values: Dict[str, str] = field(default_factory=dict)   # numbers/versions read from the text
+    alternatives: List[Alternative] = field(default_factory=list)
     position: int = 0
+    priority: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
-        del d["position"]
+        del d["position"], d["priority"]
         return d
 
 
@@ -40,50 +57,70 @@ class _Fill(dict):
         return "?"
 
 
-def _compiled() -> List[Tuple[Dict[str, Any], "re.Pattern[str]"]]:
-    return [(sig, re.compile(sig["pattern"], _FLAGS)) for sig in SIGNATURES]
+def _first_match(sig: Signature, norm: Normalised):
+    """The earliest match over all wordings, with the best confidence among wordings matching
+    there; None when no wording matches."""
+    best = None
+    for w in sig.wordings:
+        if w.anchor is not None and w.anchor not in norm.lower:
+            continue
+        m = w.regex.search(norm.text)
+        if m and w.context is not None and not w.context.search(norm.text):
+            m = None
+        if m and (best is None or (m.start(), CONFIDENCE.index(w.confidence))
+                  < (best[0].start(), CONFIDENCE.index(best[1]))):
+            best = (m, w.confidence)
+    return best
 
 
-_TABLE = _compiled()
+def _explanation(sig: Signature, m, confidence: str, norm: Normalised) -> Explanation:
+    values = {k: v for k, v in m.groupdict().items() if v is not None}
+    fill = _Fill(sig.defaults)
+    fill.update(values)
+    if sig.derive:
+        fill.update({k: v for k, v in sig.derive(dict(fill)).items() if v is not None})
+    alts = [Alternative(a["cause"], a["check"], "likely" if i == 0 else "possible")
+            for i, a in enumerate(sig.alternatives)]
+    if alts and confidence == "exact":
+        # the error is certain, its cause is not: the answer is as sure as its first cause
+        confidence = "likely"
+    line, shown = norm.lines_of(m.start(), m.end())
+    return Explanation(
+        id=sig.id, kind=sig.kind, confidence=confidence, title=sig.title.format_map(fill),
+        matched=shown, line=line, cause=sig.cause.format_map(fill), fix=sig.fix.format_map(fill),
+        components=list(sig.components), checks=[c.format_map(fill) for c in sig.checks],
+        values={k: str(v) for k, v in values.items()}, alternatives=alts,
+        position=m.start(), priority=sig.priority)
 
 
 def explain(text: str) -> List[Explanation]:
-    """Every signature found in `text`, in the order they appear (the earliest is usually the
-    root cause); generic entries superseded by a specific one are dropped. [] = unknown."""
+    """Every known error found in `text`, most likely cause first; generic entries superseded by
+    a specific one are dropped. [] = nothing known."""
     if text is None or not text.strip():
-        raise UsageError("explain: no error text given", 'pass the message, e.g. envcheck explain "no kernel image is available"')
-    text = text[:MAX_TEXT]
+        raise UsageError("explain: no error text given",
+                         'pass the message, e.g. envcheck explain "no kernel image is available"')
+    skipped = text.count("\n", 0, len(text) - MAX_TEXT) if len(text) > MAX_TEXT else 0
+    norm = Normalised(text[-MAX_TEXT:], first_line=skipped + 1)
     found: List[Explanation] = []
-    for sig, rx in _TABLE:
-        m = rx.search(text)
-        if not m:
-            continue
-        values = {k: v for k, v in m.groupdict().items() if v is not None}
-        fill = _Fill(sig.get("defaults", {}))
-        fill.update(values)
-        derive = sig.get("derive")
-        if derive:
-            fill.update({k: v for k, v in derive(dict(fill)).items() if v is not None})
-        found.append(Explanation(
-            id=sig["id"],
-            title=sig["title"].format_map(fill),
-            matched=" ".join(m.group(0).split())[:300],
-            cause=sig["cause"].format_map(fill),
-            fix=sig["fix"].format_map(fill),
-            components=list(sig["components"]),
-            checks=[c.format_map(fill) for c in sig["checks"]],
-            values={k: str(v) for k, v in values.items()},
-            position=m.start(),
-        ))
-    dropped = {s for sig, _ in _TABLE if sig["id"] in {e.id for e in found}
-               for s in sig.get("supersedes", ())}
+    table = signatures()
+    for sig in table:
+        hit = _first_match(sig, norm)
+        if hit:
+            found.append(_explanation(sig, hit[0], hit[1], norm))
+    ids = {e.id for e in found}
+    dropped = {s for sig in table if sig.id in ids for s in sig.supersedes}
     found = [e for e in found if e.id not in dropped]
-    found.sort(key=lambda e: e.position)
+    found.sort(key=lambda e: (CONFIDENCE.index(e.confidence), -e.priority, e.position))
     return found
 
 
+def top_environment_cause(found: Sequence[Explanation]) -> Optional[Explanation]:
+    """The first match that blames the environment (None: unknown, or the program's own fault)."""
+    return next((e for e in found if e.kind == "environment"), None)
+
+
 def signature_ids() -> Sequence[str]:
-    return [sig["id"] for sig, _ in _TABLE]
+    return [s.id for s in signatures()]
 
 
 def components_of(explanations: Sequence[Explanation]) -> List[str]:
@@ -101,5 +138,6 @@ def read_text(arg: Optional[str], stdin_text: Optional[str]) -> str:
     if arg is not None and arg != "-":
         return arg
     if stdin_text is None:
-        raise UsageError("explain: no error text given", 'pass it as an argument or pipe it: envcheck explain - < log.txt')
+        raise UsageError("explain: no error text given",
+                         "pass it as an argument or pipe it: envcheck explain - < log.txt")
     return stdin_text

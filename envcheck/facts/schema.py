@@ -17,7 +17,15 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                      # nvml-ctypes: the same libnvidia-ml.so.1 read with ctypes (no pynvml on the node)
                  "cuda": "10.0" | None,            # max CUDA the driver supports (NVML / nvidia-smi header)
                  "error": str | None, "raw": str | None,
-                 "kernel_module": "410.48" | None},  # /proc/driver/nvidia/version, when loaded
+                 "kernel_module": "410.48" | None,   # /proc/driver/nvidia/version, when loaded
+                 "userspace": {"version": "535.261.03" | None,   # the installed NVML, read without
+                     "source": "library-file"|"nvml-version"|"nvidia-smi"|None,   # the kernel module
+                     "library": "/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.261.03"
+                 } | None,                         # None: libnvidia-ml.so.1 does not load
+                 "nvml_error": {"code": 9, "text": "Driver Not Loaded"} | None,
+                 "smi_state": "module-not-loaded"|"mismatch"|None,   # what a failing nvidia-smi said
+                 "state": "working"|"module-not-loaded"|"mismatch"|"no-userspace"|"module-only"|"unknown"},
+      "pci_gpus": [{...}] | None,           # NVIDIA devices on the PCI bus; missing: not known
       "gpus": [{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0" | None,
                 "memory_mib": int | None, "uuid": str | None, "pci_bus_id": str | None}],
       "cuda": {
@@ -211,3 +219,29 @@ def deep_torch_cuda(f: Facts) -> Optional[str]:
 
 def interfaces(f: Facts) -> List[Dict[str, Any]]:
     return _dicts(_get(f, "interfaces"))
+
+
+# The driver's state (the probe's driver.state) decides which driver finding a host gets; facts
+# from flags or from older probes have none, and the rules then judge the version alone.
+DRIVER_STATES = ("working", "module-not-loaded", "mismatch", "no-userspace", "module-only", "unknown")
+
+
+def driver_state(f: Facts) -> Optional[str]:
+    state = _str(_get(f, "driver", "state"))
+    return state if state in DRIVER_STATES else None
+
+
+def driver_userspace(f: Facts) -> Dict[str, Optional[str]]:
+    """The installed NVIDIA userspace ({} when none was found or the probe did not look)."""
+    return _strings(_dict(_get(f, "driver", "userspace")))
+
+
+def kernel_module(f: Facts) -> Optional[str]:
+    return _str(_get(f, "driver", "kernel_module"))
+
+
+def pci_gpus(f: Facts) -> Optional[List[Dict[str, Any]]]:
+    """NVIDIA devices on the PCI bus, [] when the bus has none; None when not known."""
+    v = _get(f, "pci_gpus")
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else None
+

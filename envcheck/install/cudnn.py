@@ -132,6 +132,10 @@ echo "cuda_home=$(readlink -f "$CH" 2>/dev/null || echo "$CH")"
 [ -f "$CH/version.json" ] && echo "toolkit=$(sed -n 's/.*"version" *: *"\\([^"]*\\)".*/\\1/p' "$CH/version.json" | head -n1)"
 h="$CH/include/cudnn_version.h"; [ -f "$h" ] || h="$CH/include/cudnn.h"
 [ -f "$h" ] && echo "cudnn=$(awk '/define CUDNN_MAJOR/{{a=$3}} /define CUDNN_MINOR/{{b=$3}} /define CUDNN_PATCHLEVEL/{{c=$3}} END{{if (a!="") print a"."b"."c}}' "$h")"
+for f in "$CH/bin/nvcc" "$CH/include/cuda.h"; do [ -e "$f" ] || continue; r=$(readlink -f "$f")
+  o=$(dpkg-query -S "$r" 2>/dev/null | head -n1 | cut -d: -f1) || o=
+  [ -n "$o" ] || o=$(rpm -qf "$r" 2>/dev/null | head -n1) || o=
+  [ -n "$o" ] && echo "packaged=$o $(dpkg-query -W -f='${{Version}}' "$o" 2>/dev/null)" && break; done
 [ -f "$CH/{MANIFEST}" ] && sed 's/^/manifest=/' "$CH/{MANIFEST}"
 for py in python3 python; do command -v $py >/dev/null 2>&1 || continue
   $py -c 'import sys,glob
@@ -150,6 +154,7 @@ class CudnnFacts:
     cudnn: Optional[str]
     manifest: List[str]
     pip_cudnn: List[str]
+    packaged: Optional[str] = None      # "nvidia-cuda-dev 11.8.89~11.8.0-5~deb12u1": a package owns the toolkit
 
 
 def parse_facts(stdout: str) -> CudnnFacts:
@@ -162,7 +167,8 @@ def parse_facts(stdout: str) -> CudnnFacts:
         raise RuntimeError("the facts command did not finish: " + stdout[-200:])
     one = lambda k: (kv.get(k) or [None])[0] or None  # noqa: E731
     return CudnnFacts(int(one("uid") or -1), one("priv") or "none", one("cuda_home") or "", one("toolkit"),
-                      one("cudnn"), kv.get("manifest", []), kv.get("pip_cudnn", []))
+                      one("cudnn"), kv.get("manifest", []), kv.get("pip_cudnn", []),
+                      (one("packaged") or "").strip() or None)
 
 
 @dataclass
@@ -195,6 +201,14 @@ def plan_cudnn(host: str, f: CudnnFacts, info: Optional[ArchiveInfo], *, tmpdir:
         p.command = remove_script(ch)
         return p
     assert info is not None
+    if f.packaged:
+        # its directories (/usr/include, /usr/lib/<arch>) belong to the package manager: files
+        # copied there would be overwritten or orphaned by the next upgrade, unknown to dpkg/rpm
+        p.problems.append(f"{ch} is a distribution's CUDA toolkit (package {f.packaged}); envcheck does not copy "
+                          f"cuDNN into the system's directories (fix: install cuDNN with the distribution's "
+                          f"package manager or pip (nvidia-cudnn-cu{info.cuda_major}, which torch wheels use), or "
+                          f"install a toolkit of its own with `envcheck install-cuda` and pass its --cuda-home)")
+        return p
     if not f.toolkit:
         p.problems.append(f"no CUDA toolkit at {ch} (no version.txt/version.json) (fix: install-cuda first, or pass --cuda-home)")
     elif vkey(f.toolkit)[0] != info.cuda_major:

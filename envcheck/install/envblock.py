@@ -26,6 +26,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
 
+from envcheck.inputs import check_rc_file  # noqa: F401  (the env step's --file / file: check)
 from envcheck.errors import EnvcheckError, UsageError
 from envcheck.install.common import PRIV_FACT, NodeOutcome, parse_priv, privilege_from_fact, run_priv
 from envcheck.remote import Remote
@@ -48,21 +49,38 @@ _EARLY_EXIT = re.compile(
 _GUARD_COMMENT = re.compile(r"^\s*#.*(?:interactive|PS1)", re.I)
 
 
+# A distribution-packaged toolkit (Debian/Ubuntu's nvidia-cuda-toolkit) lives in the system prefix:
+# nvcc in /usr/bin, libraries in the multiarch directory the loader always searches. CUDA_HOME=/usr
+# is what torch's cpp_extension derives from `which nvcc` there; putting /usr/bin first on PATH
+# would shadow /usr/local/bin, and /usr/lib64 holds none of its libraries.
+SYSTEM_PREFIXES = ("/usr",)
+
+
+def is_system_prefix(cuda_home: str) -> bool:
+    return (cuda_home.rstrip("/") or "/") in SYSTEM_PREFIXES
+
+
 def render_block(cuda_home: str) -> str:
     """The block text (ends with a newline). Prepends, never overwrites: an empty variable gets no
-    stray ':' (an empty PATH entry means the current directory)."""
+    stray ':' (an empty PATH entry means the current directory). For a toolkit in the system
+    prefix only CUDA_HOME is set: its nvcc and libraries are on the default paths already."""
     if not cuda_home.startswith("/"):
         raise UsageError(f"--cuda-home {cuda_home!r} is not an absolute path",
                          "give the toolkit directory, e.g. --cuda-home /usr/local/cuda-12.4")
     h = shlex.quote(cuda_home.rstrip("/") or "/")
+    paths = (
+        'export PATH="$CUDA_HOME/bin${PATH:+:$PATH}"\n'
+        'export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"\n'
+    )
+    if is_system_prefix(cuda_home):
+        paths = "# a distribution's toolkit: nvcc and its libraries are on the system's default paths\n"
     return (
         f"{BEGIN}\n"
         "# Managed by `envcheck env`; edit with `envcheck env --cuda-home PATH`, remove with\n"
         "# `envcheck env --remove`. Above any interactive-only guard on purpose: non-interactive\n"
         "# SSH commands (mpirun, torchrun, pdsh) read only this far.\n"
         f"export CUDA_HOME={h}\n"
-        'export PATH="$CUDA_HOME/bin${PATH:+:$PATH}"\n'
-        'export LD_LIBRARY_PATH="$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"\n'
+        + paths +
         f"{END}\n"
     )
 
@@ -147,18 +165,6 @@ def apply_block(text: str, block: str) -> str:
 
 
 # ---- fact --------------------------------------------------------------------------------------
-
-# shell startup files by name: .bashrc, .zshenv, .profile, bash.bashrc, /etc/profile.d/*.sh …
-_RC_NAME = re.compile(r"\.?[A-Za-z0-9_.-]*(rc|profile|login|logout|env|\.sh|\.bash|\.zsh)")
-
-
-def check_rc_file(file: str) -> None:
-    """--file names a shell startup file: never /etc/passwd, a device, or a directory."""
-    name = file.rstrip("/").rsplit("/", 1)[-1] if not file.endswith("/") else ""
-    if not file.strip() or not _RC_NAME.fullmatch(name) or file.startswith(("/dev/", "/proc/", "/sys/")):
-        raise UsageError(f"--file {file!r} is not a shell startup file (.bashrc, .zshenv, .profile, "
-                         "/etc/profile.d/NAME.sh …)", "pass --file ~/.bashrc, or the startup file of the login shell")
-
 
 def fact_command(path: str) -> str:
     """One command: resolve the path (a dotfile symlink is edited at its target, not replaced by a
@@ -273,14 +279,20 @@ def plan_profile_d(profile: FileFact, ldconf: FileFact, cuda_home: Optional[str]
         raise UsageError("env: --cuda-home is required (unless --remove)",
                          "e.g. envcheck env node01 --profile-d --cuda-home /usr/local/cuda-12.4")
     want_profile = render_block(cuda_home)
-    want_ld = f"# managed by envcheck env\n{cuda_home.rstrip('/')}/lib64\n"
     if profile.text != want_profile or not profile.exists:
         changes.append(FileChange(profile.path, want_profile, profile.sha256, root=True))
-    if ldconf.text != want_ld or not ldconf.exists:
-        changes.append(FileChange(ldconf.path, want_ld, ldconf.sha256, after=["ldconfig"], root=True))
     notes = ["/etc/profile.d is read by login shells only: a non-interactive `ssh node cmd` gets "
              "the libraries (ld.so.conf.d) but not PATH/CUDA_HOME; use the default ~/.bashrc "
              "block for those"]
+    if is_system_prefix(cuda_home):  # the loader already searches the system's library directories
+        if ldconf.exists:
+            changes.append(FileChange(ldconf.path, None, ldconf.sha256, after=["ldconfig"], root=True))
+        notes.append(f"{cuda_home} is a distribution's toolkit: no {LDCONF_FILE}, its libraries are "
+                     "in the loader's default directories")
+        return EnvPlan(changes, None if changes else f"profile.d already set for {cuda_home}", notes)
+    want_ld = f"# managed by envcheck env\n{cuda_home.rstrip('/')}/lib64\n"
+    if ldconf.text != want_ld or not ldconf.exists:
+        changes.append(FileChange(ldconf.path, want_ld, ldconf.sha256, after=["ldconfig"], root=True))
     return EnvPlan(changes, None if changes else f"profile.d and ld.so.conf.d already set for {cuda_home}", notes)
 
 

@@ -9,6 +9,7 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import DriverNeed, Matrix
 from envcheck.model import ERROR, WARNING, Finding
+from envcheck.rules import driver_state
 from envcheck.rules.common import gpu_ccs, major, src, torch_build
 from envcheck.versions import at_least, vkey
 
@@ -56,6 +57,8 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
 def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
     # only when a probe looked (the "driver" section exists) and found nothing
     if not F.has(f, "driver") or F.driver_version(f):
+        return []
+    if driver_state.handled_here(f):  # a state with its own finding and fix
         return []
     # the probe's error often starts with the same words; say them once
     why = re.sub(r"^no nvidia driver found[:;,.]?\s*", "", F.driver_error(f) or "", flags=re.I)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
 
 from envcheck.audit.probe import probe_source
 from envcheck.rules import REGISTRY
-from tests.conftest import run_cli
+from tests.conftest import envcheck_exe, run_cli
 from tests.node.probe_helpers import REAL_DRIVER, plant_toolkit, stand_in_nvidia_smi
+from tests.node.userspace import can_hide, hidden
 
 
 def audit_json(*args, env=None):
@@ -21,8 +23,14 @@ def audit_json(*args, env=None):
 
 
 @pytest.mark.skipif(REAL_DRIVER, reason="this machine has an NVIDIA driver")
-def test_audit_json_on_this_gpu_less_machine_says_no_driver_and_exits_by_its_findings():
-    proc, doc = audit_json()
+def test_audit_json_on_this_gpu_less_machine_says_no_driver_and_exits_by_its_findings(tmp_path):
+    """As a machine that never had NVIDIA's userspace (the packaged one, where installed, hidden)."""
+    why = can_hide()
+    if why:
+        pytest.skip(why)
+    proc = subprocess.run(hidden([envcheck_exe(), "audit", "--json"], tmp_path / "hide"),
+                          capture_output=True, text=True, timeout=120)
+    doc = json.loads(proc.stdout)
     assert set(doc) == {"ok", "hosts", "fleet_findings"}
     (host,) = doc["hosts"]
     assert host["host"] == "localhost" and host["error"] is None

@@ -81,8 +81,10 @@ const char *nvmlErrorString(nvmlReturn_t r) {
 }
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned int len) { READY(); return copy(v, len, driver); }
+/* answers before nvmlInit and without the kernel module, as the real library does (535.261.03,
+   tests/fixtures/nvidia-userspace/): "<NVML major>.<driver version>" */
 nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned int len) {
-    char buf[96]; READY(); snprintf(buf, sizeof buf, "%d.%s", cuda / 1000, driver); return copy(v, len, buf);
+    char buf[96]; load(); snprintf(buf, sizeof buf, "%d.%s", cuda / 1000, driver); return copy(v, len, buf);
 }
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v) { READY(); if (!v) return INVALID; *v = cuda; return OK; }
 nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { return nvmlSystemGetCudaDriverVersion(v); }

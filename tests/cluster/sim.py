@@ -40,6 +40,33 @@ NAME_RE = re.compile(r"^ecs[0-9a-f]{5}")
 LOCK_FILE = "/run/envcheck-simcluster.lock"
 ROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PRIVATE_TMPFS = ("/usr/local", "/root", "/home", "/tmp", "/var/log")
+# The distribution's NVIDIA userspace (tests/nvidia_userspace.sh installs it into the shared /usr)
+# is hidden on every host unless a test shows it (standins.show_nvidia_userspace): /usr/bin and the
+# multiarch library directory are seen through overlays without nvcc, nvidia-smi and the
+# libnvidia-ml/libcuda links and files, as on a machine without the packages. Overlays, not empty
+# mounts over the files: a link left dangling in the SHARED directory would be deleted for real by
+# the next `ldconfig` run on the host. Shown again by unmounting the overlays.
+NVIDIA_HIDDEN = {
+    "/usr/bin": ("nvcc", "nvidia-smi"),
+    "/usr/lib/x86_64-linux-gnu": ("nvidia", "libnvidia-ml.so", "libnvidia-ml.so.1", "libcuda.so",
+                                  "libcuda.so.1", "libnvidia-ptxjitcompiler.so.1"),
+}
+
+
+def hide_nvidia_script(state_dir: str) -> str:
+    """Shell text (run inside a host) that hides NVIDIA's packaged userspace; a no-op for what the
+    machine does not have. `state_dir` holds the overlays' private layers."""
+    out = []
+    for n, (d, names) in enumerate(sorted(NVIDIA_HIDDEN.items())):
+        gone = " ".join(shlex.quote(f"{d}/{x}") for x in names)
+        layer = shlex.quote(f"{state_dir}/{n}")
+        out.append(
+            f"if ! mountpoint -q {d} && ls -d {gone} 2>/dev/null | grep -q .; then "
+            f"mkdir -p {layer}; mountpoint -q {layer} || mount -t tmpfs sim {layer}; "
+            f"mkdir -p {layer}/up {layer}/work; "
+            f"mount -t overlay sim -o lowerdir={d},upperdir={layer}/up,workdir={layer}/work {d}; "
+            f"rm -rf {gone}; fi; ")
+    return "".join(out)
 
 
 def _sh(cmd: Sequence[str], check: bool = True, input: Optional[str] = None,
@@ -132,6 +159,7 @@ class Host:
             + f"mkdir -p {ovl}; mount -t tmpfs sim {ovl}; mkdir {ovl}/up {ovl}/work; "
             + f"mount -t overlay sim -o lowerdir=/etc,upperdir={ovl}/up,workdir={ovl}/work /etc; "
             + reexpose
+            + hide_nvidia_script(str(self.dir / "nvidia-hidden"))
             + "mkdir -p /usr/local/bin /usr/local/lib /root/.ssh; chmod 700 /root/.ssh; "
             + f"hostname {self.name}; echo {self.name} > /etc/hostname; "
             + f"echo {uuid.uuid4().hex} > /etc/machine-id; "

@@ -291,3 +291,29 @@ def plant_driver(host, driver: Optional[str], gpus: Optional[Sequence[dict]] = N
     set_driver(host, driver, gpus, cuda)
     if nvml:
         set_nvml(host, driver, gpus, cuda)
+
+
+def show_nvidia_userspace(host) -> None:
+    """Let this host see the distribution's NVIDIA userspace installed in the shared /usr (hidden on
+    every host by default, see sim.hide_nvidia_script): libnvidia-ml, nvidia-smi, nvcc."""
+    from tests.cluster.sim import NVIDIA_HIDDEN
+    # lazily: the shell doing it runs from /usr/bin (/bin is a link to it), keeping it busy
+    host.run_local("; ".join(f"if mountpoint -q {d}; then umount -l {d}; fi" for d in NVIDIA_HIDDEN))
+
+
+def hide_nvidia_userspace(host) -> None:
+    """Hide it again (what every host starts with)."""
+    from tests.cluster.sim import hide_nvidia_script
+    host.run_local(hide_nvidia_script(str(host.dir / "nvidia-hidden")))
+
+
+def set_kernel_module(host, proc_version_text: Optional[str]) -> None:
+    """/proc/driver/nvidia/version on this host as a loaded module would write it (text of a real
+    one, e.g. tests/fixtures/misc/proc-driver-version-*.txt); None: no module (the default). A
+    tmpfs over the host's own view of /proc/driver: the kernel is not touched."""
+    if proc_version_text is None:
+        host.run_local("if mountpoint -q /proc/driver; then umount -l /proc/driver; fi")
+        return
+    host.run_local("mountpoint -q /proc/driver || mount -t tmpfs -o mode=755 sim /proc/driver; "
+                   "mkdir -p /proc/driver/nvidia")
+    host.write_file("/proc/driver/nvidia/version", proc_version_text)

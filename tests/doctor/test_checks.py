@@ -79,3 +79,16 @@ def test_ignored_codes_do_not_make_a_node_warn():
     r = HostResult("node01", FACTS, [Finding(WARNING, "driver-not-found", "driver", "No NVIDIA driver found")])
     assert by(checks_from_audit([r]), "node01", "driver").status == WARN
     assert by(checks_from_audit([r], ignore=["driver-not-found"]), "node01", "driver").status == PASS
+
+
+def test_on_a_cpu_cluster_driver_packages_without_a_module_do_not_make_a_node_warn():
+    from envcheck.doctor.checks import GPU_ONLY_CODES
+    f = Finding(WARNING, "driver-module-not-loaded", "driver",
+                "NVIDIA driver 535.261.03 userspace installed, kernel module not loaded")
+    r = HostResult("node01", FACTS, [f])
+    assert by(checks_from_audit([r]), "node01", "driver").status == WARN  # --expect-gpus
+    assert by(checks_from_audit([r], ignore=GPU_ONLY_CODES), "node01", "driver").status == PASS
+    # a mismatch means a loaded module, so a GPU: it counts either way
+    m = Finding(ERROR, "driver-version-mismatch", "driver", "NVIDIA driver/library version mismatch")
+    assert by(checks_from_audit([HostResult("node01", FACTS, [m])], ignore=GPU_ONLY_CODES),
+              "node01", "driver").status == FAIL

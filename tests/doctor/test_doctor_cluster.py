@@ -134,7 +134,7 @@ def test_a_perturbed_allreduce_is_isolated_to_its_node_with_exit_1(c3):
     assert "data corruption" in node02["reasons"][0] and "isolated" in node02["reasons"][0]
 
 
-def test_explain_with_hosts_shows_the_finding_that_diagnoses_the_error(c3):
+def test_explain_with_hosts_confirms_the_cause_on_the_host_whose_finding_diagnoses_it(c3):
     h = c3["node02"]
     plant_python_package(h, "torch", "2.1.0+cu118", python=PY, site=FAULT_DIR, torch_cuda="11.8")
     plant_env(h, f"export PYTHONPATH={FAULT_DIR}\n")
@@ -149,6 +149,8 @@ def test_explain_with_hosts_shows_the_finding_that_diagnoses_the_error(c3):
     by_host = {d["host"]: d["findings"] for d in doc["hosts"]}
     assert any(f["component"] == "torch" and f["severity"] == "error" for f in by_host["node02"])
     assert not any(f["severity"] == "error" for f in by_host["node01"])
+    verdict = {d["host"]: d["causes"][0]["verdict"] for d in doc["hosts"]}
+    assert verdict["node02"] == "confirmed" and verdict["node01"] != "confirmed", verdict
 
 
 def test_inside_an_allocation_the_hosts_default_to_slurm_job_nodelist(c3):

@@ -3,6 +3,7 @@ the source of each is named next to it)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -111,7 +112,10 @@ def test_known_error_texts_are_explained_with_values_read_from_the_text(text, fi
 
 
 def test_every_signature_is_exercised_by_a_case():
-    covered = {c[1] for c in CASES} | {"undefined-symbol", "nccl-no-socket-interface"}
+    # the rest are held by the corpus (tests/fixtures/errors, test_corpus.py) and the workload ones here
+    corpus = {p.stem for p in (Path(__file__).resolve().parents[1] / "fixtures" / "errors").glob("*.yaml")}
+    workload = {"cuda-oom", "device-side-assert", "tensor-device-mismatch", "shape-mismatch", "checkpoint-mismatch"}
+    covered = {c[1] for c in CASES} | corpus | workload
     assert set(signature_ids()) <= covered
 
 
@@ -177,4 +181,28 @@ def test_cli_reads_a_traceback_from_stdin_as_json(cli):
 def test_cli_json_for_unknown_text_says_so_and_exits_2(cli):
     r = cli("explain", "--json", "nothing to see")
     assert r.returncode == 2
-    assert json.loads(r.stdout) == {"known": False, "matches": []}
+    assert json.loads(r.stdout) == {"known": False, "environment": False, "matches": []}
+
+
+def test_cli_local_takes_no_hosts(cli):
+    r = cli("explain", "--local", "invalid device ordinal", "node01")
+    assert r.returncode == 2 and "--local" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cli_local_audits_this_machine_and_never_rules_out_what_it_could_not_see(cli):
+    import glob
+    if glob.glob("/usr/lib/x86_64-linux-gnu/libcudnn.so*") or glob.glob("/usr/local/cuda*/lib64/libcudnn.so*"):
+        pytest.skip("this machine has a cuDNN; the verdict would depend on it")
+    r = cli("explain", "--local", "--json", "ImportError: libcudnn.so.8: cannot open shared object file")
+    assert r.returncode == 0, r.stderr
+    [host] = json.loads(r.stdout)["hosts"]
+    [cause] = host["causes"]
+    assert host["error"] is None and cause["id"] == "cudnn-lib-missing"
+    assert cause["verdict"] == "not checked" and "cudnn" in cause["why"]
+
+
+def test_cli_text_output_ranks_with_confidence_and_lists_the_causes_of_an_ambiguous_error(cli):
+    r = cli("explain", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("1. cuDNN failed to initialise (likely)")
+    assert "1. likely: no GPU memory" in r.stdout and "2. possible:" in r.stdout and "tell apart:" in r.stdout

@@ -13,8 +13,10 @@ from typing import Optional
 
 from envcheck.audit.probe import probe_source
 
-# with a real driver, NVML/nvidia-smi answer before any stand-in could
-REAL_DRIVER = bool(os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi"))
+# with a real, loaded driver, NVML/nvidia-smi answer before any stand-in could. The packaged
+# userspace alone (tests/nvidia_userspace.sh) answers nothing without the kernel module: a
+# stand-in first on PATH / LD_LIBRARY_PATH still speaks for the driver.
+REAL_DRIVER = os.path.exists("/proc/driver/nvidia/version")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # the probe script that ships: joined from the installed package's parts (the wheel), exactly as
 # envcheck sends it, and written once to a file so tests can run and import it by path
@@ -124,6 +126,8 @@ const char *nvmlErrorString(int r) {
                  case 18: return "RM has detected an NVML/RM version mismatch.";
                  default: return "Unknown Error"; } }
 int nvmlSystemGetDriverVersion(char *v, unsigned n) { return up ? put(v, "%(driver)s", n) : 1; }
+/* like the real library: answers before nvmlInit, without a kernel module (NVML major 12) */
+int nvmlSystemGetNVMLVersion(char *v, unsigned n) { return put(v, "12.%(driver)s", n); }
 int nvmlSystemGetCudaDriverVersion(int *v) { if (!up) return 1; *v = %(cuda)d; return 0; }
 int nvmlSystemGetCudaDriverVersion_v2(int *v) { return nvmlSystemGetCudaDriverVersion(v); }
 int nvmlDeviceGetCount_v2(unsigned *n) { if (!up) return 1; *n = NGPUS; return 0; }

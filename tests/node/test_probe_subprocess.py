@@ -10,18 +10,29 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
 from tests.node.probe_helpers import (PROBE, REAL_DRIVER, build_fake_nvml, old_pythons, plant_toolkit,
                                       stand_in_nvidia_smi, write_script)
+from tests.node.userspace import can_hide, hidden
 
 
 
-def run_probe(*args: str, python: str = sys.executable, env=None, timeout: float = 120):
+def run_probe(*args: str, python: str = sys.executable, env=None, timeout: float = 120,
+              hide: Optional[Path] = None):
+    """The probe's facts; hide: a scratch directory, to run it with the machine's own NVIDIA
+    userspace (the packaged one, where installed) hidden, as on a machine without it."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    proc = subprocess.run([python, "-", *args], input=PROBE.read_bytes(), capture_output=True,
+    argv = [python, "-", *args]
+    if hide is not None:
+        why = can_hide()
+        if why:
+            pytest.skip(why)
+        argv = hidden(argv, hide)
+    proc = subprocess.run(argv, input=PROBE.read_bytes(), capture_output=True,
                           env=full_env, timeout=timeout)
     assert proc.returncode == 0, proc.stderr.decode()
     out = proc.stdout.decode()
@@ -41,8 +52,17 @@ def sandbox_env(tmp_path: Path, *path_dirs: Path, **extra: str):
 
 
 @pytest.mark.skipif(REAL_DRIVER, reason="this machine has an NVIDIA driver")
-def test_probe_on_this_gpu_less_machine_says_no_driver_and_still_reports_the_rest():
-    facts = run_probe()
+def test_probe_on_this_gpu_less_machine_says_no_driver_and_still_reports_the_rest(tmp_path):
+    """As a machine that never had NVIDIA's userspace: the packaged one, where installed, is hidden
+    in a private mount namespace."""
+    why = can_hide()
+    if why:
+        pytest.skip(why)
+    proc = subprocess.run(hidden([sys.executable, "-"], tmp_path / "hide"), input=PROBE.read_bytes(),
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    facts = json.loads(proc.stdout)
+    assert (facts["driver"]["state"], facts["driver"]["userspace"]) == ("no-userspace", None)
     assert facts["schema"] == 1 and facts["origin"] == "probe"
     assert facts["driver"]["version"] is None
     assert facts["driver"]["error"].startswith("no NVIDIA driver found")
@@ -316,7 +336,10 @@ def test_driver_and_gpus_come_from_nvml_through_the_real_binding(tmp_path):
     lib = build_fake_nvml(tmp_path / "nvml", "535.104.05", 12020, NVML_GPUS)
     facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib)))
     assert facts["driver"] == {"version": "535.104.05", "source": "nvml", "cuda": "12.2",
-                               "error": None, "raw": None}
+                               "error": None, "raw": None, "state": "working",
+                               # its file is named by soname only: the version is NVML's own
+                               "userspace": {"version": "535.104.05", "source": "nvml-version",
+                                             "library": str(lib / "libnvidia-ml.so.1")}}
     assert facts["gpus"] == [
         {"index": i, "name": n, "compute_capability": "8.0", "memory_mib": 81920, "uuid": u, "pci_bus_id": b}
         for i, (n, u, b, _, _) in enumerate(NVML_GPUS)]
@@ -331,9 +354,12 @@ def test_nvml_failing_falls_back_to_nvidia_smi_and_keeps_nvmls_reason(tmp_path):
     assert (facts["driver"]["version"], facts["driver"]["source"]) == ("470.182.03", "nvidia-smi")
     assert [g["name"] for g in facts["gpus"]] == ["Tesla T4"]
 
-    facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib)))  # and no nvidia-smi
+    facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib)))  # and no nvidia-smi that works
     assert facts["driver"]["version"] is None
-    assert facts["driver"]["error"].startswith("no NVIDIA driver found: NVML: Driver Not Loaded; ")
+    assert facts["driver"]["state"] == "module-not-loaded"
+    assert facts["driver"]["nvml_error"] == {"code": 9, "text": "Driver Not Loaded"}
+    assert facts["driver"]["error"].startswith(
+        "NVIDIA driver 535.104.05 userspace installed, kernel module not loaded: NVML: Driver Not Loaded; ")
 
 
 def without_pynvml(tmp_path: Path) -> str:
@@ -356,7 +382,9 @@ def test_without_pynvml_the_driver_and_gpus_come_from_libnvidia_ml_through_ctype
     lib = build_fake_nvml(tmp_path / "nvml", "550.127.05", 12040, NVML_GPUS[::-1])
     facts = run_probe(env=sandbox_env(tmp_path, LD_LIBRARY_PATH=str(lib), PYTHONPATH=without_pynvml(tmp_path)))
     assert facts["driver"] == {"version": "550.127.05", "source": "nvml-ctypes", "cuda": "12.4",
-                               "error": None, "raw": None}
+                               "error": None, "raw": None, "state": "working",
+                               "userspace": {"version": "550.127.05", "source": "nvml-version",
+                                             "library": str(lib / "libnvidia-ml.so.1")}}
     assert facts["gpus"] == [
         {"index": i, "name": n, "compute_capability": "8.0", "memory_mib": 81920, "uuid": u, "pci_bus_id": b}
         for i, (n, u, b, _, _) in enumerate(NVML_GPUS[::-1])]
@@ -396,11 +424,14 @@ def test_ctypes_nvml_failing_falls_back_to_nvidia_smi_and_says_why(tmp_path, cod
     assert [g["name"] for g in facts["gpus"]] == ["Tesla T4"]
 
     (fake_bin / "nvidia-smi").unlink()
-    facts = run_probe(env=env)
+    facts = run_probe(env=env, hide=tmp_path / "hide")  # no nvidia-smi at all
     assert facts["driver"]["version"] is None
+    state = "NVIDIA driver 535.104.05 userspace installed, kernel module not loaded" if code == 9 else \
+        "Driver/library version mismatch (userspace 535.104.05, kernel module unknown)"
+    assert facts["driver"]["state"] == ("module-not-loaded" if code == 9 else "mismatch")
     assert facts["driver"]["error"] == (
-        "no NVIDIA driver found: nvidia-ml-py (pynvml) not installed; NVML via ctypes: nvmlInit_v2: %s; "
-        "nvidia-smi not found; /proc/driver/nvidia/version absent (kernel module not loaded)" % message)
+        "%s: nvidia-ml-py (pynvml) not installed; NVML via ctypes: nvmlInit_v2: %s; "
+        "nvidia-smi not found; /proc/driver/nvidia/version absent (kernel module not loaded)" % (state, message))
 
 
 def test_no_library_is_named_and_nvidia_smi_answers_instead(tmp_path):
@@ -412,8 +443,9 @@ def test_no_library_is_named_and_nvidia_smi_answers_instead(tmp_path):
     assert (facts["driver"]["version"], facts["driver"]["source"]) == ("535.104.05", "nvidia-smi")
     (fake_bin / "nvidia-smi").unlink()
     facts = run_probe(env=sandbox_env(tmp_path, fake_bin, LD_LIBRARY_PATH=str(tmp_path / "nowhere"),
-                                      PYTHONPATH=without_pynvml(tmp_path)))
+                                      PYTHONPATH=without_pynvml(tmp_path)), hide=tmp_path / "hide")
     assert "NVML via ctypes: NVML Shared Library Not Found (libnvidia-ml.so.1: " in facts["driver"]["error"]
+    assert facts["driver"]["nvml_error"]["code"] == 12 and facts["driver"]["state"] == "no-userspace"
 
 
 def test_a_hung_nvml_is_given_up_after_the_timeout_and_nvidia_smi_answers(tmp_path):

@@ -4,9 +4,11 @@
 Read-only. It writes nothing, installs nothing and sends nothing anywhere; it reads files, asks
 the driver's NVML library (libnvidia-ml.so.1, through pynvml or ctypes, in a thread given up after
 the timeout) and runs a few read-only commands, each with a timeout: nvidia-smi (only when NVML
-did not answer), nvcc -V, ldconfig -p, gcc -dumpversion, ip -o -4 addr. With --deep it also
-imports torch in a child process (so a crash or hang there cannot lose the rest) and runs a tiny
-tensor op on every GPU.
+did not answer), nvcc -V, ldconfig -p, gcc -dumpversion (and that of the compiler nvcc runs),
+ip -o -4 addr, and dpkg-query for a distribution-packaged CUDA toolkit. It loads
+libnvidia-ml.so.1 even without a kernel module, to tell which driver userspace is installed.
+With --deep it also imports torch in a child process (so a crash or hang there cannot lose the
+rest) and runs a tiny tensor op on every GPU.
 
 Usage: python3 probe.py [--deep]     or, as envcheck ships it:  python3 - [--deep] < probe.py
 Stdlib only, Python >= 3.6. Schema: envcheck/facts/schema.py. Imports nothing from envcheck.

@@ -37,6 +37,7 @@ def collect_cuda():
         parsed = parse_nvcc(res[1]) if res else None
         if parsed:
             nvcc.update(parsed)
+            nvcc["host_compiler"] = nvcc_host_compiler(nvcc_path)
         elif res:
             nvcc["raw"] = (res[1] + res[2]).strip()[:2000]
     home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
@@ -55,6 +56,7 @@ def collect_cuda():
         seen.add(real)
         version, source, raw = toolkit_version(real)
         toolkits.append({"path": real, "version": version, "source": source, "raw": raw})
+        toolkits[-1].update(toolkit_layout(real))
     by_path = dict((t["path"], t) for t in toolkits)
     in_use, via = None, None
     for path, how in ((nvcc_home, "PATH"), (home, "CUDA_HOME"), (target, "/usr/local/cuda")):
@@ -66,7 +68,8 @@ def collect_cuda():
         version, via = nvcc["version"], "PATH"  # an nvcc outside any toolkit tree still rules
         in_use = None
     return {"toolkits": toolkits, "symlink": {"path": link, "target": target}, "nvcc": nvcc,
-            "version": version, "in_use": {"path": in_use["path"] if in_use else None, "via": via}}
+            "version": version, "in_use": {"path": in_use["path"] if in_use else None, "via": via},
+            "torch_cuda_home": torch_cuda_home()}
 
 
 def collect_cudnn(cuda, ldconfig_libs):

@@ -22,8 +22,14 @@ def collect_driver():
             driver["source"] = "nvml-ctypes"
         except Exception as e:
             why.append("NVML via ctypes: %s" % (str(e) or type(e).__name__))
+            driver["nvml_error"] = nvml_error(e)
     except Exception as e:  # NVMLError_LibraryNotFound, DriverNotLoaded, version mismatch ...
         why.append("NVML: %s" % (str(e) or type(e).__name__))
+        driver["nvml_error"] = nvml_error(e)
+    # the installed userspace answers even without a kernel module: which version it is tells
+    # "module not loaded" and "version mismatch" apart from "no driver"
+    driver["userspace"] = safely("userspace", collect_userspace)
+    smi = None
     if driver["source"] is None:
         smi = which("nvidia-smi", ["/usr/bin", "/usr/local/bin"])
         if smi:
@@ -35,7 +41,15 @@ def collect_driver():
         driver["raw"] = driver["raw"] or proc_text.strip()[:2000]
     elif driver["source"] is None:
         why.append("/proc/driver/nvidia/version absent (kernel module not loaded)")
-    if driver["version"] is None:
+    driver["state"] = driver_state(driver, bool(smi))
+    if driver["state"] == "module-not-loaded":
+        driver["error"] = "NVIDIA driver %s userspace installed, kernel module not loaded: %s" % (
+            (driver["userspace"] or {}).get("version") or "(version unknown)", "; ".join(why))
+    elif driver["state"] == "mismatch":
+        driver["error"] = "Driver/library version mismatch (userspace %s, kernel module %s): %s" % (
+            (driver["userspace"] or {}).get("version") or "unknown",
+            driver.get("kernel_module") or "unknown", "; ".join(why))
+    elif driver["version"] is None:
         driver["error"] = "no NVIDIA driver found: " + "; ".join(why)
     return driver, gpus
 
@@ -96,6 +110,14 @@ def in_thread(fn):
     return box[0][0]
 
 
+class NvmlFailure(RuntimeError):
+    """An NVML call that returned an error: its nvmlReturn_t code, and the library's words."""
+
+    def __init__(self, code, message):
+        RuntimeError.__init__(self, message)
+        self.code = code
+
+
 class NvmlCtypes(object):
     """The pynvml calls nvml_facts makes, read straight from libnvidia-ml.so.1 (what pynvml
     loads) with ctypes: the system python3 rarely has nvidia-ml-py. Every return code is checked;
@@ -106,7 +128,7 @@ class NvmlCtypes(object):
         try:
             self.lib = c.CDLL("libnvidia-ml.so.1")
         except OSError as e:
-            raise RuntimeError("NVML Shared Library Not Found (%s)" % e)
+            raise NvmlFailure(12, "NVML Shared Library Not Found (%s)" % e)
         self.lib.nvmlErrorString.restype = c.c_char_p
         self.c, u, ull = c, c.c_uint, c.c_ulonglong
         self.Memory = type("nvmlMemory_t", (c.Structure,), {"_fields_": [
@@ -119,7 +141,7 @@ class NvmlCtypes(object):
         rc = getattr(self.lib, name)(*args)
         if rc != 0:
             message = self.lib.nvmlErrorString(rc).decode("utf-8", "replace")
-            raise RuntimeError("%s: %s" % (name, message))
+            raise NvmlFailure(rc, "%s: %s" % (name, message))
 
     def out(self, name, value, *args):  # value filled through its pointer, passed last
         self.call(name, *(args + (self.c.byref(value),)))
@@ -173,6 +195,9 @@ def driver_smi(smi, driver, gpus, why):
     elif res:
         why.append("nvidia-smi failed (exit %d): %s" % (res[0], (res[1] + res[2]).strip()[:300]))
         driver["raw"] = (res[1] + res[2]).strip()[:2000]
+        driver["smi_state"], lib = parse_smi_failure(res[1] + res[2])
+        if lib and not (driver.get("userspace") or {}).get("version"):
+            driver["userspace"] = {"version": lib, "source": "nvidia-smi", "library": None}
     head = run([smi])
     if head and head[0] == 0:
         parsed = parse_nvidia_smi_header(head[1])
