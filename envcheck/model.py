@@ -17,6 +17,8 @@ COMPONENTS = (
     "gpu", "python", "gcc", "env", "nccl",
     # fleet-level findings that concern the host itself rather than one component
     "host",
+    # the hardware itself: GPUs missing from the driver, memory errors, Xids, PCIe links, throttling
+    "health",
 )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, TypeVar, Union
 
 DEFAULT_TIMEOUT = 60.0
+OutputFn = Callable[[bytes], None]
 
 
 @dataclass
@@ -46,9 +47,12 @@ class Remote:
     is_local: bool = False
 
     def run(self, command: str, *, stdin: Union[str, bytes, None] = None,
-            timeout: float = DEFAULT_TIMEOUT, env: Optional[Mapping[str, str]] = None) -> RunResult:
+            timeout: float = DEFAULT_TIMEOUT, env: Optional[Mapping[str, str]] = None,
+            on_stdout: Optional[OutputFn] = None) -> RunResult:
         """Run `command` through the host's /bin/sh (non-interactive). `env` values are exported
-        before it, quoted. Never raises for a remote-side failure: see RunResult.error."""
+        before it, quoted. Never raises for a remote-side failure: see RunResult.error.
+        With `on_stdout`, stdout is handed over chunk by chunk as it arrives (a live stream, not
+        kept in RunResult.stdout: a long run's output would otherwise all stay in memory)."""
         raise NotImplementedError
 
     def put(self, local_path: str, remote_path: str,
@@ -75,7 +79,8 @@ class LocalRemote(Remote):
         self.name = name
 
     def run(self, command: str, *, stdin: Union[str, bytes, None] = None,
-            timeout: float = DEFAULT_TIMEOUT, env: Optional[Mapping[str, str]] = None) -> RunResult:
+            timeout: float = DEFAULT_TIMEOUT, env: Optional[Mapping[str, str]] = None,
+            on_stdout: Optional[OutputFn] = None) -> RunResult:
         full_env = dict(os.environ)
         if env:
             full_env.update(env)
@@ -85,6 +90,8 @@ class LocalRemote(Remote):
         proc = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env,
                                 start_new_session=True)
+        if on_stdout is not None:
+            return self._stream(proc, command, data, timeout, on_stdout, start)
         try:
             out, err = proc.communicate(data, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -103,6 +110,62 @@ class LocalRemote(Remote):
                              error=f"timed out after {timeout:g} s", duration=time.monotonic() - start)
         return RunResult(self.name, command, proc.returncode, _dec(out), _dec(err),
                          duration=time.monotonic() - start)
+
+    def _stream(self, proc: subprocess.Popen, command: str, data: Optional[bytes],
+                timeout: float, on_stdout: OutputFn, start: float) -> RunResult:
+        """run() with stdout handed to on_stdout as it comes; the same timeout and group kill."""
+        import select
+
+        err: List[bytes] = []
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            kill_group(proc.pid)
+
+        def feed() -> None:
+            try:
+                if data:
+                    proc.stdin.write(data)
+                proc.stdin.close()
+            except OSError:
+                pass
+
+        dog = threading.Timer(timeout, expire)
+        dog.daemon = True
+        dog.start()
+        threads = [threading.Thread(target=feed, daemon=True),
+                   threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)]
+        for t in threads:
+            t.start()
+        fd = proc.stdout.fileno()
+        try:
+            while True:
+                # a grandchild that left the group may hold the pipe open after the kill: stop
+                # reading 5 s after the timeout instead of waiting for it
+                if expired.is_set() and time.monotonic() - start > timeout + 5:
+                    break
+                ready, _, _ = select.select([fd], [], [], 0.5)
+                if not ready:
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                on_stdout(chunk)
+        finally:
+            dog.cancel()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            kill_group(proc.pid)
+            proc.wait()
+        threads[1].join(5)
+        proc.stdout.close()
+        res = RunResult(self.name, command, proc.returncode, "", _dec(b"".join(err)),
+                        duration=time.monotonic() - start)
+        if expired.is_set():
+            res.exit_code, res.error = None, f"timed out after {timeout:g} s"
+        return res
 
     def put(self, local_path: str, remote_path: str,
             progress: Optional[Callable[[int, int], None]] = None) -> None:

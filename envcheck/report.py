@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts.schema import Facts
@@ -164,6 +165,33 @@ def _interfaces(f: Facts) -> List[str]:
     return lines or [NONE]
 
 
+def _health(f: Facts) -> List[str]:
+    """One line per kind of hardware fact the probe read (PCI, kernel log, fabric)."""
+    h = _g(f, "health")
+    if not isinstance(h, dict):
+        return []
+    pci = [d for d in h.get("pci") or [] if isinstance(d, dict)]
+    widths = Counter(f"x{(d.get('link') or {}).get('width')}" for d in pci)
+    lines = [f"PCI: {len(pci)} NVIDIA GPU(s)" + (", links " + ", ".join(f"{c}x {w}" for w, c in sorted(widths.items()))
+                                                 if pci else "")]
+    log = h.get("kernel_log") or {}
+    events = [e for e in log.get("events") or [] if isinstance(e, dict)]
+    if log.get("source"):
+        xids = ", ".join(f"Xid {e.get('xid')} x{e.get('count')} ({e.get('pci')})" for e in events[:6])
+        lines.append(f"kernel log ({log['source']}): {xids or 'no Xid'}")
+    else:
+        lines.append(f"kernel log: not read ({log.get('error') or 'unknown'})")
+    ib = [p for p in h.get("ib") or [] if isinstance(p, dict)]
+    if ib:
+        active = sum(1 for p in ib if "ACTIVE" in str(p.get("state")))
+        lines.append(f"InfiniBand/RoCE: {active} of {len(ib)} port(s) ACTIVE")
+    if h.get("nvswitches"):
+        fm = h.get("fabric_manager") or {}
+        lines.append(f"NVSwitches: {h['nvswitches']}, fabric manager "
+                     f"{'running' if fm.get('running') else 'NOT running'} {fm.get('version') or ''}".rstrip())
+    return lines
+
+
 def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
     """(label, lines) for every component, in the order a reader checks them."""
     os_ = _g(f, "os") or {}
@@ -176,6 +204,7 @@ def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
                                             os_.get("kernel"), os_.get("arch")) if x) or NONE]),
         ("driver", [_driver(f)]),
         ("gpus", [_gpus(f)]),
+        ("health", _health(f) or [NONE]),
         ("cuda", _cuda(f)),
         ("cudnn", _cudnn(f)),
         ("torch", [_package(f, "torch")]),
@@ -190,7 +219,7 @@ def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
     ]
     nvidia = sorted(k for k in (_g(f, "packages") or {}) if k.startswith("nvidia-") and k != "nvidia-ml-py")
     if nvidia:
-        rows.insert(8, ("nvidia-*", [f"{k} {_g(f, 'packages', k, 'version')}" for k in nvidia]))
+        rows.insert(9, ("nvidia-*", [f"{k} {_g(f, 'packages', k, 'version')}" for k in nvidia]))
     if _deep(f):
         rows.append(("deep", _deep(f)))
     if f.get("errors"):

@@ -26,6 +26,8 @@ def test_the_built_wheel_contains_the_matrix_and_it_validates(tmp_path):
         # fails on first use, so check every one, byte for byte
         shipped = {p.relative_to(REPO).as_posix(): p for p in (REPO / "envcheck" / "node").rglob("*.py")}
         shipped.update({f"envcheck/data/playbooks/{p.name}": p for p in (REPO / "playbooks").glob("*.yaml")})
+        shipped.update({f"envcheck/rules/{p.name}": p for p in (REPO / "envcheck" / "rules").glob("*.yaml")})
+        assert "envcheck/rules/health_catalog.yaml" in shipped
         shipped["envcheck/explain/signatures.yaml"] = REPO / "envcheck" / "explain" / "signatures.yaml"
         assert "envcheck/node/probe/main.py" in shipped
         for name, src in shipped.items():

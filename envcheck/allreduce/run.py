@@ -26,12 +26,18 @@ NODE_DIR = Path(__file__).resolve().parent.parent / "node"
 MARKER = "envcheck-ar-"   # in every launcher's and worker's command line: `pgrep -f` finds a run
 PASS_ENV = ("ENVCHECK_TEST_PERTURB_RANK",)   # test-only fault switch, forwarded to the workers
 
-# Runs on the node with the launcher and worker as JSON on stdin: writes them to the run's own
-# directory, then becomes the launcher (exec), which removes the directory when it ends.
-BOOT = ("import sys,json,os;a=sys.argv;d=a[a.index('--dir')+1];os.makedirs(d,0o700);"
-        "p=json.load(sys.stdin);"
-        "[(lambda f:(f.write(v),f.close()))(open(os.path.join(d,k),'w')) for k,v in p.items()];"
-        "os.execv(sys.executable,[sys.executable,os.path.join(d,'allreduce_launcher.py')]+a[1:])")
+
+def boot(entry: str) -> str:
+    """Python code that runs on the node with the node scripts as JSON on stdin: writes them to
+    the run's own directory (--dir), then becomes `entry` (exec), which removes the directory
+    when it ends. Shared by every command that starts a supervising launcher on the nodes."""
+    return ("import sys,json,os;a=sys.argv;d=a[a.index('--dir')+1];os.makedirs(d,0o700);"
+            "p=json.load(sys.stdin);"
+            "[(lambda f:(f.write(v),f.close()))(open(os.path.join(d,k),'w')) for k,v in p.items()];"
+            "os.execv(sys.executable,[sys.executable,os.path.join(d,%r)]+a[1:])" % entry)
+
+
+BOOT = boot("allreduce_launcher.py")
 
 
 @dataclass
@@ -108,14 +114,14 @@ def launch_cmd(opts: Options, backend: str, nproc: int, rank_base: int, run_id: 
     return f"{pf.python_word(opts.node_python)} -c {shlex.quote(BOOT)} {quoted}"
 
 
-def kill_cmd(run_id: str, index: int) -> str:
+def kill_cmd(run_id: str, index: int, wait_s: float = 5.0) -> str:
     """Stop one host's launcher and its ranks: TERM to the launcher's process group (it cleans
     up), then KILL for anything left, then the run directory."""
     d = run_dir(run_id, index)
-    # up to 5 s for the launcher to stop its ranks (it gives them 2 s) and print their logs
+    # wait_s for the launcher to stop its ranks (nccl-test's gives them 2 s) and print logs
     return (f'd="{d}"; p=$(cat "$d/launcher.pid" 2>/dev/null); '
             f'if [ -n "$p" ]; then kill -TERM -- -"$p" 2>/dev/null; i=0; '
-            f'while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; '
+            f'while kill -0 "$p" 2>/dev/null && [ $i -lt {int(wait_s * 10)} ]; do sleep 0.1; i=$((i+1)); done; '
             f'kill -KILL -- -"$p" 2>/dev/null; fi; rm -rf "$d"; true')
 
 

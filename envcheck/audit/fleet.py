@@ -42,9 +42,11 @@ class FleetAudit:
 
 def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
                 node_python: Optional[str] = None, timeout: Optional[float] = None,
-                forks: int = 32, on_done: Optional[Callable[[HostResult], None]] = None) -> FleetAudit:
+                forks: int = 32, on_done: Optional[Callable[[HostResult], None]] = None,
+                gpus_per_node: Optional[int] = None) -> FleetAudit:
     """Audit every host (the probe over one remote command each, at most `forks` at once), then
-    compare the hosts. Host failures are data: they come back as HostResult.error."""
+    compare the hosts. Host failures are data: they come back as HostResult.error.
+    gpus_per_node: the GPU count every node must have (the PCI bus and the driver both)."""
     from envcheck.audit.probe import audit_host
 
     def one(remote: Remote) -> HostResult:
@@ -57,6 +59,11 @@ def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
     results: List[HostResult] = fan_out(list(remotes), one, forks, on_done=done).values_or(
         # a bug, not a host problem: still data
         lambda remote, e: HostResult(host=remote.name, error=f"internal error: {type(e).__name__}: {e}"))
+    if gpus_per_node is not None:
+        from envcheck.rules.health import expected_gpus
+        for r in results:
+            if r.reachable and r.facts is not None:
+                r.findings += expected_gpus(r.facts, gpus_per_node)
     return compare(results)
 
 

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    local_python, progress_printer, HostSelection)
@@ -48,6 +48,7 @@ def audit(
         help="Write each audited host's facts to DIR/HOST.json, for `envcheck check FILE`.")] = None,
     full: Annotated[bool, typer.Option(
         "--full", help="With several hosts: every host's facts table and every drift row.")] = False,
+    gpus_per_node: GpusPerNodeOpt = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
     show_probe: Annotated[bool, typer.Option(
@@ -71,7 +72,8 @@ def audit(
     tick = progress_printer(len(remotes), "audit", enabled=None if not (json_out or local) else False)
     try:
         fleet = audit_fleet(remotes, m, deep=deep, node_python=node_python, timeout=timeout,
-                            forks=forks, on_done=lambda r: tick(r.host, r.reachable))
+                            forks=forks, on_done=lambda r: tick(r.host, r.reachable),
+                            gpus_per_node=gpus_per_node)
     finally:
         for r in remotes:
             r.close()

@@ -20,6 +20,9 @@ MatrixOpt = Annotated[Optional[Path], typer.Option(
     "--matrix", envvar="ENVCHECK_MATRIX", metavar="FILE",
     help="Use this compat matrix instead of the packaged compat_matrix.yaml.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON only, nothing else on stdout.")]
+GpusPerNodeOpt = Annotated[Optional[int], typer.Option(
+    "--gpus-per-node", metavar="N", min=1,
+    help="Every node must have N GPUs, on the PCI bus and in the driver's list; fewer is an error.")]
 
 
 def die(message: str, code: int = 2) -> "typer.Exit":

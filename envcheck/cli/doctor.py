@@ -8,7 +8,7 @@ import typer
 from envcheck.allreduce import bandwidth as am
 from envcheck.doctor import health
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, local_python)
@@ -49,6 +49,8 @@ def doctor(
     deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU).")] = True,
     strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict exits 1.")] = False,
     expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
+    gpus_per_node: GpusPerNodeOpt = None,
+    dcgm: Annotated[Optional[int], typer.Option("--dcgm", metavar="LEVEL", min=1, max=4, help="Also run NVIDIA DCGM's diagnostic (dcgmi diag -r LEVEL) on every node; a node without dcgmi is reported as skipped. Levels 2+ load the GPUs for minutes.")] = None,
     junit: Annotated[FileOpt, typer.Option("--junit", metavar="FILE", help="Write JUnit XML: a testcase per check per host.")] = None,
     prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
@@ -100,9 +102,10 @@ def doctor(
                  connect_timeout=connect_timeout, forks=forks)
     say = None if json_out else (lambda msg: typer.echo(f"envcheck: {msg}", err=True))
     cls = SrunBackend if launcher == "srun" else DoctorBackend
-    be = cls(remotes, m, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar, progress=None)
+    be = cls(remotes, m, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar, progress=None,
+             gpus_per_node=gpus_per_node)
     opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
-                         bisect=bisect, baseline=base, expect_gpus=expect_gpus)
+                         bisect=bisect, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
     if which:
         typer.echo(f"envcheck: {which}", err=True)
     try:

@@ -55,7 +55,7 @@ StrictHostKeysOpt = Annotated[bool, typer.Option(
 NodePythonOpt = Annotated[Optional[str], typer.Option(
     "--node-python", metavar="PATH",
     help="Python interpreter on the nodes (e.g. a venv or conda env with torch). "
-         "Default: python3, else python; nccl-test, doctor and audit on this machine use "
+         "Default: python3, else python; nccl-test, doctor, audit and launch on this machine use "
          "envcheck's own interpreter when torch is installed there.")]
 
 

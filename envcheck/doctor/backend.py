@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
+from envcheck.doctor.health import CheckResult
 from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
 from envcheck.doctor.run import AllreduceOutcome
 from envcheck.errors import UsageError
@@ -26,7 +27,7 @@ BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
 class DoctorBackend:
     def __init__(self, remotes: Sequence[Remote], matrix, *, node_python: Optional[str] = None,
                  forks: int = 32, timeout: Optional[float] = None, allreduce: Optional[Options] = None,
-                 progress=None):
+                 progress=None, gpus_per_node: Optional[int] = None):
         self.remotes = list(remotes)
         self.by_name: Dict[str, Remote] = {r.name: r for r in self.remotes}
         self.matrix = matrix
@@ -37,14 +38,20 @@ class DoctorBackend:
         if node_python:
             self.opts = dataclasses.replace(self.opts, node_python=node_python)
         self.progress = progress
+        self.gpus_per_node = gpus_per_node
         self.fleet_notes: List[str] = []
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
         from envcheck.audit.fleet import audit_fleet
         fa = audit_fleet([self.by_name[h] for h in hosts], self.matrix, deep=deep,
-                         node_python=self.node_python, timeout=self.timeout, forks=self.forks)
+                         node_python=self.node_python, timeout=self.timeout, forks=self.forks,
+                         gpus_per_node=self.gpus_per_node)
         self.fleet_notes = [f"{f.severity}: {f.message}" for f in fa.fleet]
         return fa.results
+
+    def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
+        from envcheck.doctor.dcgm import run_dcgm
+        return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
         # one size (plus the worker's check pass); the bisection's runs are shorter still

@@ -3,16 +3,18 @@ a saved good one (--baseline). Pure functions over plain data (envcheck/model.py
 envcheck/doctor/health.py); envcheck/doctor/run.py runs things and calls these."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Dict, Iterable, List, Optional
 
 from envcheck.facts import schema as F
-from envcheck.doctor.health import FAIL, PASS, UNKNOWN, WARN, CheckResult, DoctorReport, measurement
-from envcheck.model import ERROR, WARNING, Finding, HostResult
+from envcheck.doctor.health import FAIL, PASS, UNKNOWN, WARN, CheckResult, DoctorReport, Measurement, measurement
+from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult
+from envcheck.rules.health import bdf
 
 # one doctor check per component, per host (JUnit: a testcase each); torchaudio only when it
 # has something to say, since most training nodes do not install it
-AUDIT_CHECKS = ("driver", "gpu", "cuda", "cudnn", "torch", "torchvision", "python", "gcc", "env",
-                "nccl", "host")
+AUDIT_CHECKS = ("driver", "gpu", "health", "cuda", "cudnn", "torch", "torchvision", "python", "gcc",
+                "env", "nccl", "host")
 OPTIONAL_CHECKS = ("torchaudio",)
 
 BUSBW = "allreduce_busbw_gbps"
@@ -30,8 +32,21 @@ def _status(findings: List[Finding]) -> str:
     return PASS
 
 
-def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = ()) -> List[CheckResult]:
-    """One check per component per host; findings whose code is in `ignore` do not count."""
+def expecting_gpus(f: Finding) -> Finding:
+    """The audit calls a machine with no driver and no NVIDIA GPU on the bus a CPU machine (a
+    note); doctor, told GPUs are expected (its default), warns about the same node."""
+    if f.code != "driver-not-found" or f.severity != INFO:
+        return f
+    return replace(f, severity=WARNING,
+                   message="No NVIDIA driver found and no NVIDIA GPU on the PCI bus, but doctor expects GPUs "
+                           "on every node. " + f.message,
+                   fix="run the job on GPU nodes, or pass --no-expect-gpus for a CPU-only (gloo) cluster")
+
+
+def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = (),
+                      expect_gpus: bool = False) -> List[CheckResult]:
+    """One check per component per host; findings whose code is in `ignore` do not count.
+    `expect_gpus`: a node with no GPU at all is a warning (see expecting_gpus)."""
     ignore = set(ignore)
     out: List[CheckResult] = []
     for r in results:
@@ -41,7 +56,7 @@ def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = ())
             continue
         out.append(CheckResult(r.host, "reach", PASS, "audited"))
         by_comp: Dict[str, List[Finding]] = {}
-        for f in r.findings:
+        for f in (map(expecting_gpus, r.findings) if expect_gpus else r.findings):
             by_comp.setdefault(f.component, []).append(f)
         for comp in AUDIT_CHECKS + tuple(c for c in OPTIONAL_CHECKS if c in by_comp):
             fs = [f for f in by_comp.get(comp, []) if f.severity in (ERROR, WARNING) and f.code not in ignore]
@@ -113,4 +128,38 @@ def compare_baseline(current: DoctorReport, baseline: DoctorReport, tolerance: f
             msg, status = f"all-reduce busbw {b_now:.3g} GB/s (baseline {b_then:.3g} GB/s)", PASS
         for h in hosts:
             out.append(CheckResult(h, "baseline-busbw", status, msg))
+    return out
+
+
+def health_measurements(results: Iterable[HostResult]) -> List[Measurement]:
+    """The hardware numbers dashboards graph per node and GPU (Prometheus gauges): uncorrectable
+    ECC errors, PCIe link width, Xid events since boot, GPUs the driver lost. Only what the probe
+    read: a host without health facts gives no samples rather than zeros."""
+    out: List[Measurement] = []
+    for r in results:
+        f = r.facts or {}
+        if not r.reachable or not F.health_probed(f):
+            continue
+        for g in F.gpus(f):
+            vol = (F.gpu_health(g).get("ecc") or {}).get("volatile_uncorrected")
+            if isinstance(vol, int):
+                out.append(Measurement("gpu_ecc_uncorrected_volatile", float(vol),
+                                       {"host": r.host, "gpu": bdf(g.get("pci_bus_id")) or str(g.get("index"))},
+                                       "Uncorrectable ECC errors since the driver loaded (NVML volatile counter)."))
+        for d in F.pci_links(f):
+            if isinstance(d["link"].get("width"), int):
+                out.append(Measurement("gpu_pcie_link_width", float(d["link"]["width"]),
+                                       {"host": r.host, "gpu": bdf(d.get("address")) or str(d.get("address"))},
+                                       "Current PCIe link width (lanes) of the GPU, from sysfs."))
+        for e in F.xid_events(f):
+            out.append(Measurement("xid_events", float(e.get("count") or 0),
+                                   {"host": r.host, "xid": str(e["xid"]), "gpu": str(e.get("pci"))},
+                                   "NVRM Xid events in the kernel log since boot, per code and GPU."))
+        pci = F.pci_gpus(f)
+        given = (F.env(f).get("NVIDIA_VISIBLE_DEVICES") or "all").strip().lower()
+        if pci is not None and F.driver_version(f) and given in ("all", "void", "none"):  # not a partial container
+            seen = {bdf(g.get("pci_bus_id")) for g in F.gpus(f)}
+            out.append(Measurement("gpus_missing_from_driver",
+                                   float(sum(1 for d in pci if bdf(d.get("address")) not in seen)),
+                                   {"host": r.host}, "NVIDIA GPUs on the PCI bus the driver does not list."))
     return out

@@ -28,6 +28,8 @@ def render_table(report: DoctorReport) -> str:
         for r in n.reasons[1:]:
             lines.append(f"{'':<{width}}  {'':<7}  {r}")
     for m in report.measurements:
+        if "host" in m.labels:  # per-node/GPU gauges are for dashboards; the verdicts name the faults
+            continue
         labels = ", ".join(f"{k}={v}" for k, v in m.labels.items())
         lines.append(f"{m.name}{' (' + labels + ')' if labels else ''}: {_num(m.value)}")
     if report.suspects:

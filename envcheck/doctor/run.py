@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Protocol, Sequence
 
 from envcheck.doctor import health
-from envcheck.doctor.checks import BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, inventory_of
+from envcheck.doctor.checks import (BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, health_measurements,
+                                    inventory_of)
 from envcheck.doctor.health import FAIL, PASS, SKIP, CheckResult, DoctorReport, Measurement
 from envcheck.allreduce.verdict import judge
 from envcheck.doctor.isolate import isolate
@@ -40,6 +41,8 @@ class Backend(Protocol):
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome: ...
 
+    def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]: ...
+
 
 @dataclass
 class DoctorOptions:
@@ -52,6 +55,7 @@ class DoctorOptions:
     baseline_tolerance: float = 0.2
     max_isolation_tests: int = 16
     expect_gpus: bool = True            # False: a CPU-only cluster, no driver is not a warning
+    dcgm: Optional[int] = None          # run `dcgmi diag -r N` on every reachable node
 
 
 def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
@@ -62,9 +66,17 @@ def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
 
     say(f"audit: {len(hosts)} host(s){' (deep)' if opts.deep and not opts.quick else ''}")
     results = backend.audit(list(hosts), opts.deep and not opts.quick)
-    report.checks += checks_from_audit(results, () if opts.expect_gpus else GPU_ONLY_CODES)
+    report.checks += checks_from_audit(results, () if opts.expect_gpus else GPU_ONLY_CODES, opts.expect_gpus)
     report.inventory = {r.host: inventory_of(r.facts) for r in results if r.reachable and r.facts}
+    report.measurements += health_measurements(results)
     reachable = [r.host for r in results if r.reachable]
+    if opts.dcgm and reachable:
+        say(f"dcgm: dcgmi diag -r {opts.dcgm} on {len(reachable)} host(s)")
+        dcgm = backend.dcgm(reachable, opts.dcgm)
+        report.checks += dcgm
+        skipped = [c.host for c in dcgm if c.status == SKIP]
+        if skipped:
+            report.notes.append(f"dcgm: skipped on {', '.join(skipped)} (dcgmi not found)")
 
     if opts.quick:
         report.notes.append("network test skipped (--quick)")

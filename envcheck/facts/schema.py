@@ -63,6 +63,31 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
               "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
                                                    # over SSH that is the NON-interactive environment
       "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None}],
+      "health": {                         # hardware health (probe only; absent: not probed)
+        "pci": [{"address": "0000:07:00.0", "vendor_id": "0x10de", "device_id": "0x20b2",
+                 "class": "0x030200",      # NVIDIA VGA/3D functions on the bus, driver or not
+                 "link": {"speed": "16.0 GT/s PCIe", "max_speed": "16.0 GT/s PCIe",
+                          "width": 16, "max_width": 16}}],          # sysfs current_/max_link_*
+        "kernel_log": {"source": "/dev/kmsg"|"dmesg"|"journalctl"|None, "error": str | None,
+                       "events": [{"xid": 79, "pci": "0000:2b:00", "count": 1, "first": str,
+                                   "last": str, "no_xid_line": bool}],   # NVRM Xids since boot
+                       "dropped": int},
+        "ib": [{"device": "mlx5_0", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp",
+                "rate": "400 Gb/sec (4X NDR)", "link_layer": "InfiniBand"|"Ethernet"}],
+        "modules": {"nvidia_peermem": bool, "nv_peer_mem": bool},   # GPUDirect RDMA loaded
+        "nvswitches": int,                # NVIDIA bridge-class (0x0680) functions: NVSwitches
+        "fabric_manager": {"running": bool, "version": str | None, "path": str | None},
+                                          # only when nvswitches > 0
+        "seconds": float,                 # what collecting all this cost
+      },
+      # and per GPU, from NVML (None: not supported by this GPU/driver):
+      #   gpus[i]["health"] = {"ecc_mode": 0|1, "ecc": {"volatile_uncorrected": int,
+      #     "aggregate_uncorrected": int, "volatile_corrected": int},
+      #     "remapped_rows": {"correctable", "uncorrectable", "pending", "failure"} | None,
+      #     "retired_pages_pending": 0|1, "throttle_reasons": int (nvmlClocksEventReasons bits),
+      #     "temperature_c": int, "slowdown_temperature_c": int, "persistence_mode": 0|1,
+      #     "mig_mode": 0|1, "compute_mode": 0..3,
+      #     "nvlink": {"up": int, "down": [link, ...]} | None (no NVLink)}
       "errors": [str],                    # what the probe could not do, in one line each
     }
 
@@ -241,7 +266,51 @@ def kernel_module(f: Facts) -> Optional[str]:
 
 
 def pci_gpus(f: Facts) -> Optional[List[Dict[str, Any]]]:
-    """NVIDIA devices on the PCI bus, [] when the bus has none; None when not known."""
-    v = _get(f, "pci_gpus")
-    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else None
+    """NVIDIA GPUs on the PCI bus: the GPU-identification list when the probe has one, else the
+    health collector's; None when neither was read."""
+    for path in (("pci_gpus",), ("health", "pci")):
+        v = _get(f, *path)
+        if isinstance(v, list):
+            return _dicts(v)
+    return None
 
+
+def pci_links(f: Facts) -> List[Dict[str, Any]]:
+    """[{"address": ..., "link": {"speed", "max_speed", "width", "max_width"}}] from sysfs."""
+    return [d for d in _dicts(_get(f, "health", "pci")) if isinstance(d.get("link"), dict)]
+
+
+def gpu_health(gpu: Dict[str, Any]) -> Dict[str, Any]:
+    return _dict(gpu.get("health")) if isinstance(gpu, dict) else {}
+
+
+def kernel_log(f: Facts) -> Dict[str, Any]:
+    return _dict(_get(f, "health", "kernel_log"))
+
+
+def xid_events(f: Facts) -> List[Dict[str, Any]]:
+    return [e for e in _dicts(kernel_log(f).get("events")) if isinstance(e.get("xid"), int)]
+
+
+def ib_ports(f: Facts) -> List[Dict[str, Any]]:
+    return _dicts(_get(f, "health", "ib"))
+
+
+def peer_memory_loaded(f: Facts) -> Optional[bool]:
+    """nvidia_peermem (or the older nv_peer_mem) loaded; None when not probed."""
+    mods = _get(f, "health", "modules")
+    return any(bool(v) for v in mods.values()) if isinstance(mods, dict) else None
+
+
+def nvswitches(f: Facts) -> int:
+    n = _get(f, "health", "nvswitches")
+    return n if isinstance(n, int) else 0
+
+
+def fabric_manager(f: Facts) -> Dict[str, Any]:
+    return _dict(_get(f, "health", "fabric_manager"))
+
+
+def health_probed(f: Facts) -> bool:
+    """The probe looked at the hardware (an older probe, or `check` flags, did not)."""
+    return isinstance(_get(f, "health"), dict)

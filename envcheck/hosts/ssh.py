@@ -170,7 +170,8 @@ class SSHRemote(Remote):
 
     # ---- commands -------------------------------------------------------------------------
     def run(self, command: str, *, stdin: Union[str, bytes, None] = None,
-            timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None) -> RunResult:
+            timeout: Optional[float] = None, env: Optional[Mapping[str, str]] = None,
+            on_stdout: Optional[Callable[[bytes], None]] = None) -> RunResult:
         timeout = self.options.timeout if timeout is None else timeout
         start = time.monotonic()
         err = self.connect()
@@ -186,7 +187,7 @@ class SSHRemote(Remote):
             return RunResult(self.name, command, None, error=f"lost connection: {e}",
                              duration=time.monotonic() - start)
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        code, out, errb, timed_out, lost = _exchange(chan, full, data, timeout, start)
+        code, out, errb, timed_out, lost = _exchange(chan, full, data, timeout, start, on_stdout)
         result = RunResult(self.name, command, code, out, errb, duration=time.monotonic() - start)
         if lost:
             result.error = f"lost connection: {lost}"
@@ -243,7 +244,8 @@ class _Why(Exception):
 
 
 def _exchange(chan: paramiko.Channel, command: str, data: Optional[bytes], timeout: float,
-              start: float) -> "tuple[Optional[int], str, str, bool, Optional[str]]":
+              start: float, on_stdout: Optional[Callable[[bytes], None]] = None
+              ) -> "tuple[Optional[int], str, str, bool, Optional[str]]":
     """Run `command` on an open channel: stdin fed to EOF, stdout and stderr drained side by
     side, all of it bounded by `timeout` (a watchdog closes the channel, which unblocks every
     read). Returns (exit code or None, stdout, stderr, timed out, why the connection was lost)."""
@@ -269,7 +271,7 @@ def _exchange(chan: paramiko.Channel, command: str, data: Optional[bytes], timeo
         threading.Thread(target=_feed, args=(chan, data), daemon=True).start()
         reader = threading.Thread(target=_drain, args=(chan.recv_stderr, errb), daemon=True)
         reader.start()
-        _drain(chan.recv, out)
+        _drain(chan.recv, out, on_stdout)
         reader.join(timeout)
         if not timed_out.is_set() and chan.status_event.wait(max(0.0, timeout - (time.monotonic() - start))):
             code = chan.recv_exit_status()
@@ -294,7 +296,9 @@ def _feed(chan: paramiko.Channel, data: Optional[bytes]) -> None:
         pass
 
 
-def _drain(recv: Callable[[int], bytes], into: List[bytes]) -> None:
+def _drain(recv: Callable[[int], bytes], into: List[bytes],
+           live: Optional[Callable[[bytes], None]] = None) -> None:
+    """Read until EOF into `into`, or, with `live`, hand each chunk over as it arrives."""
     while True:
         try:
             chunk = recv(65536)
@@ -302,7 +306,10 @@ def _drain(recv: Callable[[int], bytes], into: List[bytes]) -> None:
             return
         if not chunk:
             return
-        into.append(chunk)
+        if live is not None:
+            live(chunk)
+        else:
+            into.append(chunk)
 
 
 def _dec(parts: List[bytes]) -> str:

@@ -12,10 +12,11 @@ from envcheck.errors import VersionError
 from envcheck.facts.schema import Facts
 from envcheck.matrix.load import Matrix
 from envcheck.model import COMPONENTS, WARNING, Finding, sort_findings
-from envcheck.rules import cuda, cudnn, driver, driver_state, env, gcc, gpu, nccl, python, torch
+from envcheck.rules import cuda, cudnn, driver, driver_state, env, fabric, gcc, gpu, health, nccl, python, torch
 
 Rule = Callable[[Facts, Matrix], List[Finding]]
-REGISTRY: List[Rule] = [*driver.RULES, *driver_state.RULES, *gpu.RULES, *cuda.RULES, *cudnn.RULES, *torch.RULES,
+REGISTRY: List[Rule] = [*driver.RULES, *driver_state.RULES, *gpu.RULES, *health.RULES, *fabric.RULES,
+                        *cuda.RULES, *cudnn.RULES, *torch.RULES,
                         *python.RULES, *gcc.RULES, *env.RULES, *nccl.RULES]
 
 

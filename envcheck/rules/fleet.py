@@ -50,6 +50,29 @@ def _gpu_count(f: Facts) -> Optional[str]:
     return str(len(F.gpus(f)))
 
 
+def _pcie_widths(f: Facts) -> Optional[str]:
+    """'8x x16' or '7x x16, 1x x8': the GPUs' current PCIe link widths (sysfs), widest first."""
+    widths = [d["link"].get("width") for d in F.pci_links(f)]
+    counts = Counter(w for w in widths if isinstance(w, int) and w > 0)
+    if not counts:
+        return None
+    return ", ".join(f"{c}x x{w}" for w, c in sorted(counts.items(), reverse=True))
+
+
+def _ib_ports(f: Facts) -> Optional[str]:
+    """'8x ACTIVE 400 Gb/sec (4X NDR)': the node's InfiniBand/RoCE ports by state and rate."""
+    counts = Counter(f"{str(p.get('state') or '?').split(':')[-1].strip()} {p.get('rate') or '?'}"
+                     for p in F.ib_ports(f))
+    return ", ".join(f"{c}x {k}" for k, c in sorted(counts.items())) if counts else None
+
+
+def _nvlinks(f: Facts) -> Optional[str]:
+    """'8x 18 up': NVLinks up per GPU."""
+    ups = [(F.gpu_health(g).get("nvlink") or {}).get("up") for g in F.gpus(f)]
+    counts = Counter(u for u in ups if isinstance(u, int))
+    return ", ".join(f"{c}x {u} up" for u, c in sorted(counts.items(), reverse=True)) if counts else None
+
+
 @dataclass(frozen=True)
 class Check:
     key: str          # drift-table row id
@@ -77,6 +100,12 @@ CHECKS: Tuple[Check, ...] = (
           "the slowest GPU sets the pace of every step"),
     Check("gpu_count", "gpu", "GPU count", _gpu_count, WARNING,
           "uneven GPU counts need a per-node --nproc-per-node and skew the data split"),
+    Check("pcie_width", "health", "GPU PCIe link widths", _pcie_widths, WARNING,
+          "GPUs behind narrower links load data and exchange with the NIC slower, and every step waits"),
+    Check("ib_ports", "health", "InfiniBand/RoCE ports", _ib_ports, WARNING,
+          "a node with fewer or slower active ports sends its share of every all-reduce slower"),
+    Check("nvlinks", "health", "NVLinks per GPU", _nvlinks, WARNING,
+          "a GPU with fewer NVLinks up slows every intra-node collective it is in"),
 )
 
 

@@ -5,6 +5,10 @@
  *   cuda=12020                  (nvmlSystemGetCudaDriverVersion: major*1000 + minor*10)
  *   fail=9                      (optional: every call returns this NVML error, e.g. 9 = DRIVER_NOT_LOADED)
  *   gpu=NAME|MEMORY_MIB|MAJOR.MINOR|UUID|PCI_BUS_ID   (one line per GPU)
+ *   health=INDEX|key=value,...  (optional, per GPU; unset keys keep a healthy GPU's values)
+ *     ecc_mode ecc_vol_unc ecc_agg_unc ecc_vol_cor remap_corr remap_unc remap_pending remap_fail
+ *     pages_pending throttle (nvmlClocksEventReasons bits, 0x.. allowed) temp slowdown persist mig
+ *     compute nvlinks (links the GPU has; 0 = no NVLink) nvlink_down (bitmask of links down)
  * Return codes and struct layouts follow nvml.h. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +21,13 @@ typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
 typedef struct { char busIdLegacy[16]; unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
                  char busId[32]; } nvmlPciInfo_t;
-struct gpu { char name[96]; unsigned long long mib; int major, minor; char uuid[96]; char bus[32]; };
+struct health { long long ecc_mode, ecc_vol_unc, ecc_agg_unc, ecc_vol_cor, remap_corr, remap_unc, remap_pending,
+                 remap_fail, pages_pending, throttle, temp, slowdown, persist, mig, compute,
+                 nvlinks, nvlink_down; };
+struct gpu { char name[96]; unsigned long long mib; int major, minor; char uuid[96]; char bus[32];
+             struct health h; };
+/* an idle, healthy data-centre GPU */
+static const struct health HEALTHY = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0x1, 35, 90, 1, 0, 0, 0, 0};
 typedef struct gpu *nvmlDevice_t;
 
 static struct gpu gpus[MAXGPU];
@@ -45,7 +55,24 @@ static void load(void) {
             sscanf(fld[2], "%d.%d", &g->major, &g->minor);
             snprintf(g->uuid, sizeof g->uuid, "%s", fld[3]);
             snprintf(g->bus, sizeof g->bus, "%s", fld[4] ? fld[4] : "00000000:00:00.0");
+            g->h = HEALTHY;
             ngpu++;
+        } else if (!strncmp(line, "health=", 7)) {
+            char *bar = strchr(line + 7, '|'), *s, *kv;
+            int i = atoi(line + 7);
+            if (!bar || i < 0 || i >= ngpu) continue;
+            s = bar + 1;
+            while ((kv = strsep(&s, ","))) {
+                char *eq = strchr(kv, '=');
+                long long v;
+                if (!eq) continue;
+                *eq = 0; v = strtoll(eq + 1, 0, 0);
+#define SET(k) if (!strcmp(kv, #k)) gpus[i].h.k = v;
+                SET(ecc_mode) SET(ecc_vol_unc) SET(ecc_agg_unc) SET(ecc_vol_cor) SET(remap_corr)
+                SET(remap_unc) SET(remap_pending) SET(remap_fail) SET(pages_pending) SET(throttle)
+                SET(temp) SET(slowdown) SET(persist) SET(mig) SET(compute) SET(nvlinks) SET(nvlink_down)
+#undef SET
+            }
         }
     }
     fclose(f);
@@ -112,4 +139,55 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *p) {
     DEV(); if (!p) return INVALID;
     memset(p, 0, sizeof *p); snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "%s", dev->bus);
     snprintf(p->busId, sizeof p->busId, "%s", dev->bus); return OK;
+}
+
+/* health: ECC, row remapping, page retirement, throttling, temperature, modes */
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t dev, int *current, int *pending) {
+    DEV(); if (!current || !pending) return INVALID; *current = *pending = (int)dev->h.ecc_mode; return OK;
+}
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t dev, int type, int counter, unsigned long long *n) {
+    DEV(); if (!n || type < 0 || type > 1 || counter < 0 || counter > 1) return INVALID;
+    if (!dev->h.ecc_mode) return NOT_SUPPORTED;
+    /* type 1 = uncorrected, 0 = corrected; counter 0 = volatile, 1 = aggregate */
+    *n = type == 1 ? (counter == 0 ? dev->h.ecc_vol_unc : dev->h.ecc_agg_unc) : dev->h.ecc_vol_cor;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned int *corr, unsigned int *unc,
+                                       unsigned int *pending, unsigned int *failure) {
+    DEV(); if (!corr || !unc || !pending || !failure) return INVALID;
+    if (dev->major < 8) return NOT_SUPPORTED;  /* row remapping is Ampere and later */
+    *corr = dev->h.remap_corr; *unc = dev->h.remap_unc; *pending = dev->h.remap_pending; *failure = dev->h.remap_fail;
+    return OK;
+}
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t dev, int *pending) {
+    DEV(); if (!pending) return INVALID; *pending = (int)dev->h.pages_pending; return OK;
+}
+nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t dev, unsigned long long *r) {
+    DEV(); if (!r) return INVALID; *r = (unsigned long long)dev->h.throttle; return OK;
+}
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t dev, unsigned long long *r) {
+    return nvmlDeviceGetCurrentClocksThrottleReasons(dev, r);
+}
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t dev, int sensor, unsigned int *t) {
+    DEV(); if (!t || sensor != 0) return INVALID; *t = (unsigned)dev->h.temp; return OK;
+}
+nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t dev, int kind, unsigned int *t) {
+    DEV(); if (!t) return INVALID; if (kind != 1) return NOT_SUPPORTED; *t = (unsigned)dev->h.slowdown; return OK;
+}
+nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t dev, int *mode) {
+    DEV(); if (!mode) return INVALID; *mode = (int)dev->h.persist; return OK;
+}
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned int *current, unsigned int *pending) {
+    DEV(); if (!current || !pending) return INVALID;
+    if (dev->major < 8) return NOT_SUPPORTED;
+    *current = *pending = (unsigned)dev->h.mig; return OK;
+}
+nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, int *mode) {
+    DEV(); if (!mode) return INVALID; *mode = (int)dev->h.compute; return OK;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned int link, int *active) {
+    DEV(); if (!active) return INVALID;
+    if (!dev->h.nvlinks) return NOT_SUPPORTED;
+    if (link >= (unsigned)dev->h.nvlinks) return INVALID;
+    *active = !((dev->h.nvlink_down >> link) & 1); return OK;
 }

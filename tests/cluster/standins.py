@@ -269,7 +269,9 @@ def build_fake_nvml(out_dir) -> str:
 def set_nvml(host, driver: Optional[str], gpus: Optional[Sequence[dict]] = None,
              cuda: Optional[str] = None, fail: Optional[str] = None) -> None:
     """Install the fake libnvidia-ml.so.1 in the host's /usr/local/lib (ldconfig'd in its private
-    /etc/ld.so.cache) with these values; driver None removes it. fail: "not_loaded" | "mismatch"."""
+    /etc/ld.so.cache) with these values; driver None removes it. fail: "not_loaded" | "mismatch".
+    A GPU record's optional "health" dict sets fake_nvml.c's health keys for it
+    ({"ecc_vol_unc": 2, "remap_pending": 1, "throttle": "0x48", ...})."""
     if driver is None:
         host.run_local("rm -f /usr/local/lib/libnvidia-ml.so.1 /usr/local/share/envcheck-sim/nvml.conf; ldconfig")
         return
@@ -279,8 +281,12 @@ def set_nvml(host, driver: Optional[str], gpus: Optional[Sequence[dict]] = None,
     lines = [f"driver={driver}", f"cuda={cuda_int}"]
     if fail:
         lines.append(f"fail={NVML_ERRORS[fail]}")
-    for g in (gpus if gpus is not None else gpu_list("V100", 1)):
+    gpus = list(gpus if gpus is not None else gpu_list("V100", 1))
+    for g in gpus:
         lines.append(f"gpu={g['name']}|{g['memory_mib']}|{g['compute_cap']}|{g['uuid']}|{g['pci_bus_id']}")
+    for i, g in enumerate(gpus):  # after every gpu= line: health= refers to them by index
+        if g.get("health"):
+            lines.append(f"health={i}|" + ",".join(f"{k}={v}" for k, v in g["health"].items()))
     host.write_file("/usr/local/share/envcheck-sim/nvml.conf", "\n".join(lines) + "\n")
     host.run_local(f"cp {shlex.quote(so)} /usr/local/lib/libnvidia-ml.so.1 && ldconfig")
 
@@ -317,3 +323,33 @@ def set_kernel_module(host, proc_version_text: Optional[str]) -> None:
     host.run_local("mountpoint -q /proc/driver || mount -t tmpfs -o mode=755 sim /proc/driver; "
                    "mkdir -p /proc/driver/nvidia")
     host.write_file("/proc/driver/nvidia/version", proc_version_text)
+
+
+def plant_pci_bus(host, devices: Sequence[dict]) -> None:
+    """A node-private /sys/bus/pci/devices: a directory of the given functions (address, vendor,
+    device, class, current/max link speed and width, as sysfs prints them) bind-mounted over the
+    real one inside the host's mount namespace only. `pci_gpu(...)` builds a record."""
+    root = "/tmp/envcheck-sim/pci"
+    host.run_local(f"mkdir -p {root} && rm -rf {root}/*")
+    for d in devices:
+        for key in ("vendor", "device", "class", "current_link_speed", "current_link_width",
+                    "max_link_speed", "max_link_width"):
+            if d.get(key) is not None:
+                host.write_file(f"{root}/{d['address']}/{key}", f"{d[key]}\n")
+    host.run_local(f"mountpoint -q /sys/bus/pci/devices && umount /sys/bus/pci/devices; "
+                   f"mount --bind {root} /sys/bus/pci/devices")
+
+
+def pci_gpu(address: str, width: int = 16, max_width: int = 16, speed: str = "16.0 GT/s PCIe",
+            max_speed: str = "16.0 GT/s PCIe", device: str = "0x20b2") -> dict:
+    """One NVIDIA 3D-controller function as sysfs shows it (A100 SXM4 80GB by default)."""
+    return {"address": address, "vendor": "0x10de", "device": device, "class": "0x030200",
+            "current_link_speed": speed, "current_link_width": width,
+            "max_link_speed": max_speed, "max_link_width": max_width}
+
+
+def plant_kernel_log(host, text: str) -> None:
+    """A node-private kernel log: a file with these lines bind-mounted over /dev/kmsg in the
+    host's mount namespace (the probe reads it as it reads the ring buffer)."""
+    host.write_file("/tmp/envcheck-sim/kmsg", text)
+    host.run_local("mountpoint -q /dev/kmsg && umount /dev/kmsg; mount --bind /tmp/envcheck-sim/kmsg /dev/kmsg")

@@ -80,7 +80,7 @@ def test_the_debian_toolkit_draws_no_false_gcc_too_new(audited):
     assert "gcc-too-new" not in codes(node01, "gcc")
 
 
-def test_a_host_without_the_packages_keeps_the_no_driver_warning(audited):
+def test_a_host_without_the_packages_and_without_nvidia_gpus_is_a_cpu_machine(audited):
     node02 = audited[1]["node02"]
     drv = node02["facts"]["driver"]
     assert (drv["state"], drv["userspace"]) == ("no-userspace", None)
@@ -88,8 +88,10 @@ def test_a_host_without_the_packages_keeps_the_no_driver_warning(audited):
                                    "NVML via ctypes: NVML Shared Library Not Found")
     assert "nvidia-smi not found" in drv["error"]
     (f,) = codes(node02).values()
-    assert (f["code"], f["severity"]) == ("driver-not-found", "warning")
-    assert f["message"].startswith("No NVIDIA driver found (nvidia-ml-py (pynvml) not installed;")
+    # the probe read the PCI bus (no NVIDIA device here): a CPU machine is a note, not a warning
+    assert node02["facts"]["health"]["pci"] == []
+    assert (f["code"], f["severity"]) == ("driver-not-found", "info")
+    assert "no NVIDIA GPU on the PCI bus: a CPU machine" in f["message"]
     assert node02["facts"]["cuda"]["nvcc"]["path"] is None  # no Debian toolkit either
 
 

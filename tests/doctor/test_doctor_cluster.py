@@ -99,6 +99,7 @@ def test_without_no_expect_gpus_a_gpu_less_node_is_a_warning_naming_the_driver(c
     doc = json.loads(p.stdout)
     assert doc["verdict"] == "WARN" and p.returncode == 1
     assert all(n["reasons"][0].startswith("driver: No NVIDIA driver found") for n in doc["nodes"])
+    assert all("doctor expects GPUs" in n["reasons"][0] for n in doc["nodes"])
 
 
 def test_a_dead_sshd_is_unknown_with_the_reason_and_exit_3(c3):

@@ -40,6 +40,9 @@ SMI_FIELDS = ["driver_version", "name", "compute_cap", "memory.total", "uuid", "
 # and returns the value stored under key. Each runs under safely(), so one failing part costs
 # only its own key. This keeps every collector in its own file without editing collect().
 SECTIONS = []
+# Per-GPU facts read inside the driver part's NVML session (no second nvmlInit): (key, fn(nv, handle));
+# fn's value goes under gpus[i][key]. Only NVML fills them: nvidia-smi alone gives none.
+NVML_PER_GPU = []
 
 
 def safely(name, fn, default=None):

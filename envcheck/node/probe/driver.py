@@ -80,6 +80,8 @@ def nvml_facts(nv):
                     gpu[key] = fn()
                 except Exception as e:
                     ERRORS.append("nvml %s of GPU %d: %s" % (key, i, e))
+            for key, fn in NVML_PER_GPU:
+                gpu[key] = safely("nvml %s of GPU %d" % (key, i), lambda: fn(nv, h))
             gpus.append(gpu)
         return version, cuda, gpus
     finally:
@@ -167,6 +169,41 @@ class NvmlCtypes(object):
     def nvmlSystemGetCudaDriverVersion(self):  # _v2 since ~R450; older drivers have the plain one
         name = "nvmlSystemGetCudaDriverVersion"
         return self.out(name + "_v2" if hasattr(self.lib, name + "_v2") else name, self.c.c_int()).value
+
+    def uint(self, name, h, *args):  # an unsigned int filled through its pointer, after args
+        return self.out(name, self.c.c_uint(), h, *args).value
+
+    def nvmlDeviceGetTotalEccErrors(self, h, kind, counter):
+        return self.out("nvmlDeviceGetTotalEccErrors", self.c.c_ulonglong(), h, self.c.c_int(kind),
+                        self.c.c_int(counter)).value
+
+    def nvmlDeviceGetCurrentClocksThrottleReasons(self, h):
+        return self.out("nvmlDeviceGetCurrentClocksThrottleReasons", self.c.c_ulonglong(), h).value
+
+    def pair(self, name, h):  # (current, pending) modes
+        a, b = self.c.c_uint(), self.c.c_uint()
+        self.call(name, h, self.c.byref(a), self.c.byref(b))
+        return a.value, b.value
+
+    def nvmlDeviceGetEccMode(self, h): return self.pair("nvmlDeviceGetEccMode", h)
+    def nvmlDeviceGetMigMode(self, h): return self.pair("nvmlDeviceGetMigMode", h)
+    def nvmlDeviceGetRetiredPagesPendingStatus(self, h): return self.uint("nvmlDeviceGetRetiredPagesPendingStatus", h)
+    def nvmlDeviceGetPersistenceMode(self, h): return self.uint("nvmlDeviceGetPersistenceMode", h)
+    def nvmlDeviceGetComputeMode(self, h): return self.uint("nvmlDeviceGetComputeMode", h)
+
+    def nvmlDeviceGetTemperature(self, h, sensor):
+        return self.uint("nvmlDeviceGetTemperature", h, self.c.c_int(sensor))
+
+    def nvmlDeviceGetTemperatureThreshold(self, h, kind):
+        return self.uint("nvmlDeviceGetTemperatureThreshold", h, self.c.c_int(kind))
+
+    def nvmlDeviceGetNvLinkState(self, h, link):
+        return self.uint("nvmlDeviceGetNvLinkState", h, self.c.c_uint(link))
+
+    def nvmlDeviceGetRemappedRows(self, h):
+        v = [self.c.c_uint() for _ in range(4)]
+        self.call("nvmlDeviceGetRemappedRows", h, *[self.c.byref(x) for x in v])
+        return tuple(x.value for x in v)
 
     def nvmlDeviceGetCudaComputeCapability(self, h):
         major, minor = self.c.c_int(), self.c.c_int()

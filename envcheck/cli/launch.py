@@ -1,0 +1,133 @@
+"""`envcheck launch [HOSTS…] [OPTIONS] -- SCRIPT [ARGS…]`: the user's training script on every
+node (envcheck/launch/). Everything after `--` belongs to the script and never reaches the option
+parser, so the script's own options (--lr, --local_rank …) cannot clash with ours."""
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+from typer.core import TyperCommand
+
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
+                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
+                                   SshConfigOpt, StrictHostKeysOpt, UserOpt, local_python)
+from envcheck.errors import UsageError
+
+
+class _SplitAtDashes(TyperCommand):
+    """Keeps what follows the first `--` (the script and its arguments) away from click."""
+
+    def parse_args(self, ctx: Any, args: List[str]) -> List[str]:
+        if "--" in args:
+            i = args.index("--")
+            ctx.meta["launch_script"] = args[i + 1:]
+            args = args[:i]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: Any) -> List[str]:
+        return super().collect_usage_pieces(ctx) + ["-- SCRIPT [ARGS]..."]
+
+
+@app.command("launch", cls=_SplitAtDashes)
+@guard
+def launch(
+    ctx: typer.Context,
+    hosts: HostsArg = None,
+    nproc_per_node: Annotated[Optional[int], typer.Option(
+        "--nproc-per-node", min=1,
+        help="Ranks per host (default: its GPU count; 1 on a host without GPUs).")] = None,
+    node_python: NodePythonOpt = None,
+    chdir: Annotated[Optional[str], typer.Option(
+        "--chdir", metavar="DIR", help="Working directory of the ranks on every host (default: "
+                                       "the current directory here).")] = None,
+    env: Annotated[Optional[List[str]], typer.Option(
+        "--env", metavar="K=V", help="Set this variable for every rank (repeatable).")] = None,
+    sync: Annotated[Optional[List[str]], typer.Option(
+        "--sync", metavar="FILE_OR_DIR",
+        help="Copy this file or directory to the same absolute path on every host first "
+             "(repeatable).")] = None,
+    local_rank_arg: Annotated[bool, typer.Option(
+        "--local-rank-arg", help="Also pass --local_rank=K to the script, as "
+                                 "torch.distributed.launch did.")] = False,
+    master_addr: Annotated[Optional[str], typer.Option(
+        "--master-addr", help="MASTER_ADDR (default: the first host's address).")] = None,
+    master_port: Annotated[Optional[int], typer.Option(
+        "--master-port", min=1, max=65535, help="MASTER_PORT (default: a free one).")] = None,
+    ifname: Annotated[Optional[str], typer.Option(
+        "--ifname", help="Interface for NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (checked on "
+                         "every host).")] = None,
+    run_timeout: Annotated[float, typer.Option(
+        "--run-timeout", "--timeout", min=1, metavar="SECONDS",
+        help="Stop the whole run after this long and name the rank that hung (exit 3).")]
+    = 86400.0,
+    grace: Annotated[float, typer.Option(
+        "--grace", min=0, metavar="SECONDS",
+        help="When ranks are stopped: seconds between SIGTERM and SIGKILL.")] = 5.0,
+    log_dir: Annotated[Optional[Path], typer.Option(
+        "--log-dir", metavar="DIR", help="Keep every rank's output in DIR/RUN_ID/rankN.HOST.log.")]
+    = None,
+    quiet_others: Annotated[bool, typer.Option(
+        "--quiet-others", help="Stream rank 0's output only (all are still logged).")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Start even when the audit finds errors on the hosts.")] = False,
+    no_audit: Annotated[bool, typer.Option(
+        "--no-audit", help="Skip the audit of the hosts (the other preflight checks still run).")]
+    = False,
+    matrix: MatrixOpt = None,
+    hosts_file: HostsFileOpt = None,
+    ssh_config: SshConfigOpt = None,
+    user: UserOpt = None,
+    port: PortOpt = None,
+    identity: IdentityOpt = None,
+    strict_host_keys: StrictHostKeysOpt = False,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
+    forks: ForksOpt = 32,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: envcheck launch node[01-02] --nproc-per-node 8 -- train.py"""
+    from envcheck.launch.render import render_text
+    from envcheck.launch.run import Options, parse_env, run_launch
+
+    argv = ctx.meta.get("launch_script") or []
+    if not argv:
+        raise UsageError("no script to launch", "put it after --: envcheck launch HOSTS -- "
+                                                "train.py ARGS")
+    opts = Options(script=argv[0], args=argv[1:], nproc_per_node=nproc_per_node,
+                   node_python=node_python, chdir=chdir, env=parse_env(env or []),
+                   sync=list(sync or []), local_rank_arg=local_rank_arg,
+                   master_addr=master_addr, master_port=master_port, ifname=ifname,
+                   timeout=run_timeout, grace=grace, connect_timeout=connect_timeout, forks=forks,
+                   log_dir=str(log_dir) if log_dir else None, force=force, audit=not no_audit,
+                   matrix=str(matrix) if matrix else None)
+    # its remote commands are the preflight's and the launchers' (bounded by the run itself)
+    remotes = HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()
+    opts.node_python, which = local_python(node_python, remotes, "ranks run")
+    # rank output: stdout, or stderr when stdout carries the JSON report
+    sink = sys.stderr if json_out else sys.stdout
+    lock = threading.Lock()
+
+    def on_line(host: str, rank: int, line: str) -> None:
+        if quiet_others and rank != 0:
+            return
+        with lock:
+            sink.write(f"[{host}:{rank}] {line}\n")
+            sink.flush()
+
+    def progress(m: str) -> None:
+        typer.echo(f"envcheck: {m}", err=True)
+
+    try:
+        rep = run_launch(remotes, opts, progress, on_line, which)
+    finally:
+        for r in remotes:
+            r.close()
+    if json_out:
+        print_json(rep.to_dict())
+    else:
+        typer.echo(render_text(rep))
+    raise typer.Exit(rep.exit_code)

@@ -1,0 +1,154 @@
+"""How a launch ends: stopping every host once (the first reason wins), waiting with bounds
+(Ctrl-C included), and naming what failed first, with the one exit code it maps to."""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+from envcheck.launch.stream import HostStream, RankState, stack_dump, waits_in_torch
+from envcheck.remote import Remote, fan_out
+
+EXIT_INTERRUPTED = 130
+# reasons the controller itself stops a run for: a rank exit it hears of after one of these was
+# caused by the stop (a peer's collective failing), not a cause
+CONTROLLER_KINDS = ("host", "timeout", "interrupted")
+
+
+class Stopper:
+    """Stops the launchers on every host, once, in the background; remembers every reason."""
+
+    def __init__(self, remotes: Sequence[Remote], cmd_for: Callable[[int], str], timeout: float,
+                 say: Callable[[str], None]):
+        self.remotes, self.cmd_for, self.timeout, self.say = remotes, cmd_for, timeout, say
+        self.reasons: List[Tuple[str, str, Optional[str], float]] = []
+        self.lock = threading.Lock()
+        self.thread: Optional[threading.Thread] = None
+
+    def request(self, kind: str, why: str, host: Optional[str] = None) -> None:
+        with self.lock:
+            self.reasons.append((kind, why, host, time.monotonic()))
+            if self.thread is not None:
+                return
+            self.thread = threading.Thread(target=self._stop_all, daemon=True)
+        self.say(f"{why}: stopping every rank on every host")
+        self.thread.start()
+
+    def _stop_all(self) -> None:
+        fan_out(list(range(len(self.remotes))),
+                lambda i: self.remotes[i].run(self.cmd_for(i), timeout=self.timeout),
+                len(self.remotes))
+
+    @property
+    def at(self) -> Optional[float]:
+        return self.reasons[0][3] if self.reasons else None
+
+    def controller(self) -> Optional[Tuple[str, str, Optional[str], float]]:
+        return next((r for r in self.reasons if r[0] in CONTROLLER_KINDS), None)
+
+    def join(self, timeout: float) -> None:
+        if self.thread is not None:
+            self.thread.join(timeout)
+
+
+def wait(threads: Sequence[threading.Thread], stop: Stopper, backstop: float,
+         after_stop: float) -> None:
+    """Until every host's launcher has answered; a stopped run gets `after_stop` seconds more at
+    most (a host lost without a word must not hold us), the whole run `backstop`."""
+    end = time.monotonic() + backstop
+    while any(t.is_alive() for t in threads):
+        try:
+            for t in threads:
+                t.join(0.1)
+            if stop.at is not None and time.monotonic() > stop.at + after_stop:
+                break
+            if time.monotonic() > end and stop.at is None:
+                stop.request("timeout", "the run passed --run-timeout on the controller's clock")
+        except KeyboardInterrupt:
+            stop.request("interrupted", "interrupted (Ctrl-C)")
+    stop.join(after_stop)
+
+
+def exit_code(failure: Optional[Dict[str, Any]]) -> int:
+    if not failure:
+        return EXIT_OK
+    if failure["kind"] in ("rank_failed", "audit"):
+        return EXIT_FINDINGS
+    if failure["kind"] == "interrupted":
+        return EXIT_INTERRUPTED
+    return EXIT_UNREACHABLE
+
+
+def _signame(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return str(n)
+
+
+def failure(states: Dict[int, RankState], streams: Sequence[HostStream], stop: Stopper,
+            timeout: float) -> Optional[Dict[str, Any]]:
+    """The first cause: a rank that ended badly on its own beats what the stop then caused."""
+    ctrl = stop.controller()
+    cands = [s for s in states.values() if s.exit_code not in (None, 0) and not s.stopped
+             and (ctrl is None or (s.arrived or 0) <= ctrl[3])]
+    if cands:
+        s = min(cands, key=lambda x: (x.end or float("inf"), 0 if x.exit_code < 0 else 1, x.rank))
+        how = (f"was killed by signal {-s.exit_code} ({_signame(-s.exit_code)})"
+               if s.exit_code < 0 else f"exited with code {s.exit_code}")
+        return {"kind": "rank_failed" if s.exit_code > 0 else "rank_killed", "host": s.host,
+                "rank": s.rank, "exit_code": s.exit_code if s.exit_code > 0 else None,
+                "signal": -s.exit_code if s.exit_code < 0 else None,
+                "message": f"rank {s.rank} on {s.host} {how}; every other rank was stopped",
+                "fix": "see its log tail" + (" (killed: out of memory? dmesg on that host)"
+                                             if s.exit_code < 0 else ""),
+                "log_tail": list(s.tail)[-20:]}
+    if ctrl is None:
+        lost = [s for s in states.values() if s.exit_code is None]
+        if not lost:
+            return None
+        s = lost[0]
+        return {"kind": "rank_lost", "host": s.host, "rank": s.rank,
+                "message": f"rank {s.rank} on {s.host} never reported its exit", "fix": "",
+                "log_tail": list(s.tail)[-20:]}
+    kind, why, host, _ = ctrl
+    if kind == "timeout":
+        return _hung(states, streams, timeout)
+    if kind == "host":
+        return {"kind": "host_lost", "host": host, "rank": None,
+                "message": f"lost {why}; every other rank was stopped",
+                "fix": "check that host (sshd, network, power); its ranks were stopped by its "
+                       "launcher when the connection closed"}
+    return {"kind": "interrupted", "host": None, "rank": None,
+            "message": "interrupted (Ctrl-C): every rank on every host was stopped", "fix": ""}
+
+
+def _hung(states: Dict[int, RankState], streams: Sequence[HostStream],
+          timeout: float) -> Dict[str, Any]:
+    """Name the rank that hung: still running at the timeout, and (from the Python stacks every
+    rank dumped then) not inside torch, where its peers sat waiting for it in a collective."""
+    running = sorted({k for st in streams for rec in st.records
+                      if rec.get("type") == "launcher" and rec.get("status") == "deadline"
+                      for k in rec.get("running", []) if k in states})
+    if not running:
+        running = [k for k, s in sorted(states.items()) if s.stopped or s.exit_code is None]
+    dumps = {k: stack_dump(list(states[k].tail)) for k in running}
+    waiting = [k for k in running if waits_in_torch(dumps[k])]
+    hung = [k for k in running if k not in waiting]
+    named = (hung or running or [None])[0]
+    where = ", ".join(f"{k} ({states[k].host})" for k in running) or "none"
+    msg = f"the run passed --run-timeout {timeout:g} s; ranks still running: {where}"
+    if named is not None and hung and waiting:
+        msg = (f"rank {named} on {states[named].host} hung: still running at --run-timeout "
+               f"{timeout:g} s in the script's own code, while rank(s) "
+               f"{', '.join(str(k) for k in waiting)} waited for it inside torch; {msg}")
+    elif named is not None:
+        msg = f"rank {named} on {states[named].host} was still running: {msg}"
+    return {"kind": "timeout", "host": states[named].host if named is not None else None,
+            "rank": named, "suspects": sorted({states[k].host for k in hung}),
+            "message": msg, "fix": "see the rank's Python stack (its log tail); raise --run-timeout "
+                                   "if the run only needed longer",
+            "log_tail": (dumps.get(named) or list(states[named].tail) if named is not None
+                         else [])[-25:]}

@@ -1,0 +1,129 @@
+"""What `envcheck launch` checks before any rank starts, beyond nccl-test's preflight (node facts,
+--ifname, MASTER_ADDR reachability: envcheck/allreduce/preflight.py): torch importable under the
+node interpreter, the working directory and the script present on every node, the files the
+user asked to --sync copied there, and the audit's errors across the hosts."""
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from envcheck.allreduce.preflight import PreflightError, node_cmd
+from envcheck.errors import UsageError
+from envcheck.remote import Remote, RunResult, fan_out, last_json_object
+
+NODE_DIR = Path(__file__).resolve().parent.parent / "node"
+
+
+def node_sources() -> Dict[str, str]:
+    """The node scripts a launch ships: ours, and nccl-test's launcher for the shared preflight."""
+    return {name: (NODE_DIR / name).read_text() for name in
+            ("script_launcher.py", "allreduce_launcher.py")}
+
+
+def _crashed(r: Remote, e: BaseException) -> RunResult:
+    return RunResult(r.name, "", None, error=f"internal error: {type(e).__name__}: {e}")
+
+
+@dataclass
+class NodeCheck:
+    host: str
+    python: str = ""
+    executable: str = ""
+    torch: Optional[str] = None
+    error: Optional[str] = None
+
+
+def check_nodes(remotes: Sequence[Remote], python: Optional[str], launcher_src: str,
+                chdir: str, script: str, timeout: float, forks: int
+                ) -> Tuple[List[NodeCheck], List[PreflightError]]:
+    """Import torch under the node interpreter, look for the directory and the script."""
+    def one(r: Remote) -> RunResult:
+        return r.run(node_cmd(python, "check", "--chdir", chdir, "--script", script),
+                     stdin=launcher_src, timeout=timeout)
+
+    checks, errs = [], []
+    for r, res in zip(remotes, fan_out(list(remotes), one, forks).values_or(_crashed)):
+        doc = last_json_object(res.stdout)
+        if doc is None:
+            why = res.error or res.tail(3) or f"exit {res.exit_code}"
+            errs.append(PreflightError(f"{r.name}: cannot run {python or 'python3'}: {why}",
+                                       r.name, "install Python or pass --node-python PATH"))
+            continue
+        c = NodeCheck(r.name, doc.get("python", ""), doc.get("executable", ""), doc.get("torch"))
+        checks.append(c)
+        if not c.torch:
+            errs.append(PreflightError(
+                f"{r.name}: torch does not import under {c.executable or python}: "
+                f"{doc.get('torch_error')}", r.name,
+                "pass --node-python with the venv or conda env that has torch, or install it"))
+        if chdir and doc.get("chdir_ok") is False:
+            errs.append(PreflightError(f"{r.name}: working directory {chdir} does not exist",
+                                       r.name, "pass --chdir DIR, or --sync the directory"))
+        elif doc.get("script_ok") is False:
+            errs.append(PreflightError(
+                f"{r.name}: script {script} is not in {chdir or 'the login directory'}", r.name,
+                f"copy it there with --sync {shlex.quote(script)}, or use a shared filesystem"))
+    return checks, errs
+
+
+def sync_archive(paths: Sequence[str]) -> Tuple[bytes, List[str]]:
+    """One gzip'd tar of the files and directories to copy, each at its absolute path."""
+    buf = io.BytesIO()
+    names = []
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for p in paths:
+            full = os.path.abspath(p)
+            if not os.path.exists(full):
+                raise UsageError(f"--sync {p}: no such file or directory",
+                                 "name a file or directory on this machine")
+            tar.add(full, arcname=full.lstrip("/"))
+            names.append(full)
+    return buf.getvalue(), names
+
+
+def sync(remotes: Sequence[Remote], paths: Sequence[str], timeout: float,
+         forks: int) -> List[PreflightError]:
+    """Copy the paths to the same absolute paths on every remote host (this machine already
+    has them): tar over the command's stdin, one exec per host."""
+    data, names = sync_archive(paths)
+    far = [r for r in remotes if not r.is_local]
+    cmd = "tar -xzf - --no-same-owner -C /"
+
+    def one(r: Remote) -> RunResult:
+        return r.run(cmd, stdin=data, timeout=timeout)
+
+    errs = []
+    for r, res in zip(far, fan_out(far, one, forks).values_or(_crashed)):
+        if not res.ok:
+            why = res.error or res.tail(3) or f"exit {res.exit_code}"
+            errs.append(PreflightError(f"{r.name}: --sync of {', '.join(names)} failed: {why}",
+                                       r.name, "check the disk and the permissions there"))
+    return errs
+
+
+def audit_errors(remotes: Sequence[Remote], python: Optional[str], matrix_path: Optional[str],
+                 gpu_less: bool, timeout: float, forks: int) -> List[Dict[str, Any]]:
+    """The audit's error findings across the hosts (GPU-only ones skipped on GPU-less nodes,
+    where the ranks run on CPU), as dicts for the report."""
+    from envcheck.audit.fleet import audit_fleet
+    from envcheck.doctor.checks import GPU_ONLY_CODES
+    from envcheck.matrix.load import load_matrix
+    from envcheck.model import ERROR
+
+    matrix = load_matrix(matrix_path)
+    audit = audit_fleet(remotes, matrix, node_python=python, timeout=timeout, forks=forks)
+    out = [{"host": r.host, "code": "unreachable", "message": r.error,
+            "fix": "check that the host is up and sshd answers"} for r in audit.unreachable]
+    skip = set(GPU_ONLY_CODES) if gpu_less else set()
+    found = [(r.host, f) for r in audit.results for f in r.findings] + \
+        [(f.host, f) for f in audit.fleet]
+    for host, f in found:
+        if f.severity == ERROR and f.code not in skip:
+            out.append({"host": f.host or host, "code": f.code, "message": f.message,
+                        "fix": f.fix})
+    return out

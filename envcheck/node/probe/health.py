@@ -1,0 +1,291 @@
+# envcheck probe, part health: PCIe links of the GPUs on the bus, NVML memory/throttle/mode state
+# per GPU, and the NVRM Xid lines of the kernel log since boot
+# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
+# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
+# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+
+# Raw values only: the controller judges them (envcheck/rules/health.py). Cheap on purpose: a few
+# small sysfs reads per GPU, NVML calls inside the session the driver part already holds
+# (NVML_PER_GPU), and one pass over the kernel log bounded in time and bytes.
+import errno
+
+PCI_DEVICES = "/sys/bus/pci/devices"
+KMSG = "/dev/kmsg"
+KLOG_SECONDS = 1.0          # the kernel-log pass gives up after this long...
+KLOG_BYTES = 8 << 20        # ...or this many bytes (a ring buffer is 256 KiB - a few MiB)
+MAX_EVENTS = 64             # distinct (Xid, GPU) pairs kept; the rest are only counted
+NVIDIA = "0x10de"
+GPU_CLASSES = ("0x0300", "0x0302")   # VGA controller, 3D controller
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096).decode("ascii", "replace").strip()
+    except (OSError, IOError):
+        return None
+
+
+def _int(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def pci_scan(root=PCI_DEVICES):
+    """One pass over the PCI bus: (NVIDIA display/3D-class functions with their link state,
+    number of NVIDIA bridge-class 0x0680 functions, i.e. NVSwitches). A GPU is listed whether
+    or not the driver bound it: one NVML lost is still here."""
+    gpus, switches = [], 0
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return gpus, switches
+    for name in names:
+        d = os.path.join(root, name)
+        if _read(os.path.join(d, "vendor")) != NVIDIA:
+            continue
+        cls = _read(os.path.join(d, "class")) or ""
+        if cls.startswith("0x0680"):
+            switches += 1
+        if not cls.startswith(GPU_CLASSES):
+            continue
+        gpus.append({"address": name, "vendor_id": NVIDIA, "device_id": _read(os.path.join(d, "device")),
+                     "class": cls,
+                     "link": {"speed": _read(os.path.join(d, "current_link_speed")),
+                              "width": _int(_read(os.path.join(d, "current_link_width"))),
+                              "max_speed": _read(os.path.join(d, "max_link_speed")),
+                              "max_width": _int(_read(os.path.join(d, "max_link_width")))}})
+    return gpus, switches
+
+
+def pci_gpus(root=PCI_DEVICES):
+    return pci_scan(root)[0]
+
+
+def nvidia_switches(root=PCI_DEVICES):
+    return pci_scan(root)[1]
+
+
+IB_CLASS = "/sys/class/infiniband"
+PEER_MODULES = ("nvidia_peermem", "nv_peer_mem")   # GPUDirect RDMA: the in-tree name, the old one
+
+
+def ib_ports(root=IB_CLASS):
+    """Every InfiniBand/RoCE port: state ('4: ACTIVE'), phys_state, rate ('400 Gb/sec (4X NDR)'),
+    link_layer ('InfiniBand' | 'Ethernet'), as the kernel's ib_core shows them."""
+    out = []
+    try:
+        devices = sorted(os.listdir(root))
+    except OSError:
+        return out
+    for dev in devices:
+        pdir = os.path.join(root, dev, "ports")
+        try:
+            ports = sorted(os.listdir(pdir), key=lambda p: _int(p) or 0)
+        except OSError:
+            continue
+        for port in ports:
+            d = os.path.join(pdir, port)
+            out.append({"device": dev, "port": _int(port), "state": _read(os.path.join(d, "state")),
+                        "phys_state": _read(os.path.join(d, "phys_state")),
+                        "rate": _read(os.path.join(d, "rate")),
+                        "link_layer": _read(os.path.join(d, "link_layer"))})
+    return out
+
+
+
+def fabric_manager():
+    """Whether nv-fabricmanager runs (from /proc, no process started) and its version (asked
+    only on an NVSwitch system, where it matters)."""
+    running = False
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and (_read("/proc/%s/comm" % pid) or "").startswith("nv-fabricmanage"):  # comm: 15 chars
+            running = True
+            break
+    version = None
+    exe = which("nv-fabricmanager", ["/usr/bin", "/usr/sbin", "/usr/local/bin"])
+    res = run([exe, "--version"], timeout=min(TIMEOUT, 5.0)) if exe else None
+    if res and res[0] == 0:
+        m = re.search(r"(\d+\.\d+\.\d+)", res[1] + res[2])
+        version = m.group(1) if m else None
+    return {"running": running, "version": version, "path": exe}
+
+
+# ---- the kernel log: NVRM Xid lines since boot ----
+
+XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})[^)]*\): (\d+),\s*(.*)")
+# "NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus." / "NVRM: The NVIDIA GPU 0000:b3:00.0"
+# (newer drivers split the second over three lines and log no Xid at all)
+GPU_AT = re.compile(r"NVRM: (?:The NVIDIA )?GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})")
+
+
+def kmsg_text(path=KMSG, seconds=KLOG_SECONDS, limit=KLOG_BYTES):
+    """The kernel ring buffer as text, or None when it cannot be read (dmesg_restrict, no
+    root). /dev/kmsg gives one record per read and EAGAIN at the end; a plain file (a saved log)
+    gives chunks and EOF: both end the loop, as do the time and byte bounds."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    chunks, size, end = [], 0, time.time() + seconds
+    try:
+        while size < limit and time.time() < end:
+            try:
+                data = os.read(fd, 65536)
+            except OSError as e:
+                if e.errno == errno.EPIPE:   # the record was overwritten while we read: next one
+                    continue
+                if e.errno == errno.EAGAIN:  # the end of the buffer
+                    break
+                if not chunks:
+                    return None  # EPERM/EINVAL on the first read: not readable here
+                break
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def message(line):
+    """A kmsg record 'PRIO,SEQ,USEC,FLAGS;TEXT' -> TEXT; other lines unchanged; continuation
+    lines of a record (' KEY=value') -> None."""
+    if line.startswith(" "):
+        return None
+    head, sep, rest = line.partition(";")
+    if sep and re.match(r"^\d+,\d+,\d+", head):
+        return rest
+    return line
+
+
+def parse_xids(text):
+    """Kernel-log text -> {"events": [{"xid", "pci", "count", "first", "last"}], "lines": n,
+    "dropped": n}. One event per (Xid, GPU); a GPU reported fallen off the bus with no Xid 79
+    line of its own counts as Xid 79 (NVSentinel issue 155)."""
+    events, order, fallen, dropped = {}, [], {}, 0
+    last_gpu = None
+    for raw in (text or "").splitlines():
+        if "NVRM" not in raw:  # the cheap test first: a ring buffer is mostly other drivers
+            continue
+        line = message(raw)
+        if line is None:
+            continue
+        m = XID.search(line)
+        if m:
+            key = (int(m.group(2)), m.group(1).lower())
+            entry = events.get(key)
+            if entry is None:
+                if len(order) >= MAX_EVENTS:
+                    dropped += 1
+                    continue
+                entry = events[key] = {"xid": key[0], "pci": key[1], "count": 0,
+                                       "first": line[line.index("NVRM"):][:300]}
+                order.append(key)
+            entry["count"] += 1
+            entry["last"] = line[line.index("NVRM"):][:300]
+            continue
+        g = GPU_AT.search(line)
+        if g:
+            last_gpu = g.group(1).lower()
+        if "fallen off the bus" in line and last_gpu:
+            fallen.setdefault(last_gpu, line[line.index("NVRM"):][:300])
+    for pci, line in fallen.items():
+        if (79, pci) not in events and len(order) < MAX_EVENTS:
+            events[(79, pci)] = {"xid": 79, "pci": pci, "count": 1, "first": line, "last": line,
+                                 "no_xid_line": True}
+            order.append((79, pci))
+    return {"events": [events[k] for k in order], "dropped": dropped}
+
+
+def kernel_log():
+    """{"source": "/dev/kmsg"|"dmesg"|"journalctl"|None, "events": [...], "error": str|None}.
+    /dev/kmsg first (no process to start); dmesg and journalctl -k only when it is not readable."""
+    text = kmsg_text()
+    if text is not None:
+        out = parse_xids(text)
+        out["source"] = KMSG
+        return out
+    tried = ["/dev/kmsg: not readable"]
+    for argv in (["dmesg"], ["journalctl", "-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"]):
+        res = run(argv, timeout=min(TIMEOUT, 5.0))
+        if res and res[0] == 0:
+            out = parse_xids(res[1][-KLOG_BYTES:])
+            out["source"] = argv[0]
+            return out
+        tried.append("%s: %s" % (argv[0], "not found or timed out" if res is None
+                                 else (res[2] or res[1]).strip()[:120] or "exit %d" % res[0]))
+    return {"source": None, "events": [], "error": "; ".join(tried)}
+
+
+# ---- NVML, inside the driver collector's session ----
+
+UNCORRECTED, CORRECTED = 1, 0          # nvmlMemoryErrorType_t
+VOLATILE, AGGREGATE = 0, 1             # nvmlEccCounterType_t
+TEMP_GPU, SLOWDOWN = 0, 1              # nvmlTemperatureSensors_t, nvmlTemperatureThresholds_t
+
+
+def nvml_gpu_health(nv, h):
+    """One GPU's health facts from NVML; a call the GPU or driver does not support leaves its
+    value None (GeForce cards have no ECC, pre-Ampere no row remapping)."""
+    def get(fn):
+        try:
+            return fn()
+        except Exception:  # NVMLError_NotSupported and friends: the fact is unknown, not bad
+            return None
+    out = {"ecc_mode": get(lambda: list(nv.nvmlDeviceGetEccMode(h))[0]),
+           "ecc": {"volatile_uncorrected": get(lambda: nv.nvmlDeviceGetTotalEccErrors(h, UNCORRECTED, VOLATILE)),
+                   "aggregate_uncorrected": get(lambda: nv.nvmlDeviceGetTotalEccErrors(h, UNCORRECTED, AGGREGATE)),
+                   "volatile_corrected": get(lambda: nv.nvmlDeviceGetTotalEccErrors(h, CORRECTED, VOLATILE))},
+           "retired_pages_pending": get(lambda: nv.nvmlDeviceGetRetiredPagesPendingStatus(h)),
+           "throttle_reasons": get(lambda: nv.nvmlDeviceGetCurrentClocksThrottleReasons(h)),
+           "temperature_c": get(lambda: nv.nvmlDeviceGetTemperature(h, TEMP_GPU)),
+           "slowdown_temperature_c": get(lambda: nv.nvmlDeviceGetTemperatureThreshold(h, SLOWDOWN)),
+           "persistence_mode": get(lambda: nv.nvmlDeviceGetPersistenceMode(h)),
+           "mig_mode": get(lambda: list(nv.nvmlDeviceGetMigMode(h))[0]),
+           "compute_mode": get(lambda: nv.nvmlDeviceGetComputeMode(h))}
+    out["nvlink"] = get(lambda: nvlink_state(nv, h))
+    rows = get(lambda: list(nv.nvmlDeviceGetRemappedRows(h)))
+    out["remapped_rows"] = None if rows is None else {
+        "correctable": rows[0], "uncorrectable": rows[1], "pending": rows[2], "failure": rows[3]}
+    return out
+
+
+NVLINK_MAX = 18   # NVML_NVLINK_MAX_LINKS (A100 uses 12 of them, H100 and B200 18)
+
+
+def nvlink_state(nv, h):
+    """{"up": n, "down": [link, ...]} over the links NVML knows; None on a GPU without NVLink
+    (the first link answers NOT_SUPPORTED)."""
+    up, down = 0, []
+    for link in range(NVLINK_MAX):
+        try:
+            state = nv.nvmlDeviceGetNvLinkState(h, link)
+        except Exception:
+            if link == 0:
+                return None
+            break  # past the GPU's last link
+        if state:
+            up += 1
+        else:
+            down.append(link)
+    return {"up": up, "down": down}
+
+
+def collect_health(facts):
+    start = time.time()
+    gpus, switches = pci_scan()
+    out = {"pci": gpus, "kernel_log": kernel_log(), "ib": ib_ports(),
+           "modules": dict((m, os.path.isdir("/sys/module/" + m)) for m in PEER_MODULES),
+           "nvswitches": switches}
+    if out["nvswitches"]:
+        out["fabric_manager"] = fabric_manager()
+    out["seconds"] = round(time.time() - start, 4)
+    return out
+
+
+NVML_PER_GPU.append(("health", nvml_gpu_health))
+SECTIONS.append(("health", collect_health))

@@ -1,0 +1,126 @@
+"""`envcheck launch` with no hosts (this machine): the node launcher for real, through the
+installed console script; scripts that need no torch keep these tests fast. The run's own
+processes are found by the run id every launcher and rank carries on its command line."""
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import envcheck_exe, run_cli
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.torch   # the preflight imports torch under the ranks' interpreter
+
+HELLO = """import os, sys
+print("hello rank", os.environ["RANK"], "of", os.environ["WORLD_SIZE"], "local",
+      os.environ["LOCAL_RANK"], "/", os.environ["LOCAL_WORLD_SIZE"], "args", sys.argv[1:])
+"""
+SELF_KILL = """import os, signal, time
+if os.environ["RANK"] == "1":
+    os.kill(os.getpid(), signal.SIGKILL)
+time.sleep(600)
+"""
+SLEEP = """import time
+print("up", flush=True)
+time.sleep(600)
+"""
+
+
+def ours():
+    out = subprocess.run(["pgrep", "-af", "envcheck-launch-"], capture_output=True, text=True)
+    return [x for x in out.stdout.splitlines() if "pgrep" not in x]
+
+
+@pytest.fixture(autouse=True)
+def no_strays():
+    pytest.importorskip("torch")
+    yield
+    deadline = time.monotonic() + 15
+    while ours() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ours() == []
+
+
+def launch(tmp_path, text, *args, timeout=120):
+    (tmp_path / "s.py").write_text(text)
+    return run_cli("launch", "--no-audit", "--chdir", str(tmp_path), *args, "--", "s.py",
+                   "--x", "1 2", timeout=timeout)
+
+
+def test_no_hosts_runs_the_ranks_here_under_the_interpreter_envcheck_runs_under(tmp_path):
+    r = launch(tmp_path, HELLO, "--nproc-per-node", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[localhost:0] hello rank 0 of 2 local 0 / 2 args ['--x', '1 2']" in r.stdout
+    assert "[localhost:1] hello rank 1 of 2 local 1 / 2 args ['--x', '1 2']" in r.stdout
+    assert f"# interpreter: {sys.executable} (this machine: ranks run under" in r.stdout
+    assert "torch is installed there" in r.stdout
+    assert "# OK: all 2 rank(s) exited 0" in r.stdout
+
+
+def test_quiet_others_streams_rank_0_only_and_the_log_dir_keeps_every_rank(tmp_path):
+    r = launch(tmp_path, HELLO, "--nproc-per-node", "2", "--quiet-others", "--log-dir",
+               str(tmp_path / "logs"), "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[localhost:0] hello" in r.stderr and "[localhost:1]" not in r.stderr
+    d = json.loads(r.stdout)
+    assert [x["status"] for x in d["ranks"]] == ["ok", "ok"]
+    assert all(x["start"] <= x["end"] for x in d["ranks"])
+    log = Path(d["ranks"][1]["log"])
+    assert log.parent == Path(d["log_dir"]) and log.name == "rank1.localhost.log"
+    assert log.read_text().startswith("hello rank 1 of 2")
+
+
+def test_a_rank_killed_by_a_signal_is_named_with_exit_3_and_the_others_stopped(tmp_path):
+    start = time.monotonic()
+    r = launch(tmp_path, SELF_KILL, "--nproc-per-node", "3", "--json", "--grace", "1")
+    assert r.returncode == 3, r.stdout + r.stderr
+    d = json.loads(r.stdout)
+    f = d["failure"]
+    assert (f["kind"], f["rank"], f["signal"]) == ("rank_killed", 1, 9)
+    assert "rank 1 on localhost was killed by signal 9 (SIGKILL)" in f["message"]
+    assert [x["stopped"] for x in d["ranks"]] == [True, False, True]
+    assert time.monotonic() - start < 60
+
+
+def test_ctrl_c_stops_every_rank_and_exits_130(tmp_path):
+    (tmp_path / "s.py").write_text(SLEEP)
+    p = subprocess.Popen([envcheck_exe(), "launch", "--no-audit", "--chdir", str(tmp_path),
+                          "--nproc-per-node", "2", "--", "s.py"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    seen = ""
+    while seen.count("] up") < 2 and time.monotonic() < deadline:
+        seen += p.stdout.readline()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, seen + out + err
+    assert "interrupted (Ctrl-C): every rank on every host was stopped" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    ([], "no script to launch (fix: put it after --"),
+    (["--env", "RANK=3", "--", "s.py"], "--env RANK is set by envcheck launch"),
+    (["--env", "NOEQUALS", "--", "s.py"], "--env 'NOEQUALS' is not K=V"),
+    (["--sync", "/nonexistent/x", "--no-audit", "--", "s.py"], "--sync /nonexistent/x: no such"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, words):
+    r = run_cli("launch", *args, timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert words in r.stderr and len(r.stderr.strip().splitlines()) <= 4
+
+
+def test_the_node_launcher_is_python_36_syntax():
+    vermin = Path(sys.executable).parent / "vermin"
+    exe = str(vermin) if vermin.exists() else "vermin"
+    try:
+        r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
+                            str(REPO / "envcheck" / "node" / "script_launcher.py"),
+                            str(REPO / "tests" / "launch" / "scripts" / "ddp_tiny.py")],
+                           capture_output=True, text=True)
+    except FileNotFoundError:
+        pytest.skip("vermin is not installed")
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -1,0 +1,85 @@
+"""Fabric rules over probe-shaped facts: fabric manager on NVSwitch boards, NVLinks, InfiniBand
+ports and GPUDirect RDMA; and the fleet comparison of ports and NVLinks."""
+from __future__ import annotations
+
+from envcheck.model import ERROR, WARNING
+from envcheck.rules.fleet import drift, fleet_findings
+from tests.rules.test_health import findings, node
+
+IB = [{"device": f"mlx5_{i}", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp",
+       "rate": "400 Gb/sec (4X NDR)", "link_layer": "InfiniBand"} for i in range(4)]
+
+
+def hgx(**fm):
+    f = node(8)
+    f["health"].update(ib=[dict(p) for p in IB], modules={"nvidia_peermem": True, "nv_peer_mem": False},
+                       nvswitches=4, fabric_manager={"running": True, "version": "535.104.05", **fm})
+    for g in f["gpus"]:
+        g["health"]["nvlink"] = {"up": 18, "down": []}
+    return f
+
+
+def codes(f):
+    return [(x.code, x.severity) for x in findings(f)]
+
+
+def test_a_healthy_hgx_node_has_no_fabric_findings():
+    assert codes(hgx()) == []
+
+
+def test_a_stopped_fabric_manager_fails_with_the_cuda_error_it_causes():
+    [x] = findings(hgx(running=False))
+    assert (x.code, x.severity) == ("fabric-manager-down", ERROR)
+    assert "system not yet initialized" in x.message and "4 NVSwitch" in x.message
+    assert "systemctl enable --now nvidia-fabricmanager" in x.fix and "535.104.05" in x.fix
+
+
+def test_a_fabric_manager_of_another_version_than_the_driver_fails():
+    [x] = findings(hgx(version="535.86.10"))
+    assert x.code == "fabric-manager-version-mismatch" and "535.86.10 runs with driver 535.104.05" in x.message
+
+
+def test_no_nvswitch_means_no_fabric_manager_is_needed():
+    f = hgx(running=False)
+    f["health"]["nvswitches"] = 0
+    assert codes(f) == []
+
+
+def test_an_nvlink_down_names_the_gpu_and_the_link():
+    f = hgx()
+    f["gpus"][5]["health"]["nvlink"] = {"up": 16, "down": [3, 11]}
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("nvlink-down", ERROR) and "GPU 5 (0000:57:00)" in x.message
+    assert "3, 11 down (16 up)" in x.message
+    f["health"]["nvswitches"] = 0   # PCIe cards: an inactive link may have no bridge on it
+    assert codes(f) == []
+
+
+def test_a_down_ib_port_warns_and_all_down_fails():
+    f = hgx()
+    f["health"]["ib"][2].update(state="1: DOWN", phys_state="3: Disabled")
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("ib-port-not-active", WARNING) and "mlx5_2/1 (1: DOWN, 3: Disabled)" in x.message
+    for p in f["health"]["ib"]:
+        p["state"] = "1: DOWN"
+    assert codes(f) == [("ib-port-not-active", ERROR)]
+
+
+def test_infiniband_without_nvidia_peermem_warns_that_gpudirect_rdma_is_off():
+    f = hgx()
+    f["health"]["modules"] = {"nvidia_peermem": False, "nv_peer_mem": False}
+    [x] = findings(f)
+    assert x.code == "gpudirect-rdma-off" and "modprobe nvidia_peermem" in x.fix
+    f["health"]["ib"] = [dict(p, link_layer="Ethernet") for p in IB]  # RoCE only: not judged
+    assert codes(f) == []
+
+
+def test_the_fleet_names_the_node_with_fewer_active_ports_and_the_one_with_fewer_nvlinks():
+    hosts = {f"node0{i}": hgx() for i in range(1, 5)}
+    hosts["node02"]["health"]["ib"][0]["state"] = "1: DOWN"
+    hosts["node04"]["gpus"][0]["health"]["nvlink"] = {"up": 17, "down": [0]}
+    rows = {r.key: r for r in drift(hosts)}
+    assert rows["ib_ports"].odd == ["node02"] and rows["ib_ports"].values["node01"] == "4x ACTIVE 400 Gb/sec (4X NDR)"
+    assert rows["nvlinks"].odd == ["node04"] and rows["nvlinks"].values["node04"] == "7x 18 up, 1x 17 up"
+    named = {(x.host, x.code) for x in fleet_findings(hosts) if x.component == "health"}
+    assert named == {("node02", "fleet-ib_ports-mismatch"), ("node04", "fleet-nvlinks-mismatch")}

@@ -1,0 +1,241 @@
+"""Hardware health rules over facts shaped as the probe writes them: each fault gives the right
+finding (code, severity, the GPU named, a fix), a healthy node gives none, and a node the probe
+could not look at is not judged."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from envcheck.matrix.load import load_matrix
+from envcheck.model import ERROR, INFO, WARNING
+from envcheck.rules import evaluate, health
+
+M = load_matrix()
+
+GOOD_LINK = {"speed": "16.0 GT/s PCIe", "max_speed": "16.0 GT/s PCIe", "width": 16, "max_width": 16}
+GOOD_HEALTH = {"ecc_mode": 1, "ecc": {"volatile_uncorrected": 0, "aggregate_uncorrected": 0, "volatile_corrected": 3},
+               "remapped_rows": {"correctable": 0, "uncorrectable": 0, "pending": 0, "failure": 0},
+               "retired_pages_pending": 0, "throttle_reasons": 0x1, "temperature_c": 38,
+               "slowdown_temperature_c": 90, "persistence_mode": 1, "mig_mode": 0, "compute_mode": 0}
+
+
+def node(n=4, **tweak):
+    """A healthy A100 node with n GPUs at 0000:07:00.0, 0000:17:00.0, ..."""
+    addrs = ["0000:%02x:00.0" % (0x07 + 0x10 * i) for i in range(n)]
+    f = {"schema": 1, "origin": "probe", "driver": {"version": "535.104.05", "source": "nvml"},
+         "gpus": [{"index": i, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0",
+                   "pci_bus_id": "0000" + a.upper(), "health": copy.deepcopy(GOOD_HEALTH)}
+                  for i, a in enumerate(addrs)],
+         "health": {"pci": [{"address": a, "vendor_id": "0x10de", "device_id": "0x20b2", "class": "0x030200",
+                             "link": dict(GOOD_LINK)} for a in addrs],
+                    "kernel_log": {"source": "/dev/kmsg", "events": [], "dropped": 0}}}
+    return f
+
+
+def findings(f):
+    return [x for x in evaluate(f, M) if x.component == "health"]
+
+
+def test_a_healthy_node_has_no_health_findings():
+    assert findings(node()) == []
+
+
+def test_a_gpu_on_the_bus_but_not_in_nvml_is_an_error_naming_its_address():
+    f = node()
+    del f["gpus"][2]
+    [x] = findings(f)
+    assert (x.severity, x.code) == (ERROR, "gpu-missing-from-driver")
+    assert "0000:27:00.0" in x.message and "3 listed" in x.message and "Xid 79" in x.message
+    assert "power-cycle" in x.fix and x.source
+
+
+def test_inside_a_container_given_some_gpus_the_others_are_not_called_missing():
+    f = node()
+    f["gpus"] = f["gpus"][:2]
+    f["env"] = {"NVIDIA_VISIBLE_DEVICES": "GPU-a,GPU-b"}
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("gpu-count-container", INFO) and "2 of the 4" in x.message
+    f["env"] = {"NVIDIA_VISIBLE_DEVICES": "all"}   # given every GPU: a missing one is missing
+    assert [x.code for x in findings(f)] == ["gpu-missing-from-driver"]
+
+
+def test_the_gpu_identification_list_is_preferred_when_the_probe_has_it():
+    f = node(2)
+    f["pci_gpus"] = f["health"]["pci"] + [{"address": "0000:99:00.0", "vendor_id": "0x10de",
+                                           "device_id": "0x2330", "class": "0x030200"}]
+    [x] = findings(f)
+    assert "0000:99:00.0 (10de:2330)" in x.message
+
+
+def test_gpus_on_the_bus_with_no_driver_answering_are_an_error_even_where_no_driver_would_only_warn():
+    f = node()
+    f["driver"] = {"version": None, "error": "no NVIDIA driver found: NVML: Driver Not Loaded"}
+    f["gpus"] = []
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("gpu-driver-not-loaded", ERROR)
+    assert "4 NVIDIA GPU(s) on the PCI bus (0000:07:00.0, 0000:17:00.0" in x.message and "Driver Not Loaded" in x.message
+    assert "modprobe nvidia" in x.fix
+    f["health"]["pci"] = []  # a CPU node: the driver rules' warning is all
+    assert findings(f) == []
+
+
+def test_uncorrectable_ecc_since_driver_load_fails_and_lifetime_history_warns():
+    f = node()
+    f["gpus"][1]["health"]["ecc"]["volatile_uncorrected"] = 2
+    f["gpus"][3]["health"]["ecc"]["aggregate_uncorrected"] = 5
+    got = {(x.code, x.severity) for x in findings(f)}
+    assert got == {("gpu-ecc-uncorrectable", ERROR), ("gpu-ecc-uncorrectable-history", WARNING)}
+    [err] = [x for x in findings(f) if x.severity == ERROR]
+    assert "GPU 1 (0000:17:00)" in err.message and "nvidia-smi -r -i 1" in err.fix
+    assert "azurehpc-health-checks" in err.source
+
+
+@pytest.mark.parametrize("rows, code", [
+    ({"pending": 1}, "gpu-row-remap-pending"),
+    ({"failure": 1}, "gpu-row-remap-failed"),
+    ({"uncorrectable": 513}, "gpu-row-remap-exhausting"),
+])
+def test_row_remapping_state_the_anchors_fail_on(rows, code):
+    f = node()
+    f["gpus"][0]["health"]["remapped_rows"].update(rows)
+    assert [(x.code, x.severity) for x in findings(f)] == [(code, ERROR)]
+
+
+def test_512_remapped_rows_is_still_within_azures_threshold():
+    f = node()
+    f["gpus"][0]["health"]["remapped_rows"]["uncorrectable"] = 512
+    assert findings(f) == []
+
+
+def test_a_page_pending_retirement_on_an_older_gpu_fails():
+    f = node()
+    f["gpus"][0]["health"]["remapped_rows"] = None  # Volta: no row remapping
+    f["gpus"][0]["health"]["retired_pages_pending"] = 1
+    assert [x.code for x in findings(f)] == ["gpu-page-retirement-pending"]
+
+
+def _xid(code, pci="0000:07:00", count=1, text=None):
+    return {"xid": code, "pci": pci, "count": count, "first": text or f"NVRM: Xid (PCI:{pci}): {code}, x",
+            "last": text or f"NVRM: Xid (PCI:{pci}): {code}, x"}
+
+
+@pytest.mark.parametrize("code, severity", [(79, ERROR), (48, ERROR), (95, ERROR), (119, ERROR), (74, ERROR),
+                                            (13, WARNING), (31, WARNING), (94, WARNING), (63, INFO), (45, INFO)])
+def test_xids_are_judged_by_nvidias_resolution_bucket(code, severity):
+    f = node()
+    f["health"]["kernel_log"]["events"] = [_xid(code, count=3)]
+    [x] = findings(f)
+    assert (x.code, x.severity) == (f"xid-{code}", severity)
+    assert "0000:07:00 x3" in x.message and "xid-errors" in x.source and x.fix
+
+
+def test_xid_79_names_the_bus_fault_and_the_cold_reboot():
+    f = node()
+    f["health"]["kernel_log"]["events"] = [_xid(79, "0000:2b:00", text="NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.")]
+    [x] = findings(f)
+    assert "GPU has fallen off the bus" in x.message and "RESTART_BM" in x.message
+    assert "power-cycle" in x.fix
+
+
+def test_an_xid_the_catalogue_copy_lacks_warns_and_says_where_to_look():
+    f = node()
+    f["health"]["kernel_log"]["events"] = [_xid(109)]
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("xid-109", WARNING) and "catalogue" in x.fix
+
+
+def test_an_unreadable_kernel_log_is_said_not_silently_passed():
+    f = node()
+    f["health"]["kernel_log"] = {"source": None, "events": [], "error": "/dev/kmsg: not readable; dmesg: Operation not permitted"}
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("xid-log-unreadable", INFO) and "dmesg_restrict" in x.fix
+
+
+def test_a_gpu_at_x8_of_x16_is_a_warning_naming_its_address():
+    f = node()
+    f["health"]["pci"][1]["link"].update(width=8)
+    [x] = findings(f)
+    assert (x.code, x.severity) == ("pcie-link-width-degraded", WARNING)
+    assert "0000:17:00.0" in x.message and "x8 of x16" in x.message and "50%" in x.message
+
+
+def test_an_idle_gpu_below_its_max_link_speed_is_power_saving_not_a_fault():
+    f = node()
+    f["health"]["pci"][0]["link"].update(speed="2.5 GT/s PCIe")
+    assert findings(f) == []
+    f["gpus"][0]["health"]["throttle_reasons"] = 0x0  # busy
+    [x] = findings(f)
+    assert x.code == "pcie-link-speed-degraded" and "2.5 GT/s PCIe of 16.0 GT/s PCIe" in x.message
+
+
+def test_hardware_slowdown_and_power_brake_throttling_warn_but_idle_and_power_cap_do_not():
+    f = node()
+    f["gpus"][0]["health"]["throttle_reasons"] = 0x1 | 0x4
+    assert findings(f) == []
+    f["gpus"][0]["health"]["throttle_reasons"] = 0x8 | 0x80
+    [x] = findings(f)
+    assert x.code == "gpu-throttled" and "hw_slowdown, hw_power_brake_slowdown" in x.message
+
+
+def test_modes_and_temperature():
+    f = node()
+    h = f["gpus"][0]["health"]
+    h.update(persistence_mode=0, mig_mode=1, compute_mode=2, temperature_c=87)
+    got = {(x.code, x.severity) for x in findings(f)}
+    assert got == {("gpu-persistence-off", WARNING), ("gpu-mig-enabled", WARNING),
+                   ("gpu-compute-prohibited", ERROR), ("gpu-near-slowdown-temperature", WARNING)}
+
+
+def test_facts_without_health_are_not_judged():
+    f = node()
+    del f["health"]
+    for g in f["gpus"]:
+        del g["health"]
+    assert findings(f) == []
+
+
+@pytest.mark.parametrize("raw, want", [("00000000:07:00.0", "0000:07:00"), ("0000:2B:00", "0000:2b:00"),
+                                       ("0002:00:00", "0002:00:00"), ("07:00.0", "0000:07:00"), ("junk", None)])
+def test_pci_addresses_of_nvml_sysfs_and_xid_lines_compare_equal(raw, want):
+    assert health.bdf(raw) == want
+
+
+def test_every_catalogue_row_names_a_known_action_and_severity():
+    cat = health.catalog()
+    for code, row in cat["xid"]["codes"].items():
+        assert row["severity"] in health.SEVERITY, code
+        assert row["action"] in cat["xid"]["actions"], code
+    assert all(str(u).startswith("https://") for u in cat["sources"].values())
+
+
+def test_the_fleet_comparison_names_the_node_whose_gpu_links_are_narrower_than_the_majoritys():
+    from envcheck.rules.fleet import drift, fleet_findings
+    hosts = {f"node0{i}": node() for i in range(1, 5)}
+    hosts["node03"]["health"]["pci"][2]["link"].update(width=8)
+    [row] = [r for r in drift(hosts) if r.key == "pcie_width"]
+    assert row.values["node01"] == "4x x16" and row.values["node03"] == "3x x16, 1x x8"
+    assert row.odd == ["node03"]
+    [x] = [x for x in fleet_findings(hosts) if x.component == "health"]
+    assert x.host == "node03" and x.severity == WARNING and "4x x16" in x.fix
+
+
+def test_gpus_per_node_names_a_gpu_gone_from_the_bus_and_one_the_driver_lost():
+    assert health.expected_gpus(node(8), 8) == []
+    gone = node(7)                                   # the bus itself has only 7
+    [x] = health.expected_gpus(gone, 8)
+    assert (x.code, x.severity) == ("gpu-count-unexpected", ERROR)
+    assert "Expected 8" in x.message and "PCI bus has 7" in x.message and "gone from the PCI bus" in x.message
+    lost = node(8)
+    del lost["gpus"][5]
+    [x] = health.expected_gpus(lost, 8)
+    assert "driver lists 7, the PCI bus has 8" in x.message and "driver lost a GPU" in x.message
+
+
+def test_more_gpus_than_expected_is_a_warning_about_the_node_type():
+    [x] = health.expected_gpus(node(8), 4)
+    assert x.severity == WARNING and "--gpus-per-node" in x.fix
+
+
+def test_gpus_per_node_without_any_gpu_facts_says_nothing():
+    assert health.expected_gpus({"driver": {"version": None}, "gpus": []}, 8) == []
