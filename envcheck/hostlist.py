@@ -4,7 +4,7 @@ Slurm allocation. Pure: no I/O except reading a hosts file the user named.
 Slurm's hostlist syntax (as in `scontrol show hostnames`): `node[01-16]` expands to node01 …
 node16 keeping the zero padding of the lower bound, `gpu[1-3,7]-ib` to gpu1-ib … gpu7-ib, several
 bracket groups multiply out (`r[1-2]n[1-2]` → r1n1 r1n2 r2n1 r2n2), and commas outside brackets
-separate entries (`a,b[1-2]`).
+separate entries (`a,b[1-2]`). compress_hostlist() is the inverse, for reports (`node[001-480]`).
 """
 from __future__ import annotations
 
@@ -130,6 +130,27 @@ def expand_hostlist(text: str, budget: int = MAX_HOSTS) -> List[str]:
                 combos = [c + v for c in combos for v in values]
         names.extend(combos)
     return names
+
+
+def compress_hostlist(names: Iterable[str]) -> str:
+    """The shortest hostlist that expand_hostlist() turns back into exactly these names (each
+    once): `node001 … node480` → `node[001-480]`, zero padding and several bracket groups kept.
+
+    ClusterShell's NodeSet does the folding (the tool behind `clush -b`); its output syntax is
+    the subset of ours without steps or groups (checked by property tests). Group resolution is
+    off: a name is never looked up in /etc/clustershell. A name it cannot parse (never a valid
+    host name) is listed as it is rather than failing a report."""
+    from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
+
+    unique = sorted(set(n for n in names if n))
+    # user@host:port labels fold too (`root@n[1-2]:22` expands back through parse_targets)
+    foldable = [n for n in unique if _NAME_OK.match(n.replace("@", "").replace(":", ""))]
+    rest = sorted(set(unique) - set(foldable))
+    try:
+        text = str(NodeSet.fromlist(foldable, resolver=RESOLVER_NOGROUP)) if foldable else ""
+    except NodeSetException:
+        text, rest = "", unique
+    return ",".join([text] * bool(text) + rest)
 
 
 def parse_target(text: str) -> Target:

@@ -51,6 +51,50 @@ class Finding:
         return d
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A check that did not run, and why. "No findings" is only true when no check was skipped:
+    a verdict over missing facts would be a guess, so the reports count these and --strict fails
+    on them.
+
+    check: the rule that did not run ("gpu_vs_torch"); reason: what it lacked ("no GPU in the
+    facts", "the arch list of torch 1.3.0+cu92 is not in the matrix"); needs: what would let it
+    run ("--gpu NAME|sm_XY", "audit --deep on the host").
+    """
+
+    check: str
+    component: str
+    reason: str
+    needs: str = ""
+    host: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.component not in COMPONENTS:
+            raise ValueError(f"component {self.component!r} not in {COMPONENTS}")
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        if d["host"] is None:
+            del d["host"]
+        return d
+
+
+def skipped_summary(skipped: List[Skipped], limit: int = 4) -> str:
+    """'3 checks skipped (no GPU, no driver version)': what they lacked, the most frequent
+    first, at most `limit` of them."""
+    if not skipped:
+        return ""
+    counts: Dict[str, int] = {}
+    for s in skipped:
+        for part in s.reason.split(", "):
+            counts[part] = counts.get(part, 0) + 1
+    reasons = sorted(counts, key=lambda r: (-counts[r], r))
+    shown = ", ".join(reasons[:limit])
+    more = f", {len(reasons) - limit} more" if len(reasons) > limit else ""
+    n = len(skipped)
+    return f"{n} check{'s' if n != 1 else ''} skipped ({shown}{more})"
+
+
 def sort_findings(findings: List[Finding]) -> List[Finding]:
     return sorted(findings, key=lambda f: (_SEVERITY_RANK[f.severity], f.component, f.code))
 
@@ -74,6 +118,7 @@ class HostResult:
     host: str
     facts: Optional[Dict[str, Any]] = None
     findings: List[Finding] = field(default_factory=list)
+    skipped: List[Skipped] = field(default_factory=list)
     error: Optional[str] = None  # set when the host could not be audited (unreachable, auth, timeout …)
 
     @property

@@ -1,9 +1,11 @@
 """Rendering only: facts and findings as text tables and as JSON documents. Nothing here decides
 anything; it shows what the probe saw and what the rules said.
 
-The audit JSON document (`envcheck audit --json`), the same for one host or many:
+The audit JSON document (`envcheck audit --json`), the same shape for one host or many, local
+or over SSH (schema 2; schema 1 had no "schema" key and no "drift" for a local audit):
 
     {
+      "schema": 2,
       "ok": bool,                 # every host audited and no error finding anywhere
       "hosts": [{
         "host": "localhost",      # as given on the command line ("localhost" with no hosts)
@@ -14,8 +16,11 @@ The audit JSON document (`envcheck audit --json`), the same for one host or many
       }],
       "fleet_findings": [...],    # findings about several hosts at once (drift); [] for one host
       "drift": [{"component", "label", "values": {host: value}, "majority", "odd": [host]}],
-                                  # only with several hosts (envcheck/audit/fleet.py); odd = not the majority
+                                  # [] for one host (envcheck/audit/fleet.py); odd = not the majority
     }
+
+The text report groups hosts and findings (envcheck/audit/render.py); the JSON never does: every
+host keeps its full facts and all its findings.
 """
 from __future__ import annotations
 
@@ -25,7 +30,23 @@ from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts.schema import Facts
-from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, has_errors
+from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, Skipped, has_errors, skipped_summary
+
+# ANSI SGR codes; paint() is only ever asked to colour by the CLI, which decides (a terminal and
+# no NO_COLOR): library output stays plain text.
+_STYLE = {ERROR: "1;31", WARNING: "33", INFO: "36", "odd": "1;33", "ok": "32"}
+
+
+def paint(text: str, style: str, on: bool) -> str:
+    """text in the style's colour when on, else unchanged."""
+    code = _STYLE.get(style)
+    return f"\033[{code}m{text}\033[0m" if on and code and text else text
+
+
+def severity_label(severity: str) -> str:
+    """`ERROR  `, `WARNING`, `INFO   `: one width, so messages line up."""
+    return f"{severity.upper():<7}"
+
 
 ENV_SHOWN = ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
              "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR", "MASTER_PORT")
@@ -238,27 +259,40 @@ def render_facts(f: Facts) -> str:
     return "\n".join(out)
 
 
-def render_finding_lines(findings: Sequence[Finding]) -> str:
+def skipped_lines(skipped: Sequence[Skipped], indent: str = "  ") -> List[str]:
+    """The skipped checks grouped by what they lacked: 'skipped gpu_vs_torch, driver_vs_gpu: no GPU
+    in the facts (give --gpu NAME|sm_XY, or audit the host)'."""
+    groups: Dict[Tuple[str, str], List[str]] = {}
+    for s in skipped:
+        groups.setdefault((s.reason, s.needs), []).append(s.check)
+    return [f"{indent}skipped {', '.join(dict.fromkeys(checks))}: {reason}" + (f"; {how}" if how else "")
+            for (reason, how), checks in groups.items()]
+
+
+def render_finding_lines(findings: Sequence[Finding], color: bool = False) -> str:
     """Findings as an indented list, errors first (the order rules.evaluate returns)."""
     if not findings:
         return "  no findings"
     out = []
     for fd in findings:
-        out.append(f"  {fd.severity.upper():<7} {fd.component:<11} {fd.code}: {fd.message}")
+        out.append(f"  {paint(severity_label(fd.severity), fd.severity, color)} {fd.component:<11} "
+                   f"{fd.code}: {fd.message}")
         if fd.fix:
             out.append(f"          fix: {fd.fix}")
     return "\n".join(out)
 
 
-def render_audit(results: Iterable[HostResult]) -> str:
+def render_audit(results: Iterable[HostResult], color: bool = False) -> str:
     """Every host: its facts table, then its findings (or why it could not be audited)."""
     blocks = []
     for r in results:
         if r.error:
-            blocks.append(f"{r.host}: NOT AUDITED: {r.error}")
+            blocks.append(f"{r.host}: {paint('NOT AUDITED', ERROR, color)}: {r.error}")
             continue
-        blocks.append(f"{r.host}\n{render_facts(r.facts or {})}\nfindings\n"
-                      f"{render_finding_lines(r.findings)}")
+        text = f"{r.host}\n{render_facts(r.facts or {})}\nfindings\n{render_finding_lines(r.findings, color)}"
+        if r.skipped:
+            text += f"\n{skipped_summary(r.skipped)}\n" + "\n".join(skipped_lines(r.skipped))
+        blocks.append(text)
     return "\n\n".join(blocks)
 
 
@@ -266,21 +300,29 @@ def host_ok(r: HostResult) -> bool:
     return r.error is None and not has_errors(r.findings)
 
 
+AUDIT_JSON_SCHEMA = 2
+
+
 def audit_json(results: Sequence[HostResult], fleet_findings: Sequence[Finding] = ()) -> Dict[str, Any]:
-    """The audit JSON document (module docstring)."""
+    """The audit JSON document (module docstring), less the drift table the fleet audit adds."""
     hosts = [{"host": r.host, "ok": host_ok(r), "error": r.error, "facts": r.facts,
-              "findings": [fd.to_dict() for fd in r.findings]} for r in results]
+              "findings": [fd.to_dict() for fd in r.findings],
+              "skipped": [s.to_dict() for s in r.skipped]} for r in results]
     ok = all(h["ok"] for h in hosts) and not any(fd.severity == ERROR for fd in fleet_findings)
-    return {"ok": ok, "hosts": hosts, "fleet_findings": [fd.to_dict() for fd in fleet_findings]}
+    return {"schema": AUDIT_JSON_SCHEMA, "ok": ok, "hosts": hosts,
+            "fleet_findings": [fd.to_dict() for fd in fleet_findings]}
 
 
-def render_findings(findings: Iterable[Finding], width: int = 0) -> str:
+def render_findings(findings: Iterable[Finding], width: int = 0, skipped: Sequence[Skipped] = ()) -> str:
     """`envcheck check`'s table: severity, component, message (with its code), the fix under it,
-    then a count line. Wrapped to the terminal width."""
+    then a count line and the checks that could not run. Wrapped to the terminal width. "No
+    findings" only when every check ran."""
     items: List[Finding] = list(findings)
     width = width or max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
-    if not items:
+    if not items and not skipped:
         return "No findings: nothing in this stack is known to break.\n"
+    if not items:
+        return "\n".join([f"0 errors, {skipped_summary(list(skipped))}"] + skipped_lines(skipped, "")) + "\n"
     lines = [f"{'SEVERITY':<8} {'COMPONENT':<11} MESSAGE"]
     indent = " " * 21
     for fd in items:
@@ -292,7 +334,9 @@ def render_findings(findings: Iterable[Finding], width: int = 0) -> str:
                                        subsequent_indent=indent + "     ", break_on_hyphens=False))
     n = {s: sum(1 for fd in items if fd.severity == s) for s in (ERROR, WARNING, INFO)}
     lines.append("")
-    lines.append(f"{n[ERROR]} error(s), {n[WARNING]} warning(s), {n[INFO]} note(s)")
+    lines.append(f"{n[ERROR]} error(s), {n[WARNING]} warning(s), {n[INFO]} note(s)"
+                 + (f", {skipped_summary(list(skipped))}" if skipped else ""))
+    lines.extend(skipped_lines(skipped, ""))
     return "\n".join(lines) + "\n"
 
 

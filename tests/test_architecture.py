@@ -2,6 +2,7 @@
 module crosses a line.
 
 - only envcheck/hosts/ imports fabric/paramiko (one SSH layer);
+- only envcheck/hostlist.py imports ClusterShell (one place that reads and writes hostlists);
 - envcheck/node/*.py is shipped as text: nothing imports it, and it imports nothing from envcheck;
 - only envcheck/cli/ imports typer (the CLI parses, calls the library, prints, exits);
 - library modules (everything outside cli/ and node/) never print and never exit the process;
@@ -55,6 +56,12 @@ def test_the_source_tree_is_where_the_test_thinks():
 def test_only_hosts_imports_fabric_or_paramiko():
     bad = [(m, ln, n) for m, t in TREES.items() for ln, n in _imports(t)
            if _top(n) in ("fabric", "paramiko", "invoke") and not m.startswith("envcheck/hosts/")]
+    assert bad == []
+
+
+def test_only_hostlist_imports_clustershell():
+    bad = [(m, ln, n) for m, t in TREES.items() for ln, n in _imports(t)
+           if _top(n) == "ClusterShell" and m != "envcheck/hostlist.py"]
     assert bad == []
 
 

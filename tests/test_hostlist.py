@@ -106,3 +106,55 @@ def test_a_range_expands_to_every_number_once_in_order(lo, span, width, prefix):
     assert [int(n[len(prefix):]) for n in names] == list(range(lo, hi + 1))
     if lo_s.startswith("0") and len(lo_s) > 1:  # a padded lower bound pads every number
         assert all(len(n) - len(prefix) >= len(lo_s) for n in names)
+
+
+# compress_hostlist: the inverse of expand_hostlist, for reports
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from envcheck.hostlist import compress_hostlist  # noqa: E402
+
+_number = st.builds(lambda n, pad: str(n).zfill(pad), st.integers(0, 1200), st.sampled_from([0, 0, 2, 3]))
+_text = st.sampled_from(["node", "gpu", "r", "n", "-ib", ".", "x_", "-", "login", "a.b"])
+_name = st.lists(st.tuples(_text, _number), min_size=1, max_size=3).map(
+    lambda parts: "".join(t + n for t, n in parts))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_name, min_size=1, max_size=40))
+def test_expanding_the_compressed_list_gives_each_name_back_exactly_once(names):
+    back = expand_hostlist(compress_hostlist(names))
+    # hostlist order is per bracket group (r[1,3]n1,r2n2), so compare sorted; no duplicates
+    assert sorted(back) == sorted(set(names))
+    assert len(back) == len(set(names))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["node", "gpu-", "10.0.0."]), st.sampled_from(["", "-ib"]),
+       st.sets(st.integers(0, 999), min_size=1, max_size=60), st.sampled_from([0, 3]))
+def test_one_numbered_series_comes_back_in_numeric_order(prefix, suffix, numbers, pad):
+    names = [f"{prefix}{str(n).zfill(pad)}{suffix}" for n in numbers]
+    assert expand_hostlist(compress_hostlist(names)) == [
+        f"{prefix}{str(n).zfill(pad)}{suffix}" for n in sorted(numbers)]
+
+
+@pytest.mark.parametrize("names,text", [
+    ([f"node{i:03d}" for i in range(1, 481)], "node[001-480]"),
+    (["node07", "node19"], "node[07,19]"),
+    (["n8", "n9", "n10", "n11"], "n[8-11]"),
+    (["n099", "n100"], "n[099-100]"),
+    (["node1", "node01"], "node[1,01]"),
+    (["r1n1", "r1n2", "r2n1", "r2n2"], "r[1-2]n[1-2]"),
+    (["gpu1-ib", "gpu2-ib", "gpu7-ib"], "gpu[1-2,7]-ib"),
+    (["login", "node2", "node1"], "login,node[1-2]"),
+    (["root@n1:2222", "root@n2:2222"], "root@n[1-2]:2222"),
+    (["node3"], "node3"),
+])
+def test_compression_reads_like_slurm(names, text):
+    assert compress_hostlist(names) == text
+    assert sorted(expand_hostlist(text)) == sorted(set(names))
+
+
+def test_compression_of_nothing_is_empty_and_duplicates_count_once():
+    assert compress_hostlist([]) == ""
+    assert compress_hostlist(["n1", "n1", "n2"]) == "n[1-2]"

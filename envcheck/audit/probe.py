@@ -17,7 +17,7 @@ from envcheck.facts.schema import SCHEMA, Facts
 from envcheck.matrix.load import Matrix
 from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult, last_json_object
-from envcheck.rules import evaluate
+from envcheck.rules import judge
 
 # The probe is several readable files shipped as ONE stdlib script: base (imports, constants),
 # parse (pure parsers), run (commands with timeouts), then every other part A-Z (collectors;
@@ -128,7 +128,8 @@ def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
     """Probe one host and judge its facts with the rules; never raises for a host problem."""
     result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
     if result.facts is not None:
-        result.findings = evaluate(result.facts, matrix)
+        verdict = judge(result.facts, matrix)
+        result.findings, result.skipped = verdict.findings, verdict.skipped
     return result
 
 

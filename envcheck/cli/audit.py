@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
+                                 print_json, text_width)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    local_python, progress_printer, HostSelection)
@@ -17,7 +18,7 @@ from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
 from envcheck.audit.probe import probe_source
 from envcheck.remote import LocalRemote
-from envcheck.report import audit_json, render_audit
+from envcheck.report import render_audit
 
 
 @app.command("audit")
@@ -47,10 +48,11 @@ def audit(
         "--save", metavar="DIR",
         help="Write each audited host's facts to DIR/HOST.json, for `envcheck check FILE`.")] = None,
     full: Annotated[bool, typer.Option(
-        "--full", help="With several hosts: every host's facts table and every drift row.")] = False,
+        "--full", help="With several hosts: every host's facts table, and one table row per host.")] = False,
     gpus_per_node: GpusPerNodeOpt = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
     show_probe: Annotated[bool, typer.Option(
         "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
 ) -> None:
@@ -80,18 +82,16 @@ def audit(
     if save:
         written = save_facts(fleet, str(save))
         typer.echo(f"saved {len(written)} facts file(s) to {save}", err=True)
-    if local:
-        # one machine: the facts table and its findings, the same document as ever
-        if json_out:
-            print_json(audit_json(fleet.results))
-        else:
-            typer.echo(render_audit(fleet.results))
-        raise typer.Exit(fleet.exit_code())
     if json_out:
-        print_json(to_json(fleet))
+        print_json(to_json(fleet))  # one shape for one host or many, local or remote
+        raise typer.Exit(fleet.exit_code(strict))
+    color = color_wanted()
+    if len(fleet.results) == 1:
+        # one host reads the same whether it is this machine or one over SSH: its facts table
+        typer.echo(render_audit(fleet.results, color))
     else:
         from envcheck.audit.render import render
         if full:
-            typer.echo(render_audit(fleet.results) + "\n")
-        typer.echo(render(fleet, all_rows=full), nl=False)
-    raise typer.Exit(fleet.exit_code())
+            typer.echo(render_audit(fleet.results, color) + "\n")
+        typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)
+    raise typer.Exit(fleet.exit_code(strict))

@@ -8,11 +8,11 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.errors import UsageError
+from envcheck.errors import EXIT_FINDINGS, UsageError
 from envcheck.matrix.load import load_matrix
 from envcheck.model import has_errors, verdict_exit_code
 from envcheck.report import render_findings
-from envcheck.rules import evaluate
+from envcheck.rules import judge
 from envcheck.facts.from_flags import load_facts_file, stack_facts
 
 
@@ -22,7 +22,7 @@ def check(
     facts_file: Annotated[Optional[Path], typer.Argument(metavar="[FACTS.json]", help="A saved facts document (or an audit --json output with one host); flags override its values.")] = None,
     driver: Annotated[Optional[str], typer.Option("--driver", metavar="V", help="NVIDIA driver, e.g. 410.48")] = None,
     cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="V", help="CUDA toolkit (nvcc) in use, e.g. 10.0 or 10.0.130")] = None,
-    cudnn: Annotated[Optional[str], typer.Option("--cudnn", metavar="V", help="system cuDNN, e.g. 7.6.5")] = None,
+    cudnn: Annotated[Optional[str], typer.Option("--cudnn", metavar="V", help="cuDNN the torch process loads (system or pip), e.g. 7.6.5; also judged against --cuda")] = None,
     torch: Annotated[Optional[str], typer.Option("--torch", metavar="V[+cuXYZ]", help="torch, e.g. 1.1.0+cu100; a plain 1.1.0 means the PyPI build")] = None,
     torchvision: Annotated[Optional[str], typer.Option("--torchvision", metavar="V", help="torchvision, e.g. 0.3.0")] = None,
     torchaudio: Annotated[Optional[str], typer.Option("--torchaudio", metavar="V", help="torchaudio, e.g. 0.2.0")] = None,
@@ -31,6 +31,7 @@ def check(
     gcc: Annotated[Optional[str], typer.Option("--gcc", metavar="V", help="host gcc, e.g. 7.5.0")] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
 ) -> None:
     """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100"""
     m = load_matrix(matrix)
@@ -41,10 +42,11 @@ def check(
         raise UsageError("check: nothing to judge", "give a FACTS.json file or at least one of --driver --cuda "
                          "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc")
     facts = stack_facts(base, matrix=m, **given)
-    findings = evaluate(facts, m)
-    bad = has_errors(findings)
+    verdict = judge(facts, m)
+    bad = has_errors(verdict.findings) or (strict and bool(verdict.skipped))
     if json_out:
-        print_json({"ok": not bad, "findings": [f.to_dict() for f in findings]})
+        print_json({"ok": not has_errors(verdict.findings), "findings": [f.to_dict() for f in verdict.findings],
+                    "skipped": [s.to_dict() for s in verdict.skipped]})
     else:
-        typer.echo(render_findings(findings), nl=False)
-    raise typer.Exit(verdict_exit_code(findings))
+        typer.echo(render_findings(verdict.findings, skipped=verdict.skipped), nl=False)
+    raise typer.Exit(EXIT_FINDINGS if bad else verdict_exit_code(verdict.findings))

@@ -71,3 +71,18 @@ def guard(fn: F) -> F:
 
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def color_wanted(stream: Any = None) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set to anything (no-color.org)."""
+    import os
+    if os.environ.get("NO_COLOR"):
+        return False
+    stream = sys.stdout if stream is None else stream
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def text_width() -> int:
+    """Where long messages wrap: the terminal's width ($COLUMNS when piped, else 100), 60..120."""
+    import shutil
+    return max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))

@@ -47,7 +47,7 @@ def doctor(
     local: Annotated[bool, typer.Option("--local", help="Check this machine only (e.g. a Slurm HealthCheckProgram or prolog), even inside an allocation.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="No network test and no torch import: finishes in seconds.")] = False,
     deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU).")] = True,
-    strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict exits 1.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict, or an audit check skipped for lack of facts, exits 1.")] = False,
     expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
     gpus_per_node: GpusPerNodeOpt = None,
     dcgm: Annotated[Optional[int], typer.Option("--dcgm", metavar="LEVEL", min=1, max=4, help="Also run NVIDIA DCGM's diagnostic (dcgmi diag -r LEVEL) on every node; a node without dcgmi is reported as skipped. Levels 2+ load the GPUs for minutes.")] = None,
@@ -114,7 +114,7 @@ def doctor(
         for r in remotes:
             r.close()
     report.notes += be.fleet_notes
-    code = health.exit_code(report.verdict, strict)
+    code = health.exit_code(report.verdict, strict, sum(c.skipped for c in report.checks))
     if junit:
         write_atomic(junit, render_junit(report, strict=strict))
     if prometheus:

@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from envcheck.facts import schema as F
 from envcheck.doctor.health import FAIL, PASS, UNKNOWN, WARN, CheckResult, DoctorReport, Measurement, measurement
-from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult
+from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, skipped_summary
 from envcheck.rules.health import bdf
 
 # one doctor check per component, per host (JUnit: a testcase each); torchaudio only when it
@@ -21,7 +21,9 @@ BUSBW = "allreduce_busbw_gbps"
 
 # findings that only matter when the nodes are meant to have GPUs: with --no-expect-gpus (a
 # CPU-only or gloo cluster, CI) they are kept as information and do not make a node WARN
-GPU_ONLY_CODES = ("driver-not-found", "driver-module-not-loaded")
+GPU_ONLY_CODES = ("driver-not-found", "driver-module-not-loaded",
+                  # ... and checks skipped for want of a GPU or driver (matched in the reason)
+                  "no GPU", "no driver version")
 
 
 def _status(findings: List[Finding]) -> str:
@@ -45,8 +47,9 @@ def expecting_gpus(f: Finding) -> Finding:
 
 def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = (),
                       expect_gpus: bool = False) -> List[CheckResult]:
-    """One check per component per host; findings whose code is in `ignore` do not count.
-    `expect_gpus`: a node with no GPU at all is a warning (see expecting_gpus)."""
+    """One check per component per host; findings whose code is in `ignore` do not count, nor
+    skipped checks whose reason contains one of its entries. `expect_gpus`: a node with no GPU at
+    all is a warning (see expecting_gpus)."""
     ignore = set(ignore)
     out: List[CheckResult] = []
     for r in results:
@@ -62,11 +65,14 @@ def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = (),
             fs = [f for f in by_comp.get(comp, []) if f.severity in (ERROR, WARNING) and f.code not in ignore]
             status = _status(fs)
             shown = [f for f in fs if (f.severity == ERROR) == (status == FAIL)] or fs
+            skipped = [s for s in r.skipped if s.component == comp and not any(i in s.reason for i in ignore)]
+            message = "; ".join(f.message for f in shown) if shown else _fact_line(r.facts or {}, comp)
+            if skipped:
+                message += ("; " if message else "") + skipped_summary(skipped, limit=2)
             out.append(CheckResult(
-                r.host, comp, status,
-                "; ".join(f.message for f in shown) if shown else _fact_line(r.facts or {}, comp),
+                r.host, comp, status, message,
                 fix="; ".join(dict.fromkeys(f.fix for f in shown if f.fix)),
-                code=",".join(dict.fromkeys(f.code for f in shown))))
+                code=",".join(dict.fromkeys(f.code for f in shown)), skipped=len(skipped)))
     return out
 
 

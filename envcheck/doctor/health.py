@@ -31,6 +31,7 @@ class CheckResult:
     fix: str = ""
     duration: float = 0.0
     code: str = ""        # the finding code when the check came from an audit finding
+    skipped: int = 0      # audit checks of this component that could not run (lacking facts)
 
     def __post_init__(self) -> None:
         if self.status not in _RANK:
@@ -105,8 +106,9 @@ def overall(nodes: List[NodeVerdict]) -> str:
     return worst([n.verdict for n in nodes])
 
 
-def exit_code(verdict: str, strict: bool = False) -> int:
-    if verdict == WARN and strict:
+def exit_code(verdict: str, strict: bool = False, skipped: int = 0) -> int:
+    """The verdict's exit code; --strict also fails on a warning or on a skipped check."""
+    if strict and (verdict == WARN or (skipped and verdict == PASS)):
         return 1
     return EXIT_FOR[verdict]
 

@@ -33,7 +33,11 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                       "source": "version.json"|"version.txt"|"nvcc"|"cuda.h", "raw": str | None}],
         "symlink": {"path": "/usr/local/cuda", "target": "/usr/local/cuda-10.0" | None},
         "nvcc": {"path": str | None, "version": "10.0.130" | None,   # the nvcc first on PATH
-                 "release": "10.0", "build": "10.0.130"},   # `release X.Y, VZ` (V is nvcc's own from 11.0)
+                 "release": "10.0", "build": "10.0.130",   # `release X.Y, VZ` (V is nvcc's own from 11.0)
+                 "host_compiler": {"path": str, "version": "11.4.0" | None,   # the compiler that nvcc
+                     "how": "-ccbin in NVCC_PREPEND_FLAGS"|"NVCC_CCBIN"|"nvcc.profile PATH"|"PATH"}},
+                     # itself will run: -ccbin in NVCC_{PREPEND,APPEND}_FLAGS, else NVCC_CCBIN,
+                     # else gcc on the PATH that nvcc.profile beside the real nvcc builds
         "version": "10.0.130" | None,   # the toolkit in use (nvcc on PATH, else CUDA_HOME, else symlink)
         "in_use": {"path": str | None, "via": "PATH"|"CUDA_HOME"|"/usr/local/cuda"|None},
       },
@@ -222,6 +226,21 @@ def cuda_symlink(f: Facts) -> Dict[str, Optional[str]]:
 
 def nvcc(f: Facts) -> Dict[str, Optional[str]]:
     return _strings(_dict(_get(f, "cuda", "nvcc")))
+
+
+def deep_cudnn(f: Facts) -> Optional[str]:
+    """torch.backends.cudnn.version() from --deep, as X.Y.Z (8xxx: M*1000+m*100+p; 9xxxx: M*10000+m*100+p)."""
+    v = _get(f, "deep", "cudnn")
+    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+        return None
+    if v >= 10000:
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    return f"{v // 1000}.{v // 100 % 10}.{v % 100}"
+
+
+def host_compiler(f: Facts) -> Dict[str, Optional[str]]:
+    """The host compiler nvcc will use ({} when the probe did not resolve it)."""
+    return _strings(_dict(_get(f, "cuda", "nvcc", "host_compiler")))
 
 
 def cudnn_libs(f: Facts) -> List[Dict[str, Any]]:

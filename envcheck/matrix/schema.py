@@ -247,7 +247,7 @@ def _archs(c: _Checker, archs: Any) -> Set[str]:
     seen: Set[str] = set()
     for i, a in enumerate(c.seq(archs, "archs", True)):
         p = f"archs[{i}]"
-        c.mapping(a, p, keys, ["unconfirmed", "note"])
+        c.mapping(a, p, keys, ["unconfirmed", "note", "runtime_min_cuda", "runtime_source"])
         cc = a["cc"]
         if not isinstance(cc, str) or not _CC.match(cc):
             c.fail(f"{p}.cc", f"compute capability {cc!r} must be a quoted \"X.Y\"")
@@ -261,6 +261,9 @@ def _archs(c: _Checker, archs: Any) -> Set[str]:
             c.fail(f"{p}.last_cuda", f"{last} is before first_cuda {first}")
         c.integer(a["last_driver_branch"], f"{p}.last_driver_branch", nullable=True)
         c.url(a["source"], f"{p}.source")
+        if "runtime_min_cuda" in a:
+            c.version(a["runtime_min_cuda"], f"{p}.runtime_min_cuda", fields=(2,))
+            c.url(a.get("runtime_source"), f"{p}.runtime_source")
         c.unconfirmed(a, p, keys)
     return seen
 

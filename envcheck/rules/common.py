@@ -129,6 +129,17 @@ def gpu_ccs(f: F.Facts, m: Matrix) -> List[Tuple[str, Optional[CC]]]:
     return out
 
 
+def gpu_skip(check: str, component: str, name: str, cc: Optional[CC]):
+    """The Skipped record of a check that could not judge one GPU: its compute capability is
+    unknown, or the matrix does not know that architecture."""
+    from envcheck.model import Skipped
+    if cc is None:
+        return Skipped(check, component, f"compute capability of {name!r} unknown",
+                       "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")
+    return Skipped(check, component, f"architecture {cc[0]}.{cc[1]} not in the matrix",
+                   "update envcheck (or --matrix FILE)")
+
+
 def arch_runs(arch_list: List[str], cc: CC) -> Tuple[bool, Optional[str]]:
     """(a cubin runs on cc, the best PTX target that can be JIT-compiled for it or None).
 
@@ -170,3 +181,53 @@ def toolkit_of(path: str, f: F.Facts) -> Optional[Dict[str, Any]]:
 
 
 CUDA_DIR = re.compile(r"/cuda(-\d+(\.\d+)*)?(/|$)")
+
+
+# What each named fact is, for a check that needs it: (present?, what is missing, the `check`
+# flag that gives it; None: only an audit of the host collects it).
+# A rule declares its needs with @needs(...); the registry records a Skipped instead of running it
+# when one is absent, so "no findings" never stands for "nothing was looked at".
+NEEDS = {
+    "driver": (lambda f: bool(F.driver_version(f)), "no driver version", "--driver V"),
+    "cuda": (lambda f: bool(F.cuda_version(f)), "no CUDA toolkit (nvcc) version", "--cuda V"),
+    "cudnn": (lambda f: bool(F.cudnn_version(f)), "no cuDNN version", "--cudnn V"),
+    "torch": (lambda f: bool(F.torch_version(f) or F.package_version(f, "torch")), "no torch version",
+              "--torch V[+cuXYZ]"),
+    "gpu": (lambda f: bool(F.gpus(f)), "no GPU", "--gpu NAME|sm_XY"),
+    "python": (lambda f: bool(F.python_version(f)), "no Python version", "--python X.Y"),
+    "gcc": (lambda f: bool(F.gcc_version(f) or F.host_compiler(f).get("version")),
+            "no host compiler (gcc) version", "--gcc V"),
+    "env": (lambda f: F.has(f, "env"), "environment not collected", None),
+}
+
+
+def needs(*names: str):
+    """Declare the facts a rule cannot judge without (keys of NEEDS)."""
+    for n in names:
+        if n not in NEEDS:
+            raise ValueError(f"unknown fact {n!r}; known: {', '.join(NEEDS)}")
+
+    def mark(rule):
+        rule.needs = names
+        return rule
+    return mark
+
+
+# the section of the facts document that says a fact was looked for: a probe that looked and
+# found no GPU (or no torch) leaves the section empty, and a check of it does not apply; a section
+# that is absent (a flag not given, an older facts file) means nobody looked: the check is skipped
+SECTION = {"driver": "driver", "cuda": "cuda", "cudnn": "cudnn", "torch": "packages", "gpu": "gpus",
+           "python": "python", "gcc": "gcc", "env": "env"}
+
+
+def missing(rule, f: F.Facts) -> List[str]:
+    """The needed facts nobody looked for, in the order the rule declared them."""
+    return [n for n in getattr(rule, "needs", ()) if not NEEDS[n][0](f) and not F.has(f, SECTION[n])]
+
+
+def needs_text(names: List[str]) -> Tuple[str, str]:
+    """(what is missing, how to give it) for a set of missing facts: ('no driver version, no GPU',
+    'pass --driver V --gpu NAME|sm_XY, or audit the host')."""
+    flags = [NEEDS[n][2] for n in names if NEEDS[n][2]]
+    how = f"pass {' '.join(flags)}, or audit the host" if len(flags) == len(names) else "audit the host"
+    return ", ".join(NEEDS[n][1] for n in names), how

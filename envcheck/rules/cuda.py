@@ -8,7 +8,7 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding
-from envcheck.rules.common import major, mm, src, torch_build, torch_install_cmd, variant_for_cuda
+from envcheck.rules.common import major, mm, needs, src, torch_build, torch_install_cmd, variant_for_cuda
 from envcheck.versions import vkey
 
 
@@ -45,6 +45,7 @@ def cuda_not_found(f: F.Facts, m: Matrix) -> List[Finding]:
                     "install a toolkit matching torch's CUDA if you build extensions", src(m, "rn_t3"))]
 
 
+@needs("cuda", "torch")
 def nvcc_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     cuda, tb = F.cuda_version(f), torch_build(f, m)
     if not cuda or not tb or not tb.cuda:

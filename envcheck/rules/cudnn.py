@@ -1,5 +1,6 @@
-"""cuDNN rules: is the system cuDNN built for the toolkit's CUDA, and does a system cuDNN on
-LD_LIBRARY_PATH shadow the one pip's torch brings (nvidia-cudnn-cu1x)."""
+"""cuDNN rules: is the system cuDNN built for the toolkit's CUDA, does a system cuDNN on
+LD_LIBRARY_PATH shadow the one pip's torch brings (nvidia-cudnn-cu1x), and will torch accept the
+cuDNN the process loads (torch/backends/cudnn/__init__.py's own rule)."""
 from __future__ import annotations
 
 import os
@@ -8,8 +9,8 @@ from typing import List, Optional
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
-from envcheck.model import ERROR, WARNING, Finding
-from envcheck.rules.common import major, mm, norm_path, src
+from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.rules.common import major, mm, needs, norm_path, src, torch_build
 from envcheck.versions import vkey
 
 
@@ -35,11 +36,15 @@ def _best_for(m: Matrix, cuda: str) -> Optional[str]:
     return fits[-1]["version"] if fits else None
 
 
+@needs("cudnn", "cuda")
 def cudnn_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     v, cuda = F.cudnn_version(f), F.cuda_version(f)
+    if not v or not cuda:
+        return []  # the probe found no cuDNN or no toolkit: nothing to pair
     rec = m.cudnn(v)
-    if not rec or not cuda:
-        return []
+    if not rec:
+        return [Skipped("cudnn_vs_toolkit", "cudnn", f"cuDNN {v} not in the matrix",
+                        "update envcheck (or --matrix FILE)")]
     if m.cudnn_has_build(rec, cuda):
         return []
     best = _best_for(m, cuda)
@@ -95,4 +100,58 @@ def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
                     src(m, "pypi_cudnn_cu12"))]
 
 
-RULES = [cudnn_unknown, cudnn_vs_toolkit, cudnn_shadows_torch]
+def loaded_cudnn(f: F.Facts) -> Optional[str]:
+    """The cuDNN the torch process loads: what torch itself reported (--deep), else for a stack
+    given by flags `check --cudnn` (documented as the loaded one), else the pip nvidia-cudnn-cu*
+    package torch depends on (a system copy shadowing it is cudnn_shadows_torch's finding)."""
+    deep = F.deep_cudnn(f)
+    if deep:
+        return deep
+    if F.origin(f) == "flags":
+        return F.cudnn_version(f)
+    pip = [F.text(p.get("version")) for n, p in sorted(F.packages(f).items()) if n.startswith("nvidia-cudnn-cu")]
+    return pip[0] if pip and pip[0] else None
+
+
+def _refused(built: tuple, loaded: tuple) -> bool:
+    """torch's own test: another major is refused; before cuDNN 7 the minor must match; from 7 on
+    the loaded minor must be at least the one torch was built with."""
+    if loaded[0] != built[0]:
+        return True
+    if loaded[0] < 7:
+        return loaded[1] != built[1]
+    return loaded[1] < built[1]
+
+
+@needs("torch")
+def cudnn_vs_torch(f: F.Facts, m: Matrix) -> list:
+    tb = torch_build(f, m)
+    if not tb or tb.tag in (None, "cpu"):
+        return []
+    loaded = loaded_cudnn(f)
+    if not loaded:
+        return [Skipped("cudnn_vs_torch", "cudnn", "the cuDNN the torch process loads is unknown",
+                        "--cudnn V (the cuDNN the process loads), or audit --deep")]
+    var = m.torch_variant(tb.version, tb.tag) or {}
+    built = var.get("cudnn")
+    if not built:
+        return [Skipped("cudnn_vs_torch", "cudnn", f"the cuDNN torch {tb.label()} was built with is not in the matrix",
+                        "update envcheck (or --matrix FILE)")]
+    try:
+        b, lo = (vkey(built) + (0, 0))[:3], (vkey(loaded) + (0, 0))[:3]
+    except VersionError:
+        return []  # cudnn_unknown says the version cannot be read
+    if not _refused(b, lo):
+        return []
+    bt, lt = ", ".join(map(str, b)), ", ".join(map(str, lo))
+    want = f"cuDNN {b[0]}.x >= {b[0]}.{b[1]}" if b[0] >= 7 else f"cuDNN {b[0]}.{b[1]}"
+    return [Finding(
+        ERROR, "cudnn-refused-by-torch", "cudnn",
+        f"torch {tb.label()}{tb.pypi_note()} was built with cuDNN {built} but the process loads cuDNN {loaded}; "
+        f"torch refuses it on first use: 'cuDNN version incompatibility: PyTorch was compiled against ({bt}) but "
+        f"found runtime version ({lt})' (older releases: '... but linked against ...').",
+        f"let torch load the cuDNN it ships: take the system cuDNN's directory out of LD_LIBRARY_PATH for torch "
+        f"jobs, or make the loaded one {want}", src(m, "torch_cudnn_check"))]
+
+
+RULES = [cudnn_unknown, cudnn_vs_toolkit, cudnn_shadows_torch, cudnn_vs_torch]

@@ -8,9 +8,9 @@ from typing import List, Optional
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import DriverNeed, Matrix
-from envcheck.model import ERROR, WARNING, Finding
+from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import driver_state
-from envcheck.rules.common import gpu_ccs, major, src, torch_build
+from envcheck.rules.common import gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, torch_build
 from envcheck.versions import at_least, vkey
 
 INSUFFICIENT = "'CUDA driver version is insufficient for CUDA runtime version'"
@@ -21,10 +21,12 @@ def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
     return ok[-1] if ok else None
 
 
-def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "") -> List[Finding]:
+def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "") -> list:
     need: Optional[DriverNeed] = m.driver_need(cuda)
     if need is None:
-        return []  # an unknown CUDA family: the cuda/torch "unknown" rules say so
+        # an unknown CUDA family: the cuda/torch "unknown" rules say so; this check cannot run
+        return [Skipped(code.replace("-", "_"), "driver", f"the matrix knows no driver minimum for CUDA {cuda}",
+                        "update envcheck (or --matrix FILE)")]
     if need.release_min and at_least(driver, need.release_min):
         return []
     if need.release_min is None and need.family_min and at_least(driver, need.family_min):
@@ -77,6 +79,7 @@ def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
         src(m, "rn_t3"))]
 
 
+@needs("driver", "cuda")
 def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     driver, cuda = F.driver_version(f), F.cuda_version(f)
     if not driver or not cuda:
@@ -84,6 +87,7 @@ def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit")
 
 
+@needs("driver", "torch")
 def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     driver, tb = F.driver_version(f), torch_build(f, m)
     if not driver or not tb or not tb.cuda:
@@ -91,6 +95,7 @@ def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note())
 
 
+@needs("driver", "gpu")
 def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
     driver = F.driver_version(f)
     if not driver:
@@ -98,6 +103,9 @@ def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
     out = []
     for name, cc in gpu_ccs(f, m):
         arch = m.arch(cc) if cc else None
+        if not arch:
+            out.append(_gpu_skip("driver_vs_gpu", "driver", name, cc))
+            continue
         first = m.driver_need(arch["first_cuda"]) if arch else None
         if first and first.release_min and not at_least(driver, first.release_min):
             # a proxy: the driver of the first toolkit for the architecture; NVIDIA publishes no
@@ -109,7 +117,9 @@ def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
                 f"(nvidia-smi: 'No devices were found'; CUDA: 'no CUDA-capable device is detected').",
                 f"upgrade the NVIDIA driver to >= {first.release_min}", arch["source"]))
         last = arch and arch["last_driver_branch"]
-        if last and vkey(driver)[0] > last:
+        # a branch's later updates carry higher numbers on Windows (R470: 471.xx - 474.xx, R580:
+        # 581.xx, 582.xx), and the next branch after each last one starts 10 or more above it
+        if last and vkey(driver)[0] >= last + 10:
             out.append(Finding(
                 ERROR, "driver-too-new-for-gpu", "driver",
                 f"Driver {driver} (R{vkey(driver)[0]}) no longer supports {name} ({arch['name']}, sm_{cc[0]}{cc[1]}): "

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Tuple
 from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
-from envcheck.rules.common import CUDA_DIR, major, mm, src, toolkit_of, torch_build
+from envcheck.rules.common import CUDA_DIR, major, mm, needs, src, toolkit_of, torch_build
 
 
 def _looked(f: F.Facts) -> bool:
@@ -36,6 +36,7 @@ def _cuda_entries(f: F.Facts) -> List[Tuple[str, str]]:
     return out
 
 
+@needs("env")
 def env_points_at_missing_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     if not _looked(f):
         return []
@@ -65,6 +66,7 @@ def env_points_at_missing_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     return out
 
 
+@needs("env")
 def env_toolkits_disagree(f: F.Facts, m: Matrix) -> List[Finding]:
     if not _looked(f):
         return []
@@ -104,6 +106,7 @@ def env_toolkits_disagree(f: F.Facts, m: Matrix) -> List[Finding]:
                     f"LD_LIBRARY_PATH={root}/lib64:$LD_LIBRARY_PATH (and remove the others)", src(m, "install_guide"))]
 
 
+@needs("env")
 def env_nvcc_not_on_path(f: F.Facts, m: Matrix) -> List[Finding]:
     if not _looked(f) or not F.has(f, "cuda", "nvcc") or F.nvcc(f).get("path"):
         return []

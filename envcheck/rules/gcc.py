@@ -1,20 +1,42 @@
-"""gcc rule: nvcc refuses a host gcc newer than its include/crt/host_config.h allows."""
+"""gcc rule: nvcc refuses a host gcc newer than its include/crt/host_config.h allows.
+
+The gcc judged is the one nvcc itself will run (facts cuda.nvcc.host_compiler, resolved on the node
+from -ccbin in NVCC_PREPEND_FLAGS/NVCC_APPEND_FLAGS, NVCC_CCBIN, and the PATH that the nvcc.profile
+beside the real nvcc builds), not the first gcc on PATH: Debian's packaged toolkit puts gcc/g++
+wrappers that pick a supported gcc first on nvcc's PATH, so the default gcc 12 never reaches it.
+`check --gcc` means that compiler too."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional, Tuple
 
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
-from envcheck.model import ERROR, WARNING, Finding
-from envcheck.rules.common import major
+from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.rules.common import major, needs
 
 
-def gcc_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
-    gcc, cuda = F.gcc_version(f), F.cuda_version(f)
+def _compiler(f: F.Facts) -> Tuple[Optional[str], str]:
+    """(version, how it was chosen) of the compiler nvcc runs; the first gcc on PATH when the
+    probe did not resolve nvcc's own."""
+    hc = F.host_compiler(f)
+    if hc.get("version"):
+        return hc["version"], f" ({hc.get('path') or 'host compiler'}, chosen by {hc.get('how') or 'nvcc'})"
+    return F.gcc_version(f), ""
+
+
+@needs("gcc", "cuda")
+def gcc_vs_toolkit(f: F.Facts, m: Matrix) -> list:
+    cuda = F.cuda_version(f)
+    gcc, how = _compiler(f)
+    if not cuda or not (gcc or F.host_compiler(f).get("path")):
+        return []  # no toolkit, or no compiler at all: nothing is built here
     rec = m.find_cuda(cuda)
-    if not gcc or not rec:
-        return []
+    if not gcc:
+        return [Skipped("gcc_vs_toolkit", "gcc", "the host compiler nvcc uses reported no version",
+                        "check `gcc --version` on the node")]
+    if not rec:
+        return [Skipped("gcc_vs_toolkit", "gcc", f"CUDA {cuda} not in the matrix", "update envcheck (or --matrix FILE)")]
     try:
         g = major(gcc)
     except VersionError:
@@ -25,7 +47,7 @@ def gcc_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     override = (" (CUDA >= 11 also takes -allow-unsupported-compiler, at your own risk)"
                 if major(rec["version"]) >= 11 else "")
     return [Finding(ERROR, "gcc-too-new", "gcc",
-                    f"gcc {gcc} is newer than CUDA {cuda} accepts (gcc <= {limit}): nvcc stops with '#error -- "
+                    f"gcc {gcc}{how} is newer than CUDA {cuda} accepts (gcc <= {limit}): nvcc stops with '#error -- "
                     f"unsupported GNU version! gcc versions later than {limit} are not supported!'",
                     f"install gcc-{limit} g++-{limit} and build with them: export CC=gcc-{limit} CXX=g++-{limit} "
                     f"(nvcc -ccbin g++-{limit}){override}", rec["gcc_source"])]

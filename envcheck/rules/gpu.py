@@ -6,8 +6,10 @@ from typing import List, Optional
 
 from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
-from envcheck.model import ERROR, WARNING, Finding
-from envcheck.rules.common import CC, arch_runs, gpu_ccs, mm, src, torch_build, torch_install_cmd
+from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.rules import kernels
+from envcheck.rules.common import (CC, arch_runs, gpu_ccs, gpu_skip, mm, needs, src, torch_build,
+                                   torch_install_cmd)
 from envcheck.versions import at_least, compare, cu_tag_to_version
 
 NO_KERNEL = "'CUDA error: no kernel image is available for execution on the device'"
@@ -73,20 +75,25 @@ def gpu_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
     return out
 
 
-def gpu_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
+@needs("torch", "gpu")
+def gpu_vs_torch(f: F.Facts, m: Matrix) -> list:
     tb = torch_build(f, m)
-    if not tb or not tb.tag or tb.tag == "cpu":
+    if not tb or tb.tag == "cpu":
         return []
+    if not tb.tag or not tb.cuda:
+        return [Skipped("gpu_vs_torch", "gpu", f"which CUDA build torch {tb.version} is, is unknown",
+                        f"give the variant (--torch {tb.version}+cuXYZ), or audit --deep")]
     arch = F.deep_arch_list(f)
     where, source = "torch.cuda.get_arch_list()", src(m, "builder_arch")
     if not arch:
         var = m.torch_variant(tb.version, tb.tag)
         if not var or not var["arch"]:
-            return []
+            return _derived(f, m, tb)
         arch, where, source = var["arch"], "its build", var["arch_source"]
-    out = []
+    out: list = []
     for name, cc in gpu_ccs(f, m):
         if cc is None:
+            out.append(gpu_skip("gpu_vs_torch", "gpu", name, cc))
             continue
         cubin, ptx = arch_runs(arch, cc)
         if cubin:
@@ -106,15 +113,17 @@ def gpu_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     return out
 
 
-def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
+@needs("cuda", "gpu")
+def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> list:
     cuda = F.cuda_version(f)
     if not cuda:
-        return []
+        return []  # the probe found no toolkit: nothing builds here
     t = mm(cuda)
-    out = []
+    out: list = []
     for name, cc in gpu_ccs(f, m):
         arch = m.arch(cc) if cc else None
         if not arch:
+            out.append(gpu_skip("gpu_vs_toolkit", "gpu", name, cc))
             continue
         unsupported = f"'nvcc fatal : Unsupported gpu architecture 'compute_{cc[0]}{cc[1]}''"
         if compare(t, arch["first_cuda"]) < 0:
@@ -133,4 +142,59 @@ def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     return out
 
 
-RULES = [gpu_unknown, gpu_vs_torch, gpu_vs_toolkit]
+def _derived(f: F.Facts, m: Matrix, tb) -> list:
+    """gpu_vs_torch for a build whose arch list the matrix lacks: bound it from the build's CUDA
+    (envcheck/rules/kernels.py); a verdict only where the bound decides it."""
+    out: list = []
+    for name, cc in gpu_ccs(f, m):
+        if cc is None:
+            out.append(gpu_skip("gpu_vs_torch", "gpu", name, cc))
+            continue
+        d = kernels.derive(m, tb.cuda, tb.tag, cc)
+        if d.verdict == kernels.POSSIBLE:
+            out.append(Skipped("gpu_vs_torch", "gpu",
+                               f"the arch list of torch {tb.label()} is not in the matrix (CUDA {tb.cuda} can build "
+                               f"the {kernels.sm(d.cubin)} cubin {_named(name, cc)} runs; whether this build has it is "
+                               f"unknown)", "audit --deep (reads torch.cuda.get_arch_list())"))
+            continue
+        fix = _suggest(m, cc, tb.version, F.driver_version(f)) or f"install a torch build that lists {_sm(cc)}"
+        head = (f"torch {tb.label()}{tb.pypi_note()} cannot carry a kernel for {_named(name, cc)}: its arch list is "
+                f"not in the matrix, so it was {d.explain()}")
+        source = next((a["source"] for a in m.data["archs"] if a["cc"] == f"{cc[0]}.{cc[1]}"), src(m, "builder_arch"))
+        if d.verdict == kernels.PTX_ONLY and d.ptx_seen is not False:
+            seen = (f"other {tb.tag} builds embed PTX" if d.ptx_seen
+                    else f"the matrix knows no {tb.tag} build's list to tell whether it embeds PTX")
+            out.append(Finding(
+                WARNING, "gpu-ptx-only", "gpu",
+                f"{head}; no cubin of it runs on this GPU, only PTX (compute_{d.ptx[0]}{d.ptx[1]}) could, by JIT, "
+                f"and {seen}. Without PTX: {NO_KERNEL}.", fix, source))
+            continue
+        why = ("; no cubin of it runs on this GPU and PyTorch's known " + tb.tag + " builds embed no PTX"
+               if d.verdict == kernels.PTX_ONLY else "; no cubin or PTX it can build runs on this GPU")
+        out.append(Finding(ERROR, "gpu-no-kernel", "gpu",
+                           f"{head}{why}. Every CUDA op fails with {NO_KERNEL}.", fix, source))
+    return out
+
+
+@needs("torch", "gpu")
+def gpu_vs_torch_runtime(f: F.Facts, m: Matrix) -> list:
+    """A build whose CUDA predates what the architecture's CUDA libraries need (the matrix's
+    runtime_min_cuda), even where a cubin of the same major would run."""
+    tb = torch_build(f, m)
+    if not tb or not tb.cuda:
+        return []
+    out = []
+    for name, cc in gpu_ccs(f, m):
+        arch = m.arch(cc) if cc else None
+        need = arch and arch.get("runtime_min_cuda")
+        if need and compare(tb.cuda, need) < 0:
+            out.append(Finding(
+                ERROR, "gpu-runtime-too-old", "gpu",
+                f"torch {tb.label()}{tb.pypi_note()} bundles the CUDA {tb.cuda} runtime and libraries, which do not "
+                f"support {_named(name, cc, arch['name'])}: CUDA ops fail (e.g. 'cublas runtime error'), though "
+                f"its cubins would load.", _suggest(m, cc, tb.version, F.driver_version(f))
+                or f"install a torch build for CUDA >= {need}", arch["runtime_source"]))
+    return out
+
+
+RULES = [gpu_unknown, gpu_vs_torch, gpu_vs_torch_runtime, gpu_vs_toolkit]

@@ -7,8 +7,8 @@ from typing import List
 
 from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
-from envcheck.model import ERROR, WARNING, Finding
-from envcheck.rules.common import src, torch_build
+from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.rules.common import needs, src, torch_build
 from envcheck.versions import vkey
 
 # renamed with a TORCH_ prefix in torch 2.2; the old names still work but warn
@@ -35,10 +35,14 @@ def _nccl_matches(spec: str, names: List[str]) -> List[str]:
     return [n for n in names if hit(n)]
 
 
+@needs("env")
 def socket_ifname(f: F.Facts, m: Matrix) -> List[Finding]:
     names = _names(f)
     env = F.env(f)
     if not names:
+        if env.get("NCCL_SOCKET_IFNAME") or env.get("GLOO_SOCKET_IFNAME"):
+            return [Skipped("socket_ifname", "nccl", "network interfaces not collected",
+                            "audit the host (the probe lists its interfaces)")]
         return []
     out = []
     spec = env.get("NCCL_SOCKET_IFNAME")
@@ -61,6 +65,7 @@ def socket_ifname(f: F.Facts, m: Matrix) -> List[Finding]:
     return out
 
 
+@needs("env", "torch")
 def renamed_env(f: F.Facts, m: Matrix) -> List[Finding]:
     tb = torch_build(f, m)
     env = F.env(f)

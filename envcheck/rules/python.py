@@ -6,14 +6,18 @@ from typing import List
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
-from envcheck.model import ERROR, Finding
-from envcheck.rules.common import mm, torch_build
+from envcheck.model import ERROR, Finding, Skipped
+from envcheck.rules.common import mm, needs, torch_build
 
 
+@needs("python", "torch")
 def python_has_torch_wheel(f: F.Facts, m: Matrix) -> List[Finding]:
     py, tb = F.python_version(f), torch_build(f, m)
-    if not py or not tb or not tb.record:
+    if not py or not tb:
         return []
+    if not tb.record:
+        return [Skipped("python_has_torch_wheel", "python", f"torch {tb.version} not in the matrix",
+                        "update envcheck (or --matrix FILE)")]
     try:
         want = mm(py)
     except VersionError:

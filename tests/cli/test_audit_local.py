@@ -31,7 +31,8 @@ def test_audit_json_on_this_gpu_less_machine_says_no_driver_and_exits_by_its_fin
     proc = subprocess.run(hidden([envcheck_exe(), "audit", "--json"], tmp_path / "hide"),
                           capture_output=True, text=True, timeout=120)
     doc = json.loads(proc.stdout)
-    assert set(doc) == {"ok", "hosts", "fleet_findings"}
+    assert set(doc) == {"schema", "ok", "hosts", "fleet_findings", "drift"}
+    assert doc["schema"] == 2 and doc["fleet_findings"] == [] and doc["drift"] == []  # one shape for 1 or N hosts
     (host,) = doc["hosts"]
     assert host["host"] == "localhost" and host["error"] is None
     assert host["facts"]["driver"]["version"] is None

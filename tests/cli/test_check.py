@@ -7,7 +7,7 @@ import json
 from tests.conftest import run_cli
 
 ORIGIN = ["--driver", "410.48", "--cuda", "10.0.130", "--cudnn", "7.6.5.32", "--torch", "1.1.0+cu100",
-          "--torchvision", "0.3.0", "--python", "3.7", "--gpu", "GeForce GTX 1080 Ti"]
+          "--torchvision", "0.3.0", "--python", "3.7", "--gpu", "GeForce GTX 1080 Ti", "--gcc", "7.5.0"]
 
 
 def test_clean_stack_exits_0_with_a_short_answer():
@@ -37,7 +37,7 @@ def test_json_is_the_only_thing_on_stdout():
     for f in doc["findings"]:
         assert set(f) == {"severity", "code", "component", "message", "fix", "source"}
     ok = json.loads(run_cli("check", "--json", *ORIGIN).stdout)
-    assert ok == {"ok": True, "findings": []}
+    assert ok == {"ok": True, "findings": [], "skipped": []}
 
 
 def test_unparsable_version_is_one_line_and_exit_2():
@@ -174,3 +174,24 @@ def test_the_environment_classes_reach_check_through_a_facts_file(tmp_path):
     r = run_cli("check", str(p), "--json")
     found = {f["code"]: f for f in json.loads(r.stdout)["findings"]}
     assert r.returncode == 1 and found["cudnn-shadows-torch"]["component"] == "cudnn", found.keys()
+
+
+def test_a_partial_stack_says_which_checks_were_skipped_instead_of_no_findings():
+    r = run_cli("check", "--torch", "1.1.0+cu100")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "No findings" not in r.stdout
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("0 errors, ") and "checks skipped" in first and "no GPU" in first
+    assert "skipped gpu_vs_torch" in r.stdout and "--gpu NAME|sm_XY" in r.stdout
+
+
+def test_strict_makes_a_skipped_check_exit_1_and_json_lists_it():
+    r = run_cli("check", "--strict", "--json", "--torch", "1.1.0+cu100", "--gpu", "V100")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is True and doc["findings"] == []
+    checks = {s["check"] for s in doc["skipped"]}
+    assert "driver_vs_torch" in checks and "gpu_vs_torch" not in checks
+    for s in doc["skipped"]:
+        assert set(s) == {"check", "component", "reason", "needs"} and s["reason"]
+    assert run_cli("check", "--strict", *ORIGIN).returncode == 0

@@ -34,7 +34,7 @@ ERRORS = []
 ENV_NAMES = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "VIRTUAL_ENV",
              "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "WORLD_SIZE", "RANK", "LOCAL_RANK",
              "OMP_NUM_THREADS")
-ENV_PREFIXES = ("CUDA_", "CUDNN_", "NCCL_", "GLOO_", "MASTER_", "TORCH_", "NVIDIA_")
+ENV_PREFIXES = ("CUDA_", "CUDNN_", "NCCL_", "GLOO_", "MASTER_", "TORCH_", "PYTORCH_", "NVIDIA_", "NVCC_")
 SMI_FIELDS = ["driver_version", "name", "compute_cap", "memory.total", "uuid", "pci.bus_id"]
 # Facts beyond the core document: a part appends (key, fn); fn(facts) gets the document so far
 # and returns the value stored under key. Each runs under safely(), so one failing part costs
