@@ -15,7 +15,11 @@ from typing import Iterable, List, Mapping, Optional, Sequence
 
 from envcheck.errors import UsageError
 
-MAX_EXPANSION = 100_000  # a typo like node[1-9999999] must not eat memory
+# hosts in one command, all arguments and the hosts file together: counted BEFORE any list is
+# built, so a typo like node[1-100000][1-100000] is one line, not a MemoryError (Slurm's own
+# hostlist.c caps a range at 64k too)
+MAX_HOSTS = 65_536
+MAX_EXPANSION = MAX_HOSTS
 
 _NAME_OK = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -65,49 +69,65 @@ def _split_top_level(text: str) -> List[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def _expand_range_spec(spec: str, token: str) -> List[str]:
-    """`01-03,7` → ['01', '02', '03', '7']."""
-    out: List[str] = []
+def _range_items(spec: str, token: str) -> List[tuple]:
+    """`01-03,7` → [('01', 1, 3), ('7', 7, 7)], checked, nothing expanded."""
+    out = []
     for item in spec.split(","):
         item = item.strip()
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
         if not m:
             raise UsageError(f"bad host list {token!r}: range {item!r} is not N or N-M",
                              "use digits only inside brackets, e.g. node[01-16] or gpu[1-3,7]")
-        lo_s, hi_s = m.group(1), m.group(2)
-        if hi_s is None:
-            out.append(lo_s)
-            continue
+        lo_s, hi_s = m.group(1), m.group(2) or m.group(1)
+        if len(lo_s) > 9 or len(hi_s) > 9:
+            raise UsageError(f"bad host list {token!r}: range {item!r} has numbers of more than 9 digits",
+                             "check the range for a typo")
         lo, hi = int(lo_s), int(hi_s)
         if hi < lo:
             raise UsageError(f"bad host list {token!r}: range {item!r} goes backwards",
                              f"write it as [{hi_s}-{lo_s}]")
-        if hi - lo + 1 > MAX_EXPANSION:
-            raise UsageError(f"bad host list {token!r}: range {item!r} is too large",
-                             f"at most {MAX_EXPANSION} hosts; check the range for a typo")
-        width = len(lo_s) if lo_s.startswith("0") and len(lo_s) > 1 else 0
-        out.extend(str(i).zfill(width) for i in range(lo, hi + 1))
+        out.append((lo_s, lo, hi))
     return out
 
 
-def expand_hostlist(text: str) -> List[str]:
-    """Expand one Slurm hostlist expression (may hold commas) into host strings, in order."""
-    names: List[str] = []
+def _too_many(text: str) -> UsageError:
+    return UsageError(f"bad host list {text[:80]!r}: more than {MAX_HOSTS} hosts in all",
+                      "check the ranges for a typo, or split the work into several runs")
+
+
+def expand_hostlist(text: str, budget: int = MAX_HOSTS) -> List[str]:
+    """Expand one Slurm hostlist expression (may hold commas) into host strings, in order; more
+    than `budget` hosts is a UsageError, raised before the list is built."""
+    plans = []
+    total = 0
     for token in _split_top_level(text):
-        pieces = re.split(r"(\[[^\]]*\])", token)
-        combos = [""]
-        for piece in pieces:
+        groups: List[object] = []
+        count = 1
+        for piece in re.split(r"(\[[^\]]*\])", token):
             if piece.startswith("["):
-                spec = piece[1:-1]
-                if not spec:
+                if not piece[1:-1]:
                     raise UsageError(f"bad host list {token!r}: empty brackets", "e.g. node[01-04]")
-                values = _expand_range_spec(spec, token)
-                combos = [c + v for c in combos for v in values]
-                if len(combos) > MAX_EXPANSION:
-                    raise UsageError(f"bad host list {token!r}: expands to more than {MAX_EXPANSION} hosts",
-                                     "check the ranges for a typo, or split the list")
+                items = _range_items(piece[1:-1], token)
+                count *= sum(hi - lo + 1 for _, lo, hi in items)
+                groups.append(items)
             else:
-                combos = [c + piece for c in combos]
+                groups.append(piece)
+            if count > budget:
+                raise _too_many(text)
+        total += count
+        if total > budget:
+            raise _too_many(text)
+        plans.append(groups)
+    names: List[str] = []
+    for groups in plans:
+        combos = [""]
+        for g in groups:
+            if isinstance(g, str):
+                combos = [c + g for c in combos]
+            else:
+                values = [str(i).zfill(len(s) if s.startswith("0") and len(s) > 1 else 0)
+                          for s, lo, hi in g for i in range(lo, hi + 1)]
+                combos = [c + v for c in combos for v in values]
         names.extend(combos)
     return names
 
@@ -159,7 +179,10 @@ def parse_target(text: str) -> Target:
     if port is not None and not 0 < port < 65536:
         raise UsageError(f"bad host {raw!r}: port {port} out of range 1-65535", "write host:22")
     if not host or (":" not in host and not _NAME_OK.match(host)):
-        raise UsageError(f"bad host {raw!r}: {host!r} is not a host name", "write [user@]host[:port]")
+        raise UsageError(f"bad host {raw[:80]!r}: {host[:80]!r} is not a host name", "write [user@]host[:port]")
+    if len(host) > 253 or any(len(label) > 63 for label in host.split(".")):
+        raise UsageError(f"bad host {raw[:80]!r}: longer than DNS allows (253 characters, 63 per label)",
+                         "check the host name for a typo")
     return Target(host=host, user=user, port=port)
 
 
@@ -170,11 +193,18 @@ def parse_targets(specs: Iterable[str]) -> List[Target]:
     """
     out: List[Target] = []
     seen = set()
+    budget = MAX_HOSTS
     for spec in specs:
         spec = spec.strip()
         if not spec:
-            continue
-        for one in _expand_with_affixes(spec):
+            raise UsageError("an empty host argument (an unset shell variable?)",
+                             "name the hosts, or give no host arguments at all to work on this machine")
+        expanded = _expand_with_affixes(spec, budget)
+        if not expanded:
+            raise UsageError(f"bad host {spec[:80]!r}: names no host",
+                             "write [user@]host[:port], or give no host arguments at all for this machine")
+        budget -= len(expanded)
+        for one in expanded:
             t = parse_target(one)
             if t not in seen:
                 seen.add(t)
@@ -182,7 +212,7 @@ def parse_targets(specs: Iterable[str]) -> List[Target]:
     return out
 
 
-def _expand_with_affixes(spec: str) -> List[str]:
+def _expand_with_affixes(spec: str, budget: int = MAX_HOSTS) -> List[str]:
     # keep user@ and :port outside the expansion so `u@n[1-2]:22` gives u@n1:22, u@n2:22
     user = ""
     if "@" in spec.split("[")[0]:
@@ -196,19 +226,14 @@ def _expand_with_affixes(spec: str) -> List[str]:
     if m:
         port = m.group(1)
         spec = spec[: m.start()]
-    return [user + h + port for h in expand_hostlist(spec)]
+    return [user + h + port for h in expand_hostlist(spec, budget)]
 
 
 def read_hosts_file(path: str) -> List[str]:
     """One host (or hostlist) per line; `#` starts a comment; blank lines ignored."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise UsageError(f"cannot read hosts file {path}: {e.strerror}", "check the --hosts-file path") from e
-    except UnicodeDecodeError as e:
-        raise UsageError(f"hosts file {path} is not UTF-8 text ({e.reason} at byte {e.start})",
-                         "give a text file with one host or hostlist per line") from e
+    from envcheck import inputs
+    lines = inputs.read_text(path, "hosts file", "give a text file with one host or hostlist per line",
+                             limit=4 * 1024 * 1024).splitlines()
     specs = []
     for line in lines:
         line = line.split("#", 1)[0].strip()
@@ -223,7 +248,11 @@ def resolve_targets(args: Sequence[str], hosts_file: Optional[str] = None,
     allocation ($SLURM_JOB_NODELIST); with none of these, [] (the caller runs locally)."""
     specs = list(args)
     if hosts_file:
-        specs.extend(read_hosts_file(hosts_file))
+        listed = read_hosts_file(hosts_file)
+        if not listed:
+            raise UsageError(f"hosts file {hosts_file} lists no hosts",
+                             "put one host or hostlist per line, or drop --hosts-file for this machine")
+        specs.extend(listed)
     if not specs:
         env = os.environ if environ is None else environ
         nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")

@@ -12,17 +12,32 @@ from envcheck.errors import VersionError
 
 Key = Tuple[int, ...]
 
-_NUMERIC = re.compile(r"^\s*v?(\d+(?:\.\d+)*)")
+# ASCII digits only: \d would take full-width and other Unicode digits, which int() accepts
+_NUMERIC = re.compile(r"^\s*v?([0-9]+(?:\.[0-9]+)*)")
+# what a user may type as a version: digits and single dots, nothing before or after
+_STRICT = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}")
+_MAX_FIELD_DIGITS = 18    # int() refuses > 4300 digits with a ValueError; no version needs 19
 
 
 def vkey(text: str, what: str = "version") -> Key:
-    """'535.104.05' -> (535, 104, 5). Raises VersionError naming `what` on garbage."""
+    """'535.104.05' -> (535, 104, 5), reading the leading numeric part (facts from nodes carry
+    suffixes: '7.5.0-3ubuntu1'). Raises VersionError naming `what` on garbage."""
     if text is None:
         raise VersionError(f"{what}: no version given", f"give {what} as digits and dots, e.g. 12.4")
     m = _NUMERIC.match(str(text))
-    if not m:
-        raise VersionError(f"{what}: cannot parse version {text!r}", f"give {what} as digits and dots, e.g. 12.4")
+    if not m or any(len(p) > _MAX_FIELD_DIGITS for p in m.group(1).split(".")):
+        raise VersionError(f"{what}: cannot parse version {str(text)[:40]!r}", f"give {what} as digits and dots, e.g. 12.4")
     return tuple(int(p) for p in m.group(1).split("."))
+
+
+def strict_version(text: Optional[str], what: str = "version") -> str:
+    """A version the user typed: ASCII digits and single dots only ('12.4', '535.104.05'), no
+    prefix match ('10..0', '1e9', '10.0; x', a newline or full-width digits are refused)."""
+    s = "" if text is None else str(text)
+    if not _STRICT.fullmatch(s.strip()) or "\n" in s:
+        raise VersionError(f"{what}: cannot parse version {s[:40]!r}",
+                           f"give {what} as digits and single dots, e.g. 12.4")
+    return s.strip()
 
 
 def _pad(a: Key, b: Key) -> Tuple[Key, Key]:
@@ -81,7 +96,11 @@ def parse_torch(text: str) -> Tuple[str, Optional[str]]:
         raise VersionError("torch: no version given", "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
     s = str(text).strip()
     public, _, local = s.partition("+")
-    vkey(public, "torch")
+    # X.Y.Z, optionally a pre-release or dev part as PEP 440 writes them (2.1.0a0, 2.5.0.dev20240901)
+    if not re.fullmatch(r"[0-9]{1,9}(?:\.[0-9]{1,9}){0,3}(?:(?:a|b|rc)[0-9]{1,9})?(?:\.dev[0-9]{1,12})?", public) \
+            or "\n" in s:
+        raise VersionError(f"torch: cannot parse version {s[:40]!r}",
+                           "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
     if local and not re.fullmatch(r"[A-Za-z0-9.]+", local):
         raise VersionError(f"torch: cannot parse local version tag {local!r} in {s!r}",
                            "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")

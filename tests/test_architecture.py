@@ -130,9 +130,9 @@ def test_every_usage_error_names_a_fix():
 
 # The layers, from the top: the CLI; the subsystems (one package per command family); the core
 # they share. A module may import its own layer and the ones below, never one above.
-CORE = ("envcheck/model.py", "envcheck/versions.py", "envcheck/errors.py", "envcheck/hostlist.py",
+CORE = ("envcheck/model.py", "envcheck/versions.py", "envcheck/errors.py", "envcheck/hostlist.py", "envcheck/inputs.py",
         "envcheck/remote.py", "envcheck/hosts/", "envcheck/matrix/", "envcheck/facts/", "envcheck/rules/")
-CORE_PKGS = ("envcheck.model", "envcheck.versions", "envcheck.errors", "envcheck.hostlist",
+CORE_PKGS = ("envcheck.model", "envcheck.versions", "envcheck.errors", "envcheck.hostlist", "envcheck.inputs",
              "envcheck.remote", "envcheck.hosts", "envcheck.matrix", "envcheck.facts", "envcheck.rules")
 
 

@@ -37,6 +37,8 @@ class NodeFacts:
     interfaces: List[Dict[str, Any]] = field(default_factory=list)
     free_port: Optional[int] = None
     error: Optional[str] = None
+    cpus: Optional[int] = None
+    mem_available: Optional[int] = None     # bytes (MemAvailable), None where unknown
 
 
 
@@ -64,7 +66,8 @@ def gather_facts(remotes: Sequence[Remote], python: Optional[str], launcher_src:
             why = res.tail(3) or f"exit {res.exit_code}"
             return NodeFacts(r.name, error=f"cannot run {python or 'python3'} on the node: {why}")
         return NodeFacts(r.name, doc.get("hostname", ""), int(doc.get("gpus") or 0),
-                         doc.get("interfaces") or [], doc.get("free_port"))
+                         doc.get("interfaces") or [], doc.get("free_port"),
+                         cpus=doc.get("cpus"), mem_available=doc.get("mem_available"))
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))
@@ -179,3 +182,24 @@ def pick_master_addr(nodes: Sequence[NodeFacts], remotes: Sequence[Remote],
 
 
 ProgressFn = Callable[[str], None]
+
+
+# host memory one gloo rank holds at the largest size: the send/receive buffer and the copy the
+# sums are checked against (the worker's allocations), with room for torch itself
+RANK_BUFFERS = 3
+
+
+def check_capacity(n: NodeFacts, ranks: int, backend: str, max_bytes: int) -> List["PreflightError"]:
+    """Ranks a node can run at once and the memory the largest message needs, before any rank
+    starts: 100000 gloo ranks or a 12 GB message on a small node must be a preflight error, not
+    an OOM kill or a fork storm."""
+    errs = []
+    if backend == "gloo" and n.cpus and ranks > n.cpus:
+        errs.append(PreflightError(f"{n.host}: {ranks} gloo rank(s) but the node has {n.cpus} CPU(s)",
+                                   n.host, f"use --nproc-per-node {n.cpus} or fewer"))
+    need = ranks * RANK_BUFFERS * max_bytes
+    if backend == "gloo" and n.mem_available is not None and need > n.mem_available:
+        errs.append(PreflightError(
+            f"{n.host}: {ranks} rank(s) x {max_bytes} bytes need about {need >> 20} MiB of memory, "
+            f"{n.mem_available >> 20} MiB is available", n.host, "lower --max-bytes or --nproc-per-node"))
+    return errs

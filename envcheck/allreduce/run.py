@@ -181,6 +181,7 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
                 f"{n.host}: {k} rank(s) for nccl but {n.gpus} GPU(s): two ranks would share a GPU"
                 if n.gpus else f"{n.host}: --backend nccl but the node has no GPU (nvidia-smi -L)",
                 n.host, "use --nproc-per-node at most the GPU count, or --backend gloo"))
+        errs += pf.check_capacity(n, k, backend, sizes[-1])
         nprocs.append(k)
     if opts.ifname:
         errs += pf.check_ifname(nodes, opts.ifname)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -19,13 +18,22 @@ from envcheck.remote import LocalRemote
 FileOpt = Optional[Path]
 
 
-def _load_baseline(path: Path) -> health.DoctorReport:
+def _check_writable(path: Path, flag: str) -> None:
+    import os
+    import tempfile
+    d = path.parent if str(path.parent) else Path(".")
     try:
-        doc = json.loads(path.read_text())
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(d))
+        os.close(fd)
+        os.unlink(tmp)
     except OSError as e:
-        raise UsageError(f"--baseline {path}: cannot read: {e.strerror}", "save a good run with `envcheck doctor --json > FILE`")
-    except ValueError as e:
-        raise UsageError(f"--baseline {path}: not JSON ({e})", "save a good run with `envcheck doctor --json > FILE`")
+        raise UsageError(f"{flag} {path}: cannot write in {d}: {e.strerror}", "choose a writable directory") from e
+
+
+def _load_baseline(path: Path) -> health.DoctorReport:
+    from envcheck import inputs
+    fix = "save a good run with `envcheck doctor --json > FILE`"
+    doc = inputs.parse_json(inputs.read_text(str(path), "--baseline", fix), f"--baseline {path}", fix)
     if not isinstance(doc, dict) or "verdict" not in doc or "checks" not in doc:
         raise UsageError(f"--baseline {path}: not a doctor report", "save a good run with `envcheck doctor --json > FILE`")
     return health.from_dict(doc)
@@ -48,7 +56,7 @@ def doctor(
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
     launcher: Annotated[str, typer.Option("--launcher", help="Start the all-reduce workers over ssh, or with srun inside a Slurm allocation.")] = "ssh",
     backend: Annotated[str, typer.Option("--backend", help="nccl, gloo, or auto (nccl when every node has a GPU).")] = "auto",
-    nproc_per_node: Annotated[Optional[int], typer.Option("--nproc-per-node", min=1, help="Ranks per host (default: its GPU count; 2 without GPUs).")] = None,
+    nproc_per_node: Annotated[Optional[int], typer.Option("--nproc-per-node", min=1, max=1024, help="Ranks per host (default: its GPU count; 2 without GPUs).")] = None,
     max_bytes: Annotated[str, typer.Option("--max-bytes", help="The one large all-reduce size.")] = "64M",
     min_busbw: Annotated[Optional[float], typer.Option("--min-busbw", metavar="GB/S", help="Below this bus bandwidth the all-reduce fails (and the slow node is isolated).")] = None,
     ifname: Annotated[Optional[str], typer.Option("--ifname", help="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME for the all-reduce.")] = None,
@@ -82,6 +90,8 @@ def doctor(
     for path, flag in ((junit, "--junit"), (prometheus, "--prometheus")):
         if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
             raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
+        if path is not None:   # before the run, not after minutes of it (/proc, a read-only mount)
+            _check_writable(path, flag)
     base = _load_baseline(baseline) if baseline else None
     m = load_matrix(matrix)
     remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()

@@ -79,7 +79,9 @@ def explain(
         raise UsageError("explain: --local audits this machine only; it takes no hosts", "drop --local, or the hosts")
     stdin_text = None
     if text is None or text == "-":
-        stdin_text = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        from envcheck import inputs
+        stdin_text = None if sys.stdin is None or sys.stdin.isatty() else inputs.read_stream(
+            sys.stdin, "stdin", "paste the error message itself, or the tail of the log")
     found = lib.explain(lib.read_text(text, stdin_text))
     if not found:
         if json_out:

@@ -92,6 +92,8 @@ class HostSelection:
         targets = resolve_targets(list(self.hosts), str(self.hosts_file) if self.hosts_file else None)
         if not targets:
             return [LocalRemote()]
+        if len(targets) > 64:   # a big list says so before minutes of connecting, not after
+            typer.echo(f"envcheck: {len(targets)} hosts, {min(self.forks, len(targets))} at a time", err=True)
         from envcheck.hosts import SSHOptions, make_remotes  # paramiko only when SSH is used
 
         opts = SSHOptions(ssh_config=str(self.ssh_config) if self.ssh_config else None, user=self.user,

@@ -70,6 +70,8 @@ def env_cmd(
     from envcheck.install.envblock import env_node, render_block
     if profile_d and file != "~/.bashrc":
         raise UsageError("give --file or --profile-d, not both", "--profile-d writes /etc/profile.d and /etc/ld.so.conf.d")
+    from envcheck.install.envblock import check_rc_file
+    check_rc_file(file)
     if not remove:
         if not cuda_home:
             raise UsageError("env: --cuda-home is required (unless --remove)",
@@ -111,13 +113,13 @@ def install_cuda_cmd(
     ctx: typer.Context,
     version: Annotated[str, typer.Argument(help="CUDA version: 10.0, 10.0.130, 12.4.1 … (X.Y = newest update).")],
     hosts: HostsArg = None,
-    runfile: Annotated[Optional[Path], typer.Option("--runfile", metavar="PATH", help="Local runfile to upload (skipped where the node already has it).")] = None,
+    runfile: Annotated[Optional[Path], typer.Option("--runfile", metavar="PATH", help="Local runfile to upload (into a private directory of this run, removed afterwards).")] = None,
     url: Annotated[Optional[str], typer.Option("--url", help="The nodes download the runfile from this URL.")] = None,
     mirror: Annotated[Optional[str], typer.Option("--mirror", metavar="BASE", help="The nodes download BASE/<runfile name from the matrix>.")] = None,
     sha256: Annotated[Optional[str], typer.Option("--sha256", metavar="HEX", help="Expected sha256 of the runfile (overrides the matrix).")] = None,
     no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Skip the sha256 check (makeself's own check still runs).")] = False,
     prefix: Annotated[str, typer.Option("--prefix", help="Install into PREFIX/cuda-X.Y, symlink PREFIX/cuda.")] = "/usr/local",
-    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory for the runfile and the installer's scratch (needs room).")] = "/var/tmp",
+    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory (absolute) in which each run makes its own private staging directory for the runfile and the installer's scratch (needs room).")] = "/var/tmp",
     no_symlink: Annotated[bool, typer.Option("--no-symlink", help="Leave PREFIX/cuda as it is.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace another toolkit at the target; install even for an unsupported GPU.")] = False,
     override: Annotated[bool, typer.Option("--override", help="Pass --override to the installer (gcc too new / missing).")] = False,
@@ -133,8 +135,11 @@ def install_cuda_cmd(
     from envcheck.install.cuda import InstallArgs, install_cuda
     from envcheck.install.cuda_source import choose_source
     from envcheck.install.cuda_spec import toolkit_spec
+    from envcheck.install.staging import check_tmpdir
     from envcheck.matrix.load import load_matrix
 
+    prefix = check_tmpdir(prefix, "--prefix", "pass an absolute directory, e.g. --prefix /usr/local")
+    tmpdir = check_tmpdir(tmpdir)
     spec = toolkit_spec(load_matrix(matrix), version)
     args = InstallArgs(prefix=prefix, tmpdir=tmpdir, symlink=not no_symlink, force=force, override=override,
                        use_sudo=sudo, timeout=timeout, install_timeout=install_timeout)
@@ -182,7 +187,7 @@ def install_cudnn_cmd(
     cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory (default /usr/local/cuda).")] = None,
     remove: Annotated[bool, typer.Option("--remove", help="Undo: delete what the manifest lists, put back what it replaced.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace a cuDNN that envcheck did not install (it is backed up).")] = False,
-    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory for the archive and extraction.")] = "/var/tmp",
+    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory (absolute) in which each run makes its own private staging directory for the archive and extraction.")] = "/var/tmp",
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
     hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
@@ -192,6 +197,12 @@ def install_cudnn_cmd(
 ) -> None:
     """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
     from envcheck.install.cudnn import install_cudnn, read_archive
+    from envcheck.install.staging import check_tmpdir
+
+    tmpdir = check_tmpdir(tmpdir)
+    if cuda:
+        from envcheck.versions import strict_version
+        cuda = strict_version(cuda, "--cuda")
     if cuda and cuda_home:
         raise UsageError("give --cuda or --cuda-home, not both", "e.g. --cuda 12.4 or --cuda-home /usr/local/cuda-12.4")
     home = cuda_home or (f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda")

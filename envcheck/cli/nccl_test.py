@@ -29,14 +29,14 @@ def nccl_test(
                                               "a GPU).")] = "auto",
     nproc_per_node: Annotated[Optional[int], typer.Option(
         "--nproc-per-node", help="Ranks per host (default: its GPU count; 2 without GPUs).",
-        min=1)] = None,
+        min=1, max=1024)] = None,
     min_bytes: Annotated[str, typer.Option(help="Smallest message (8, 64K, 1M…).")] = "8",
     max_bytes: Annotated[str, typer.Option(help="Largest message.")] = "256M",
     factor: Annotated[int, typer.Option(help="Size multiplier between steps.")] = 2,
     dtype: Annotated[str, typer.Option(help="float32, float16, bfloat16, float64, int32.")]
     = "float32",
-    warmup: Annotated[int, typer.Option(help="Untimed all-reduces per size.", min=0)] = 5,
-    iters: Annotated[int, typer.Option(help="Timed all-reduces per size.", min=1)] = 20,
+    warmup: Annotated[int, typer.Option(help="Untimed all-reduces per size.", min=0, max=1000)] = 5,
+    iters: Annotated[int, typer.Option(help="Timed all-reduces per size.", min=1, max=100000)] = 20,
     timeout: Annotated[float, typer.Option(
         "--collective-timeout", "--timeout", min=0.1, metavar="SECONDS",
         help="Seconds one collective may take before the run is stopped (exit 3), as doctor's "

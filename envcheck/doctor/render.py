@@ -155,7 +155,10 @@ def write_atomic(path: Union[str, Path], text: str) -> None:
     d = p.parent if str(p.parent) else Path(".")
     if not d.is_dir():
         raise UsageError(f"{p}: directory {d} does not exist", "create it or choose another path")
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(d))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(d))
+    except OSError as e:   # /proc, a read-only mount, no permission
+        raise UsageError(f"{p}: cannot write in {d}: {e.strerror}", "choose a writable directory") from e
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

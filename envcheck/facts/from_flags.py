@@ -7,7 +7,6 @@ finding and never a traceback.
 from __future__ import annotations
 
 import copy
-import json
 import re
 from pathlib import Path
 from typing import Any, Dict, Optional
@@ -15,15 +14,11 @@ from typing import Any, Dict, Optional
 from envcheck.errors import UsageError, VersionError
 from envcheck.facts.schema import SCHEMA, Facts
 from envcheck.matrix.load import Matrix
-from envcheck.versions import cc_str, cu_tag_to_version, parse_compute_capability, parse_torch, vkey
+from envcheck.versions import cc_str, cu_tag_to_version, parse_compute_capability, parse_torch, strict_version
 
 
 def _v(text: str, flag: str) -> str:
-    try:
-        vkey(text, flag)
-    except VersionError:
-        raise VersionError(f"{flag}: cannot parse version {text!r}", f"give {flag} as digits and dots, e.g. 12.4")
-    return text.strip()
+    return strict_version(text, flag)
 
 
 def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, cuda: Optional[str] = None,
@@ -65,7 +60,7 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
         f["gpus"] = [_gpu(gpu, matrix)]
     if python:
         # a bare "3" would be read as 3.0 and judged (falsely) as a Python with no torch wheels
-        if not re.fullmatch(r"\d+\.\d+(\.\d+)?", python.strip()):
+        if not re.fullmatch(r"[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?", python.strip()) or "\n" in python:
             raise VersionError(f"--python: cannot parse version {python!r}", "give --python as X.Y, e.g. 3.7")
         f["python"] = {"version": python.strip()}
     if gcc:
@@ -88,12 +83,9 @@ def _gpu(text: str, matrix: Optional[Matrix]) -> Dict[str, Any]:
 
 def load_facts_file(path: Path) -> Facts:
     """A saved facts document, or an audit --json document with exactly one host."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror}", "give the path of a saved facts JSON file")
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: not JSON: {e}", "give a file written by `envcheck audit --json` or the probe")
+    from envcheck import inputs
+    fix = "give a file written by `envcheck audit --json` or the probe"
+    doc = inputs.parse_json(inputs.read_text(str(path), "facts file", fix), str(path), fix)
     if not isinstance(doc, dict):
         raise UsageError(f"{path}: not a facts document (a JSON object expected)", "give a saved facts file")
     hosts = doc.get("hosts")
@@ -110,4 +102,13 @@ def load_facts_file(path: Path) -> Facts:
     if not any(k in doc for k in ("driver", "cuda", "torch", "packages", "gpus", "pci_gpus", "python", "cudnn", "gcc")):
         raise UsageError(f"{path}: no facts in it (none of driver, cuda, torch, packages, gpus …)",
                          "give a file written by `envcheck audit --json` or the probe")
+    fix = "give a file written by `envcheck audit --json` or the probe of this envcheck version"
+    if "schema" in doc and doc["schema"] != SCHEMA:
+        raise UsageError(f"{path}: facts schema {str(doc['schema'])[:20]!r}, this envcheck reads schema {SCHEMA}", fix)
+    # a section of the wrong type would be read as "absent", and "No findings" would follow
+    for key in ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc"):
+        if key in doc and doc[key] is not None and not isinstance(doc[key], dict):
+            raise UsageError(f"{path}: {key!r} is {type(doc[key]).__name__}, not an object", fix)
+    if "gpus" in doc and doc["gpus"] is not None and not isinstance(doc["gpus"], list):
+        raise UsageError(f"{path}: 'gpus' is {type(doc['gpus']).__name__}, not a list", fix)
     return doc

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from envcheck.install import staging
 from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
 from envcheck.install.cuda_script import facts_script, fetch_command, install_script, link_command
 from envcheck.install.cuda_spec import ToolkitSpec
@@ -23,7 +24,7 @@ GIB = 1024 ** 3
 @dataclass
 class InstallArgs:
     prefix: str = "/usr/local"
-    tmpdir: str = "/var/tmp"                  # installer scratch and runfile cache: a disk, not tmpfs /tmp
+    tmpdir: str = "/var/tmp"                  # where each run makes its staging dir: a disk, not tmpfs /tmp
     runfile: Optional[str] = None             # local path, uploaded
     runfile_sha256: Optional[str] = None      # of the local runfile (computed once on the controller)
     url: Optional[str] = None                 # the node fetches it
@@ -67,7 +68,6 @@ class CudaFacts:
     gpus: List[str]                 # "name, cc"
     installer_log_uid: Optional[int]
     varlog_writable: bool
-    runfile_sha256: Optional[str]   # of the runfile already on the node, if any
     fetchers: List[str]
 
 
@@ -95,7 +95,7 @@ def parse_facts(stdout: str) -> CudaFacts:
         version_txt=one("version_txt"), version_json=one("version_json"), nvcc=one("nvcc"),
         link=link, link_kind="symlink" if link else (one("link_kind") or "absent"), gcc=one("gcc"),
         gpus=kv.get("gpu", []), installer_log_uid=int(one("installer_log_uid")) if one("installer_log_uid") else None,
-        varlog_writable=one("varlog_writable") == "1", runfile_sha256=one("runfile_sha256"),
+        varlog_writable=one("varlog_writable") == "1",
         fetchers=kv.get("fetch", []))
 
 
@@ -142,11 +142,6 @@ class CudaPlan:
     @property
     def noop(self) -> bool:
         return not self.steps and not self.problems
-
-
-def runfile_dir(args: InstallArgs, f: CudaFacts) -> str:
-    # owned by the login user, mode 700: nobody else can swap the file that root will run
-    return f"{args.tmpdir.rstrip('/')}/envcheck-{f.uid}"
 
 
 def gpu_cc(gpu: str, spec: ToolkitSpec) -> Optional[Tuple[int, int]]:
@@ -196,10 +191,12 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
 
     # ---- preflight for an install ----
     name = args.runfile_name(spec)
-    node_file = f"{runfile_dir(args, f)}/{name}"
+    # the run's own staging directory (staging.py), owned by the login user, mode 700: nobody
+    # else can swap the file that root will run, and no other run or host shares it
+    node_file = f"{staging.SENTINEL}/{name}"
+    shown_file = staging.shown(node_file, args.tmpdir, host)
     want_sha = args.runfile_sha256 if args.runfile else args.expect_sha256
-    have_file = f.runfile_sha256 is not None and want_sha is not None and f.runfile_sha256 == want_sha
-    need_tmp = spec.need_tmp_bytes + (0 if have_file else spec.need_tmp_bytes // 2)
+    need_tmp = spec.need_tmp_bytes + spec.need_tmp_bytes // 2
     if f.tmp_free < need_tmp:
         p.problems.append(f"{args.tmpdir} has {f.tmp_free / GIB:.1f} GiB free, CUDA {spec.version} needs about "
                           f"{need_tmp / GIB:.1f} GiB there (fix: free space, or pass --tmpdir DIR on a bigger disk)")
@@ -240,33 +237,28 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
 
     # ---- steps ----
     if args.runfile:
-        if have_file:
-            p.in_place.append(f"runfile {node_file} (sha256 matches; not uploading)")
-        else:
-            size = os.path.getsize(args.runfile)
-            p.steps.append(Step("upload", f"upload {args.runfile} ({size} bytes) to {node_file}",
-                                local=args.runfile, remote_path=node_file, size=size, root=False))
+        size = os.path.getsize(args.runfile)
+        p.steps.append(Step("upload", f"upload {args.runfile} ({size} bytes) to {shown_file}",
+                            local=args.runfile, remote_path=node_file, size=size, root=False))
     else:
         url = args.url or spec.url
         if not url:
             p.problems.append(f"no download URL known for CUDA {spec.version} (fix: pass --runfile, --url or --mirror)")
-        elif have_file:
-            p.in_place.append(f"runfile {node_file} (sha256 matches; not downloading)")
         else:
             if not f.fetchers:
                 p.problems.append("neither curl nor wget on the node to fetch the runfile (fix: install one, or pass --runfile)")
-            p.steps.append(Step("fetch", f"fetch {url} on the node into {node_file}",
+            p.steps.append(Step("fetch", f"fetch {url} on the node into {shown_file}",
                                 fetch_command(url or "", node_file, args.install_timeout),
                                 root=False, timeout=args.install_timeout + 30))
     expect = want_sha
-    flags = " ".join(spec.installer_flags(target, args.tmpdir, args.override))
+    flags = staging.shown(" ".join(spec.installer_flags(target, staging.SENTINEL, args.override)), args.tmpdir, host)
     text = (("verify sha256 " + expect[:16] + "…, " if expect else
              "verify md5 " + args.expect_md5 + ", " if args.expect_md5 else "no checksum known or wanted, ")
-            + f"sh {node_file} --check, then run: sh {node_file} {flags}"
+            + f"sh {shown_file} --check, then run: sh {shown_file} {flags}"
             + (f" (moving the existing {target} aside, restored on failure)" if f.target_exists else "")
             + f"; success = version file + nvcc -V say {spec.version}")
     p.steps.append(Step("install", text, install_script(
-        spec, runfile=node_file, target=target, link=link if args.symlink else None, tmpdir=args.tmpdir,
+        spec, runfile=node_file, target=target, link=link if args.symlink else None, tmpdir=staging.SENTINEL,
         expect_sha256=expect, override=args.override, replace_existing=f.target_exists,
         expect_md5=None if expect else args.expect_md5),
         timeout=args.install_timeout))
@@ -290,21 +282,33 @@ def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
 
 
 def execute(remote: Remote, plan: CudaPlan, password: Optional[Callable[[], str]],
-            progress: Optional[Callable[[str, int, int], None]] = None) -> NodeOutcome:
+            progress: Optional[Callable[[str, int, int], None]] = None, tmpdir: str = "/var/tmp") -> NodeOutcome:
     out = NodeOutcome(plan.host, lines=list(plan.notes))
     priv = privilege_from_fact(plan.priv.mode, True, password) if plan.priv else None
+    if not any(staging.SENTINEL in (s.command or "") + (s.remote_path or "") for s in plan.steps):
+        return _execute(remote, plan, priv, out, progress, "")
+    r = remote.run(staging.open_command(tmpdir, remote.name), timeout=30)
+    stage = staging.parse_open(r.stdout, tmpdir) if r.ok else None
+    if not stage:
+        return out.fail("failed", f"cannot create a private staging directory in {tmpdir}: {r.error or r.tail(2)}")
+    try:
+        return _execute(remote, plan, priv, out, progress, stage)
+    finally:
+        # root may have left files in it (the installer's scratch): remove it as root
+        run_priv(remote, staging.close_command(stage), priv, timeout=120)
+
+
+def _execute(remote: Remote, plan: CudaPlan, priv: Optional[Privilege], out: NodeOutcome,
+             progress: Optional[Callable[[str, int, int], None]], stage: str) -> NodeOutcome:
     for step in plan.steps:
         if step.kind == "upload":
-            d = step.remote_path.rsplit("/", 1)[0]
-            r = remote.run(f"mkdir -p -m 700 {_q(d)} && [ -O {_q(d)} ]", timeout=30)
-            if not r.ok:
-                return out.fail("failed", f"cannot create {d} owned by the login user: {r.error or r.tail(2)}")
-            remote.put(step.local, step.remote_path,
+            dest = staging.bind(step.remote_path, stage)
+            remote.put(step.local, dest,
                        progress=(lambda done, total: progress(plan.host, done, total)) if progress else None)
             out.bytes_uploaded += step.size
-            out.lines.append(f"uploaded {step.size} bytes to {step.remote_path}")
+            out.lines.append(f"uploaded {step.size} bytes to {dest}")
             continue
-        res = run_priv(remote, step.command, priv, root=step.root, timeout=step.timeout)
+        res = run_priv(remote, staging.bind(step.command, stage), priv, root=step.root, timeout=step.timeout)
         if step.kind == "install":
             out.installers_run += 1
         text = res.stdout + res.stderr
@@ -322,12 +326,7 @@ def execute(remote: Remote, plan: CudaPlan, password: Optional[Callable[[], str]
     return out
 
 
-def _q(s: str) -> str:
-    import shlex
-    return shlex.quote(s)
-
-
-def render_plan(plan: CudaPlan, dry_run: bool) -> NodeOutcome:
+def render_plan(plan: CudaPlan, dry_run: bool, tmpdir: str = "/var/tmp") -> NodeOutcome:
     out = NodeOutcome(plan.host, lines=[f"already in place: {x}" for x in plan.in_place] + list(plan.notes),
                       problems=list(plan.problems))
     if plan.problems:
@@ -338,7 +337,7 @@ def render_plan(plan: CudaPlan, dry_run: bool) -> NodeOutcome:
     elif dry_run:
         out.status = "would-change"
         out.lines += [f"would {s.text}" for s in plan.steps]
-        out.commands = [s.command for s in plan.steps if s.command]
+        out.commands = [staging.shown(s.command, tmpdir, plan.host) for s in plan.steps if s.command]
     return out
 
 
@@ -351,7 +350,7 @@ def install_cuda(remotes: Sequence[Remote], spec: ToolkitSpec, args: InstallArgs
 
     planned = fan_out(list(remotes), preflight, forks=forks)
     outcomes: List[NodeOutcome] = [
-        render_plan(o.value, dry_run) if o.ok else
+        render_plan(o.value, dry_run, args.tmpdir) if o.ok else
         NodeOutcome(o.item.name).fail("unreachable", f"preflight failed: {o.error}") for o in planned]
     plans = [o.value for o in planned]
     if dry_run or any(not o.ok for o in outcomes):
@@ -361,7 +360,7 @@ def install_cuda(remotes: Sequence[Remote], spec: ToolkitSpec, args: InstallArgs
                     o.status, o.error = "refused", "not changed: another node failed preflight"
         return outcomes
     todo = [(r, p) for r, p in zip(remotes, plans) if not p.noop]
-    done = fan_out(todo, lambda rp: execute(rp[0], rp[1], password, progress), forks=forks)
+    done = fan_out(todo, lambda rp: execute(rp[0], rp[1], password, progress, args.tmpdir), forks=forks)
     by_host = {o.item[1].host: o for o in done}
     final = []
     for o in outcomes:

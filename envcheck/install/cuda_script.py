@@ -20,11 +20,10 @@ q = shlex.quote
 
 
 def facts_script(target: str, link: str, tmpdir: str, runfile_name: str, force: bool = False) -> str:
-    """key=value lines. The runfile is looked for where install-cuda puts it: TMPDIR/envcheck-UID/;
-    it is hashed only when an install may follow (no target yet, or --force): hashing a 4 GB
-    runfile on every no-op run would cost seconds per node."""
+    """key=value lines. No runfile is looked for: each run stages its own in a fresh directory
+    (staging.py), so nothing left by another run or host is ever trusted or reused."""
     return f"""
-T={q(target)}; L={q(link)}; D={q(tmpdir)}; F="$D/envcheck-$(id -u)/"{q(runfile_name)}
+T={q(target)}; L={q(link)}; D={q(tmpdir)}
 echo "uid=$(id -u)"
 if [ "$(id -u)" = 0 ]; then echo priv=root
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo priv=sudo-nopasswd
@@ -48,7 +47,6 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 [ -e /tmp/cuda-installer.log ] && echo "installer_log_uid=$(stat -c %u /tmp/cuda-installer.log)"
 if [ -w /var/log ]; then echo varlog_writable=1; else echo varlog_writable=0; fi
-if [ -f "$F" ] && {{ [ ! -e "$T" ] || [ {int(force)} = 1 ]; }}; then echo "runfile_sha256=$(sha256sum < "$F" | cut -d' ' -f1)"; fi
 command -v curl >/dev/null 2>&1 && echo fetch=curl
 command -v wget >/dev/null 2>&1 && echo fetch=wget
 echo end=1

@@ -36,9 +36,13 @@ def check_url(url: str, flag: str) -> None:
     """A URL the node's curl/wget can fetch and whose last part names the runfile; a typo here
     would otherwise surface on every node as a download failure."""
     from urllib.parse import urlsplit
-    u = urlsplit(url)
-    name = u.path.rstrip("/").rsplit("/", 1)[-1]
-    if (u.scheme not in ("http", "https", "ftp", "file") or (u.scheme != "file" and not u.netloc)
+    try:
+        u = urlsplit(url)
+        u.port   # raises ValueError for a port out of range or not a number
+    except ValueError:
+        u = None
+    name = u.path.rstrip("/").rsplit("/", 1)[-1] if u else ""
+    if (u is None or u.scheme not in ("http", "https", "ftp", "file") or (u.scheme != "file" and not u.netloc)
             or any(c.isspace() for c in url) or not name):
         raise UsageError(f"{flag} {url!r} is not an http(s)/ftp/file URL ending in the runfile's name",
                          "e.g. --url https://developer.download.nvidia.com/compute/cuda/12.4.1/local_installers/"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple
 
 from envcheck.errors import MatrixError, UsageError
-from envcheck.versions import compare, major_minor, vkey
+from envcheck.versions import compare, major_minor, vkey, strict_version
 
 GB = 1000 ** 3
 
@@ -57,6 +57,7 @@ def known_versions(matrix: Any) -> List[str]:
 def resolve_version(matrix: Any, version: str) -> str:
     """'10.0' -> '10.0.130' (the newest update of that minor); '12.4.1' -> itself when known.
     Unknown: a one-line UsageError naming the nearest known versions."""
+    version = strict_version(version, "CUDA version")
     k = vkey(version, "CUDA version")
     try:
         rec = matrix.resolve_cuda(version)

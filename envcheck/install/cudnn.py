@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence
 
 from envcheck.errors import UsageError
+from envcheck.install import staging
 from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
 from envcheck.remote import Remote, fan_out
 from envcheck.versions import vkey
@@ -72,16 +73,43 @@ def inspect_archive(name: str, members: Sequence[str]) -> ArchiveInfo:
     return info
 
 
+def unsafe_member(name: str, kind: str, link: str = "") -> Optional[str]:
+    """Why a member must not be copied into a toolkit as root, or None. kind: file, dir, symlink,
+    hardlink or other (device, FIFO). cuDNN's own links name a file beside them (libcudnn.so ->
+    libcudnn.so.8), so a link target with any '/' is refused."""
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts:
+        return f"member {name!r} is an absolute or '..' path"
+    if kind == "other":
+        return f"member {name!r} is a device, FIFO or other special file"
+    if kind == "symlink" and (not link or "/" in link or link in (".", "..")):
+        return f"member {name!r} is a symlink to {link!r}, outside its own directory"
+    if kind == "hardlink" and (link.startswith("/") or ".." in link.split("/")):
+        return f"member {name!r} is a hard link to {link!r}, outside the archive"
+    return None
+
+
+def _kind(t: tarfile.TarInfo) -> str:
+    return ("file" if t.isreg() else "dir" if t.isdir() else "symlink" if t.issym()
+            else "hardlink" if t.islnk() else "other")
+
+
 def read_archive(path: str) -> ArchiveInfo:
     import hashlib
     import os
     try:
         with tarfile.open(path) as tar:
-            names = tar.getnames()
-    except (OSError, tarfile.TarError) as e:
+            members = tar.getmembers()
+    except (OSError, tarfile.TarError, EOFError) as e:
         # tarfile's message lists every compression it tried, one per line: keep the error one line
         why = " ".join(str(e).split())
         raise UsageError(f"{path}: cannot read as a tar archive ({why})", "download the archive again") from e
+    names = [t.name for t in members]
+    for t in members:
+        why = unsafe_member(t.name[2:] if t.name.startswith("./") else t.name, _kind(t), t.linkname)
+        if why:
+            raise UsageError(f"{path}: {why}; not installing it",
+                             "use the cuDNN archive as downloaded from NVIDIA")
     info = inspect_archive(os.path.basename(path), names)
     info.path = path
     h = hashlib.sha256()
@@ -94,7 +122,7 @@ def read_archive(path: str) -> ArchiveInfo:
 
 def facts_command(cuda_home: str, tmpdir: str, archive_name: str) -> str:
     return f"""
-CH={q(cuda_home)}; A={q(tmpdir.rstrip('/'))}/envcheck-$(id -u)/{q(archive_name)}
+CH={q(cuda_home)}
 echo "uid=$(id -u)"
 if [ "$(id -u)" = 0 ]; then echo priv=root
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo priv=sudo-nopasswd
@@ -109,7 +137,6 @@ for f in "$CH/bin/nvcc" "$CH/include/cuda.h"; do [ -e "$f" ] || continue; r=$(re
   [ -n "$o" ] || o=$(rpm -qf "$r" 2>/dev/null | head -n1) || o=
   [ -n "$o" ] && echo "packaged=$o $(dpkg-query -W -f='${{Version}}' "$o" 2>/dev/null)" && break; done
 [ -f "$CH/{MANIFEST}" ] && sed 's/^/manifest=/' "$CH/{MANIFEST}"
-[ -f "$A" ] && echo "archive_sha256=$(sha256sum < "$A" | cut -d' ' -f1)"
 for py in python3 python; do command -v $py >/dev/null 2>&1 || continue
   $py -c 'import sys,glob
 for p in sys.path:
@@ -126,7 +153,6 @@ class CudnnFacts:
     toolkit: Optional[str]
     cudnn: Optional[str]
     manifest: List[str]
-    archive_sha256: Optional[str]
     pip_cudnn: List[str]
     packaged: Optional[str] = None      # "nvidia-cuda-dev 11.8.89~11.8.0-5~deb12u1": a package owns the toolkit
 
@@ -141,7 +167,7 @@ def parse_facts(stdout: str) -> CudnnFacts:
         raise RuntimeError("the facts command did not finish: " + stdout[-200:])
     one = lambda k: (kv.get(k) or [None])[0] or None  # noqa: E731
     return CudnnFacts(int(one("uid") or -1), one("priv") or "none", one("cuda_home") or "", one("toolkit"),
-                      one("cudnn"), kv.get("manifest", []), one("archive_sha256"), kv.get("pip_cudnn", []),
+                      one("cudnn"), kv.get("manifest", []), kv.get("pip_cudnn", []),
                       (one("packaged") or "").strip() or None)
 
 
@@ -155,10 +181,6 @@ class CudnnPlan:
     command: Optional[str] = None
     text: List[str] = field(default_factory=list)
     priv: Optional[Privilege] = None
-
-
-def node_archive_path(tmpdir: str, uid: int, info_name: str) -> str:
-    return f"{tmpdir.rstrip('/')}/envcheck-{uid}/{info_name}"
 
 
 def plan_cudnn(host: str, f: CudnnFacts, info: Optional[ArchiveInfo], *, tmpdir: str = "/var/tmp",
@@ -205,15 +227,13 @@ def plan_cudnn(host: str, f: CudnnFacts, info: Optional[ArchiveInfo], *, tmpdir:
         p.notes.append(f"warning: a pip cuDNN is installed ({g}); with {ch}/lib64 on LD_LIBRARY_PATH this cuDNN "
                        f"{info.short_version} is loaded first and shadows it for torch (fix: keep {ch}/lib64 off "
                        "LD_LIBRARY_PATH for torch jobs, or use matching versions)")
-    node_a = node_archive_path(tmpdir, f.uid, info.name)
-    if f.archive_sha256 == info.sha256:
-        p.in_place.append(f"archive {node_a} (sha256 matches; not uploading)")
-    else:
-        p.upload = node_a
-        p.text.append(f"upload {info.path} to {node_a}")
+    # the run's own staging directory (staging.py): no other run or host shares it
+    node_a = f"{staging.SENTINEL}/{info.name}"
+    p.upload = node_a
+    p.text.append(f"upload {info.path} to {staging.shown(node_a, tmpdir, host)}")
     p.text.append(f"extract, copy {info.include}/* -> {ch}/include and {info.lib}/* -> {ch}/lib64 with cp -P "
                   f"(symlinks kept), chmod a+r, write {ch}/{MANIFEST}, check the installed header says {info.short_version}")
-    p.command = install_script(info, ch, node_a, tmpdir)
+    p.command = install_script(info, ch, node_a, staging.SENTINEL)
     return p
 
 
@@ -273,6 +293,9 @@ set -u
 CH={q(ch)}; M="$CH/{MANIFEST}"; B="$CH/{BACKUP}"
 n=0
 grep -v '^#' "$M" | while read -r rel; do
+  # only what install wrote: one file name right under include/ or lib64/, never a path that
+  # a tampered manifest could point outside the toolkit with
+  case "$rel" in include/*/*|lib64/*/*|*..*) echo "envcheck-skipped: manifest line $rel (not a file install-cudnn writes; left alone)"; continue ;; include/?*|lib64/?*) ;; *) echo "envcheck-skipped: manifest line $rel (not a file install-cudnn writes; left alone)"; continue ;; esac
   rm -f "$CH/$rel"
   if [ -e "$B/$rel" ] || [ -L "$B/$rel" ]; then mv -f "$B/$rel" "$CH/$rel"; fi
 done
@@ -301,23 +324,32 @@ def cudnn_node(remote: Remote, info: Optional[ArchiveInfo], cuda_home: str, *, t
     if dry_run:
         out.status = "would-change"
         out.lines += [f"would {t}" for t in p.text]
-        out.commands = [p.command]
+        out.commands = [staging.shown(p.command, tmpdir, remote.name)]
         return out
-    if p.upload:
-        d = p.upload.rsplit("/", 1)[0]
-        r = remote.run(f"mkdir -p -m 700 {q(d)} && [ -O {q(d)} ]", timeout=30)
-        if not r.ok:
-            return out.fail("failed", f"cannot create {d}: {r.error or r.tail(2)}")
-        remote.put(info.path, p.upload)
+    priv = privilege_from_fact(p.priv.mode, True, password)
+    if not p.upload:
+        return _finish(out, run_priv(remote, p.command, priv, timeout=timeout))
+    r = remote.run(staging.open_command(tmpdir, remote.name), timeout=30)
+    stage = staging.parse_open(r.stdout, tmpdir) if r.ok else None
+    if not stage:
+        return out.fail("failed", f"cannot create a private staging directory in {tmpdir}: {r.error or r.tail(2)}")
+    try:
+        dest = staging.bind(p.upload, stage)
+        remote.put(info.path, dest)
         import os
         out.bytes_uploaded = os.path.getsize(info.path)
-    priv = privilege_from_fact(p.priv.mode, True, password)
-    r = run_priv(remote, p.command, priv, timeout=timeout)
+        out.lines.append(f"uploaded {out.bytes_uploaded} bytes to {dest}")
+        return _finish(out, run_priv(remote, staging.bind(p.command, stage), priv, timeout=timeout))
+    finally:
+        run_priv(remote, staging.close_command(stage), priv, timeout=120)
+
+
+def _finish(out: NodeOutcome, r) -> NodeOutcome:
     text = r.stdout + r.stderr
     if not r.ok:
         m = re.search(r"envcheck-failed: (.*)", text)
         return out.fail("failed", (m.group(1) if m else (r.error or r.tail(4))) + "; the toolkit was left as it was")
-    out.lines += [m.group(2) for m in re.finditer(r"envcheck-(installed|removed|ldconfig): (.*)", text)]
+    out.lines += [m.group(2) for m in re.finditer(r"envcheck-(installed|removed|ldconfig|skipped): (.*)", text)]
     out.status = "changed"
     return out
 

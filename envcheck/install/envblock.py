@@ -26,6 +26,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
 
+from envcheck.inputs import check_rc_file  # noqa: F401  (the env step's --file / file: check)
 from envcheck.errors import EnvcheckError, UsageError
 from envcheck.install.common import PRIV_FACT, NodeOutcome, parse_priv, privilege_from_fact, run_priv
 from envcheck.remote import Remote
@@ -173,12 +174,16 @@ def fact_command(path: str) -> str:
     else:  # ~/.bashrc or .bashrc: the remote user's home, expanded by the remote shell
         rest = path[2:] if path.startswith("~/") else path
         p = '"$HOME"/' + shlex.quote(rest)
-    # writable: whether the SSH user can replace the file without root (its directory is writable)
+    # writable: whether the SSH user can replace the file without root (its directory is writable);
+    # kind: a regular file, nothing yet, or something never to write (directory, device, FIFO);
+    # link: whether a symlink was followed, and whether it stays in the home or /etc/profile.d
     return (
         f"f={p}; r=$(readlink -f -- \"$f\" 2>/dev/null || echo \"$f\"); "
         "w=0; [ -w \"$(dirname \"$r\")\" ] && w=1; "
-        "if [ -f \"$r\" ]; then s=$(sha256sum < \"$r\" | cut -d' ' -f1); echo \"$r 1 $s $w\"; base64 < \"$r\"; "
-        "else echo \"$r 0 - $w\"; fi; echo " + FACT_SEP
+        "l=no; if [ -L \"$f\" ]; then l=out; case \"$r\" in \"$HOME\"/*|/etc/profile.d/*) l=in ;; esac; fi; "
+        "if [ -f \"$r\" ]; then s=$(sha256sum < \"$r\" | cut -d' ' -f1); echo \"$r 1 $s $w file $l\"; base64 < \"$r\"; "
+        "elif [ -e \"$r\" ] || [ -L \"$r\" ]; then echo \"$r 0 - $w other $l\"; "
+        "else echo \"$r 0 - $w none $l\"; fi; echo " + FACT_SEP
     )
 
 
@@ -197,10 +202,16 @@ class FileFact:
 def parse_file_fact(stdout: str) -> FileFact:
     """Parse one fact_command() answer (up to and without its FACT_SEP line)."""
     head, _, body = stdout.strip("\n").partition("\n")
-    parts = head.rsplit(" ", 3)
-    if len(parts) != 4 or parts[1] not in ("0", "1"):
+    parts = head.rsplit(" ", 5)
+    if len(parts) != 6 or parts[1] not in ("0", "1"):
         raise UsageError(f"unexpected answer reading the file: {head[:80]!r}")
-    path, exists, sha, writable = parts
+    path, exists, sha, writable, kind, link = parts
+    if kind == "other":
+        raise UsageError(f"{path} is a directory, device, FIFO or socket, not a shell startup file; not writing to it",
+                         "pass --file with a regular file such as ~/.bashrc")
+    if link == "out":
+        raise UsageError(f"the file is a symlink to {path}, outside the home and /etc/profile.d; not following it",
+                         f"pass --file {path} if that file is really meant")
     data = base64.b64decode(body.replace(FACT_SEP, "")) if exists == "1" else b""
     try:
         text = data.decode("utf-8")

@@ -73,7 +73,8 @@ def requirements(packages: List[str]) -> List[Requirement]:
         try:
             out.append(Requirement(p))
         except InvalidRequirement as e:
-            raise UsageError(f"pip: cannot parse requirement {p!r}: {e}", "write it as pip would, e.g. torch==1.1.0") from e
+            why = (str(e).splitlines() or [""])[0]     # packaging adds the text and a ^ marker below
+            raise UsageError(f"pip: cannot parse requirement {p!r}: {why}", "write it as pip would, e.g. torch==1.1.0") from e
     return out
 
 

@@ -6,13 +6,14 @@ Loading validates (envcheck/matrix/schema.py): a bad file raises MatrixError wit
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import yaml
 
-from envcheck.errors import MatrixError, VersionError
+from envcheck.errors import MatrixError, UsageError, VersionError
 from envcheck.matrix.gpus import GpuIndex
 from envcheck.matrix.schema import validate
 from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
@@ -320,17 +321,14 @@ class Matrix:
 
 def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
     p = Path(path) if path else default_matrix_path()
+    from envcheck import inputs
     try:
         # the C loader when PyYAML has it: 10x faster, and audit loads the matrix on every run
-        data = yaml.load(p.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except OSError as e:
-        raise MatrixError("(file)", f"cannot read: {e.strerror}", str(p)) from e
-    except UnicodeDecodeError as e:
-        raise MatrixError("(file)", f"not UTF-8 text: {e.reason}", str(p)) from e
-    except yaml.YAMLError as e:
-        where = getattr(e, "problem_mark", None)
-        at = f" at line {where.line + 1}" if where else ""
-        raise MatrixError("(file)", f"not valid YAML{at}: {getattr(e, 'problem', None) or e}", str(p)) from e
+        text = inputs.read_text(str(p), "matrix", "")
+        data = inputs.parse_yaml(text, "matrix", "") if path else \
+            yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except UsageError as e:   # one family: the matrix's own error, with the file named once
+        raise MatrixError("(file)", re.sub(r"^matrix[^:]*: ", "", e.message), str(p)) from e
     if not isinstance(data, dict):
         raise MatrixError("(top)", "must be a mapping", str(p))
     validate(data, str(p))

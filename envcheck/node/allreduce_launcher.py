@@ -61,7 +61,16 @@ def facts(_args):
         pass
     finally:
         s.close()
+    mem = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    mem = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     out({"hostname": socket.gethostname(), "gpus": gpus, "gpu_error": gpu_err, "free_port": port,
+         "cpus": os.cpu_count(), "mem_available": mem,
          "interfaces": [{"name": k, "addrs": v} for k, v in sorted(ifaces.items())],
          "interfaces_error": ifaces_err, "python": sys.version.split()[0]})
     return 0

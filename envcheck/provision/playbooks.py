@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-import yaml
 
 from envcheck import versions
 from envcheck.errors import EnvcheckError, UsageError
@@ -24,16 +23,19 @@ SCHEMA = 1
 # one validator per value kind: (check, what to say when it fails)
 _Kind = Tuple[Callable[[Any], bool], str]
 STR: _Kind = (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string")
-VER: _Kind = (lambda v: isinstance(v, str), 'a quoted version string (YAML reads 10.10 as the number 10.1)')
+_VERSION = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}(?:\+[a-z0-9.]{1,20})?")
+VER: _Kind = (lambda v: isinstance(v, str) and _VERSION.fullmatch(v) is not None,
+              'a quoted version string of digits and dots, e.g. "10.0" (YAML reads 10.10 as the number 10.1)')
 BOOL: _Kind = (lambda v: isinstance(v, bool), "true or false")
-NUM: _Kind = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0, "a number >= 0")
+NUM: _Kind = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e9,
+              "a finite number >= 0")
 STRLIST: _Kind = (lambda v: isinstance(v, list) and bool(v) and all(isinstance(x, str) and x.strip() for x in v),
                   "a non-empty list of strings")
-VERLIST: _Kind = (lambda v: isinstance(v, str) or (isinstance(v, list) and bool(v) and all(isinstance(x, str) for x in v)),
+VERLIST: _Kind = (lambda v: VER[0](v) or (isinstance(v, list) and bool(v) and all(VER[0](x) for x in v)),
                   'a quoted version or a list of them, e.g. ["3.6", "3.7"]')
 BACKEND: _Kind = (lambda v: v in ("nccl", "gloo", "auto"), "one of nccl, gloo, auto")
 SIZE: _Kind = (lambda v: (isinstance(v, int) and not isinstance(v, bool) and v > 0)
-               or (isinstance(v, str) and re.fullmatch(r"\d+[KMG]?", v) is not None), "a size like 256M or 1048576")
+               or (isinstance(v, str) and re.fullmatch(r"[0-9]{1,12}[KMG]?", v) is not None), "a size like 256M or 1048576")
 
 TOP = {"schema": NUM, "name": STR, "description": STR, "stack": None, "sources": STRLIST, "steps": None}
 TOP_REQUIRED = ("schema", "name", "stack", "steps")
@@ -180,12 +182,8 @@ def parse_playbook(data: Any, file: str) -> Playbook:
 
 def load_playbook(ref: Union[str, Path]) -> Playbook:
     p = find_playbook(ref)
-    try:
-        data = yaml.safe_load(p.read_text())
-    except OSError as e:
-        raise UsageError(f"{p}: cannot read: {e.strerror}", "check the path") from e
-    except yaml.YAMLError as e:
-        raise UsageError(f"{p}: not valid YAML: {' '.join(str(e).split())}", "fix the YAML syntax") from e
+    from envcheck import inputs
+    data = inputs.parse_yaml(inputs.read_text(str(p), "playbook", "check the path"), str(p), "fix the YAML")
     return parse_playbook(data, str(p))
 
 

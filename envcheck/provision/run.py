@@ -67,11 +67,18 @@ class Prepared:
     notes: List[str] = field(default_factory=list)
 
 
-def _local(files: Optional[Path], name: str, base: Path) -> Optional[Path]:
+def _local(files: Optional[Path], name: str, base: Path, where: str = "file") -> Optional[Path]:
+    """The playbook's file `name`, found in --files (else beside the playbook), and never outside
+    them: `runfile: ../../etc/passwd` must not be uploaded and run as the installer."""
+    roots = [r.resolve() for r in (files, base) if r is not None]
     p = Path(name).expanduser()
     for cand in ([p] if p.is_absolute() else [p for p in ((files or base) / p, base / p) if p]):
-        if cand.is_file():
-            return cand.resolve()
+        real = cand.resolve()
+        if not any(real == r or r in real.parents for r in roots):
+            raise UsageError(f"{where}: {name} resolves to {real}, outside {' and '.join(map(str, roots))}",
+                             "put the file in --files DIR and name it relative to it")
+        if real.is_file():
+            return real
     return None
 
 
@@ -81,6 +88,7 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
     from envcheck.install.cuda import InstallArgs, sha256_file
     from envcheck.install.cuda_spec import toolkit_spec
     from envcheck.install.cudnn import read_archive
+    from envcheck.install.staging import check_tmpdir
     out = Prepared()
     base = Path(pb.path).resolve().parent
     for s in pb.steps:
@@ -88,10 +96,10 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
         if s.name == "install-cuda":
             spec = toolkit_spec(matrix, a["version"])
             expect = None if o.no_checksum else (a.get("sha256") or spec.sha256)
-            args = InstallArgs(tmpdir=a.get("tmpdir", "/var/tmp"), symlink=a.get("symlink", True),
+            args = InstallArgs(tmpdir=check_tmpdir(a.get("tmpdir", "/var/tmp"), f"{s.where}.tmpdir"), symlink=a.get("symlink", True),
                                use_sudo=o.use_sudo, timeout=o.timeout, expect_sha256=expect)
             if a.get("runfile"):
-                path = _local(o.files, a["runfile"], base)
+                path = _local(o.files, a["runfile"], base, f"{s.where}.runfile")
                 if path is None:
                     msg = (f"{s.where}.runfile: {a['runfile']} not found (looked in "
                            f"{o.files or base}); without it the nodes download {spec.url}")
@@ -109,8 +117,9 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
                 args.url = a.get("url") or spec.url
             out.cuda[s.index] = (spec, args)
         elif s.name == "install-cudnn":
+            check_tmpdir(a.get("tmpdir", "/var/tmp"), f"{s.where}.tmpdir")
             home = a.get("cuda_home") or (f"/usr/local/cuda-{a['cuda']}" if a.get("cuda") else "/usr/local/cuda")
-            path = _local(o.files, a["archive"], base)
+            path = _local(o.files, a["archive"], base, f"{s.where}.archive")
             if path is None:
                 msg = f"{s.where}.archive: {a['archive']} not found (looked in {o.files or base}); NVIDIA's cuDNN downloads need a login"
                 if not o.dry_run:
@@ -119,6 +128,12 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
                 out.cudnn[s.index] = (None, home)
             else:
                 out.cudnn[s.index] = (read_archive(str(path)), home)
+        elif s.name == "pip":
+            from envcheck.install.pip_step import requirements
+            requirements(list(a.get("packages") or []))     # before any step of any host runs
+        elif s.name == "env" and a.get("file"):
+            from envcheck.install.envblock import check_rc_file
+            check_rc_file(a["file"])
     return out
 
 

@@ -151,15 +151,38 @@ def test_remove_takes_the_block_out_and_dry_run_changes_nothing(tmp_path, monkey
     assert eb.env_node(LocalRemote(), cuda_home=None, remove=True).status == "unchanged"
 
 
-def test_a_symlinked_bashrc_is_edited_at_its_target(tmp_path, monkeypatch):
+def test_a_symlinked_bashrc_is_edited_at_its_target_inside_the_home(tmp_path, monkeypatch):
     home, rc = _home(tmp_path)
-    dot = tmp_path / "dotfiles"
+    dot = home / "dotfiles"
     dot.mkdir()
     os.replace(rc, dot / "bashrc")
     rc.symlink_to(dot / "bashrc")
     monkeypatch.setenv("HOME", str(home))
     assert eb.env_node(LocalRemote(), cuda_home="/usr/local/cuda-10.0").status == "changed"
     assert rc.is_symlink() and eb.BEGIN in (dot / "bashrc").read_text()
+
+
+def test_a_bashrc_symlinked_out_of_the_home_is_refused_naming_the_target(tmp_path, monkeypatch):
+    home, rc = _home(tmp_path)
+    victim = tmp_path / "passwd-copy"
+    victim.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    os.remove(rc)
+    rc.symlink_to(victim)
+    monkeypatch.setenv("HOME", str(home))
+    out = eb.env_node(LocalRemote(), cuda_home="/usr/local/cuda-10.0")
+    assert out.status == "refused" and f"symlink to {victim}" in out.error, out
+    assert victim.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+
+
+@pytest.mark.parametrize("what,make", [
+    ("directory", lambda p: p.mkdir()),
+    ("FIFO", lambda p: os.mkfifo(p)),
+])
+def test_a_file_that_is_not_a_regular_file_is_never_written(tmp_path, what, make):
+    target = tmp_path / ".bashrc"
+    make(target)
+    out = eb.env_node(LocalRemote(), cuda_home="/usr/local/cuda-10.0", file=str(target), dry_run=True)
+    assert out.status == "refused" and "directory, device, FIFO" in out.error, out
 
 
 def test_a_file_edited_between_fact_and_write_is_not_overwritten(tmp_path):

@@ -205,15 +205,14 @@ def http_assets(assets):
     srv.shutdown()
 
 
-def test_the_node_fetches_from_a_url_and_a_second_run_fetches_nothing(node, assets, http_assets):
+def test_the_node_fetches_from_a_url_into_a_staging_dir_of_its_own_that_is_gone_afterwards(node, assets, http_assets):
     run = assets[1]["12.4.1"]
     a = InstallArgs(url=f"{http_assets}/{run.name}", expect_sha256=sha256_file(str(run)))
+    [dry] = install_cuda([node.remote], spec("12.4.1"), a, dry_run=True)
+    assert any(f"into /var/tmp/envcheck.node01.XXXXXXXXXX/{run.name}" in line for line in dry.lines), dry.lines
     [out] = install_cuda([node.remote], spec("12.4.1"), a)
     assert out.status == "changed" and out.bytes_uploaded == 0, out
-    assert node.sh(f"test -f /var/tmp/envcheck-0/{run.name}").ok
-    node.sh("rm -rf /usr/local/cuda-12.4 /usr/local/cuda")
-    [again] = install_cuda([node.remote], spec("12.4.1"), a, dry_run=True)
-    assert any("not downloading" in line for line in again.lines), again.lines
+    assert node.sh("ls -A /var/tmp").stdout.strip() == ""
 
 
 def test_a_url_that_serves_something_else_is_refused_by_its_checksum(node, assets, http_assets):
@@ -230,13 +229,13 @@ def test_a_missing_url_fails_with_the_download_error(node, http_assets):
     assert out.status == "failed" and "fetch failed" in out.error and "404" in out.error
 
 
-def test_a_runfile_already_on_the_node_is_not_uploaded_again(node, assets):
+def test_a_runfile_left_on_the_node_by_anyone_is_never_used_and_nothing_is_left_behind(node, assets):
     run = assets[1]["12.4.1"]
-    assert install_cuda([node.remote], spec("12.4.1"), args_for(run))[0].bytes_uploaded == run.stat().st_size
-    node.sh("rm -rf /usr/local/cuda-12.4 /usr/local/cuda")
+    # where older envcheck versions cached it: a predictable name another user could plant
+    node.sh(f"mkdir -p /var/tmp/envcheck-0 && cp /mnt/assets/{run.name} /var/tmp/envcheck-0/")
     [out] = install_cuda([node.remote], spec("12.4.1"), args_for(run))
-    assert out.status == "changed" and out.bytes_uploaded == 0 and out.installers_run == 1
-    assert any("sha256 matches; not uploading" in line for line in out.lines)
+    assert out.status == "changed" and out.bytes_uploaded == run.stat().st_size and out.installers_run == 1
+    assert node.sh("ls -A /var/tmp").stdout.split() == ["envcheck-0"]   # ours removed, theirs kept
 
 
 def test_no_symlink_leaves_an_existing_link_alone_even_though_the_installer_moves_it(node, assets):

@@ -3,6 +3,8 @@ stand-ins, on private nodes."""
 from __future__ import annotations
 
 
+import tarfile
+
 import pytest
 
 
@@ -108,3 +110,51 @@ def test_a_pip_cudnn_on_the_node_draws_a_shadowing_warning(node, assets):
     [out] = install_cudnn([node.remote], read_archive(str(assets[1]["new"])), "/usr/local/cuda-12.4", dry_run=True)
     assert out.status == "would-change"
     assert any("pip cuDNN is installed" in line and "shadows it" in line for line in out.lines)
+
+
+def _evil_archive(tmp_path, member: str, link: str = None):
+    """A real cuDNN-named archive with the normal layout plus one hostile member."""
+    import io
+    name = tmp_path / "cudnn-10.0-linux-x64-v7.6.5.32.tgz"
+    with tarfile.open(name, "w:gz") as tar:
+        for d in ("cuda/include/cudnn.h", "cuda/lib64/libcudnn.so.7.6.5"):
+            data = b"#define CUDNN_MAJOR 7\n"
+            ti = tarfile.TarInfo(d)
+            ti.size = len(data)
+            tar.addfile(ti, io.BytesIO(data))
+        ti = tarfile.TarInfo(member)
+        if link is not None:
+            ti.type, ti.linkname = tarfile.SYMTYPE, link
+            tar.addfile(ti)
+        else:
+            ti.size = 1
+            tar.addfile(ti, io.BytesIO(b"x"))
+    return name
+
+
+@pytest.mark.parametrize("member,link,named", [
+    ("cuda/lib64/libcudnn.so", "/etc/passwd", "symlink to '/etc/passwd'"),
+    ("cuda/lib64/libcudnn.so", "../../../../etc/shadow", "symlink to '../../../../etc/shadow'"),
+    ("cuda/lib64/../../../../tmp/x", None, "absolute or '..' path"),
+    ("/etc/cron.d/x", None, "absolute or '..' path"),
+])
+def test_an_archive_with_members_escaping_the_toolkit_is_refused_even_in_a_dry_run(tmp_path, member, link, named, cli):
+    evil = _evil_archive(tmp_path, member, link)
+    for extra in (["--dry-run"], []):
+        r = cli("install-cudnn", str(evil), "--cuda", "10.0", *extra)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert named in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert r.stdout == ""
+
+
+def test_remove_never_follows_a_manifest_line_outside_the_toolkit(node, assets):
+    ch = "/usr/local/cuda-10.0"
+    [out] = install_cudnn([node.remote], read_archive(str(assets[1]["old"])), ch)
+    assert out.status == "changed", out
+    node.sh("echo precious > /var/tmp/victim")
+    node.sh(f"printf '../../../var/tmp/victim\\nlib64/../../../../var/tmp/victim\\n/var/tmp/victim\\n' >> {ch}/{MANIFEST}")
+    [gone] = install_cudnn([node.remote], None, ch, remove=True)
+    assert gone.status == "changed", gone
+    assert node.sh("cat /var/tmp/victim").stdout.strip() == "precious"
+    assert sum("left alone" in line for line in gone.lines) == 3, gone.lines
+    assert not node.sh(f"ls {ch}/lib64 | grep -q cudnn").ok        # the real files did go

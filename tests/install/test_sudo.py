@@ -46,8 +46,22 @@ def test_install_as_a_sudo_user_with_a_password(node, assets):
     assert node.sh("stat -c %U /usr/local/cuda-12.4/bin/nvcc").stdout.strip() == "root"
     assert node.sh("readlink /usr/local/cuda").stdout.strip() == "/usr/local/cuda-12.4"
     assert PW not in repr(out.__dict__)
-    # the uploaded runfile sits in a directory only the login user (and root) can change
-    assert node.sh("stat -c '%U %a' /var/tmp/envcheck-1001").stdout.strip() == "ecalice 700"
+    # the runfile was staged in a fresh directory of the login user's, removed (as root, since
+    # the installer wrote scratch there) when the run ended
+    [up] = [line for line in out.lines if line.startswith("uploaded")]
+    assert up.startswith("uploaded") and "/var/tmp/envcheck.ecalice_node02." in up
+    assert node.sh("ls -A /var/tmp").stdout.strip() == ""
+
+
+def test_the_staging_directory_is_private_to_the_login_user_and_randomly_named(node):
+    from envcheck.install import staging
+    r = node.user.run(staging.open_command("/var/tmp", "node02"), timeout=30)
+    a = staging.parse_open(r.stdout, "/var/tmp")
+    b = staging.parse_open(node.user.run(staging.open_command("/var/tmp", "node02"), timeout=30).stdout, "/var/tmp")
+    assert a and b and a != b, (r.stdout, r.stderr)
+    assert node.sh(f"stat -c '%U %a' {a}").stdout.strip() == "ecalice 700"
+    # a name planted by another user in advance is never used: mktemp picks a fresh one
+    assert a.startswith("/var/tmp/envcheck.node02.") and len(a) == len("/var/tmp/envcheck.node02.") + 10
 
 
 def test_a_wrong_sudo_password_fails_cleanly_and_changes_nothing(node, assets):

@@ -1,0 +1,201 @@
+"""Careless or hostile input, one CLI call each through the installed console script: every one
+is a one-line error naming the input and the fix, exit 2, nothing written and nothing started;
+endless input is bounded. (Inputs that need a node are tested on private nodes or the simulated
+cluster: tests/install/test_install_cudnn.py, test_envblock.py, test_staging_cluster.py.)"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+def one_line_usage_error(r, *words):
+    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("envcheck: "), r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+# --- endless input is bounded ------------------------------------------------------------
+@pytest.mark.parametrize("argv,named", [
+    (["check", "/dev/zero"], "is a device"),
+    (["matrix", "validate", "/dev/zero"], "is a device"),
+    (["audit", "--hosts-file", "/dev/zero"], "is a device"),
+    (["check", "/"], "is a directory"),
+])
+def test_endless_or_odd_files_are_refused_without_reading_them(argv, named):
+    start = time.monotonic()
+    r = run_cli(*argv, timeout=30)
+    one_line_usage_error(r, named)
+    assert time.monotonic() - start < 20
+
+
+def test_explain_reads_at_most_its_cap_from_stdin():
+    r = run_cli("explain", "-", input="x" * (17 * 1024 * 1024), timeout=60)
+    one_line_usage_error(r, "stdin", "more than 16 MiB")
+
+
+def test_a_pipe_of_facts_is_still_read(tmp_path):
+    f = tmp_path / "facts.json"
+    f.write_text(json.dumps({"schema": 1, "cuda": {"version": "10.0"}}))
+    r = run_cli("check", str(f))
+    assert r.returncode in (0, 1), r.stderr
+
+
+# --- hostlists: capped on the total, before anything is built ---------------------------------
+@pytest.mark.parametrize("hosts", [["node[1-100000][1-100000]"], ["a[1-60000],b[1-60000]"],
+                                   ["a[1-40000]", "b[1-40000]"], ["n[1-99999999999]"]])
+def test_huge_hostlists_are_refused_on_their_total_at_once(hosts):
+    start = time.monotonic()
+    r = run_cli("audit", *hosts, timeout=60)
+    one_line_usage_error(r, "more than 65536 hosts" if "99999999999" not in hosts[0] else "9 digits")
+    assert time.monotonic() - start < 15
+
+
+def test_a_hosts_file_adds_up_with_the_arguments(tmp_path):
+    f = tmp_path / "hosts"
+    f.write_text("\n".join(f"r{i}n[1-3000]" for i in range(30)) + "\n")
+    one_line_usage_error(run_cli("audit", "--hosts-file", str(f), timeout=60), "more than 65536 hosts")
+
+
+def test_a_300_character_host_name_is_a_usage_error():
+    one_line_usage_error(run_cli("audit", "a" * 300), "longer than DNS allows")
+
+
+# --- only NO host arguments means this machine -------------------------------------------------
+@pytest.mark.parametrize("argv,named", [
+    (["install-cuda", "12.4", "", "--dry-run"], "empty host argument"),
+    (["audit", ""], "empty host argument"),
+    (["audit", "@"], "names no host"),
+    (["audit", "user@"], "names no host"),
+    (["env", "--cuda-home", "/usr/local/cuda", "   ", "--dry-run"], "empty host argument"),
+])
+def test_an_empty_or_invalid_host_argument_never_means_this_machine(argv, named):
+    one_line_usage_error(run_cli(*argv), named)
+
+
+def test_an_empty_hosts_file_never_means_this_machine(tmp_path):
+    f = tmp_path / "hosts"
+    f.write_text("# nothing yet\n\n")
+    one_line_usage_error(run_cli("audit", "--hosts-file", str(f)), "lists no hosts")
+
+
+# --- tracebacks become one line ---------------------------------------------------------------
+def test_a_version_of_thousands_of_digits_is_a_usage_error():
+    one_line_usage_error(run_cli("check", "--cuda", "1" * 5000), "--cuda")
+    one_line_usage_error(run_cli("matrix", "show", "1" * 5000))
+
+
+def test_deeply_nested_json_is_refused(tmp_path):
+    f = tmp_path / "deep.json"
+    f.write_text("[" * 100000 + "]" * 100000)
+    one_line_usage_error(run_cli("check", str(f)), "nested more than")
+
+
+def test_a_yaml_alias_bomb_and_deep_nesting_in_a_playbook_are_refused_quickly(tmp_path):
+    bomb = tmp_path / "bomb.yaml"
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, 10):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    lines.append("name: *a9")
+    bomb.write_text("\n".join(lines) + "\n")
+    start = time.monotonic()
+    one_line_usage_error(run_cli("provision", str(bomb), "--dry-run", timeout=60), "aliases")
+    assert time.monotonic() - start < 15
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("name: " + "[" * 5000 + "]" * 5000 + "\n")
+    r = run_cli("provision", str(deep), "--dry-run")
+    one_line_usage_error(r, str(deep))
+    assert "nest" in r.stderr      # ours, or the YAML parser's own depth limit: one line either way
+
+
+def test_a_malformed_url_is_a_usage_error():
+    one_line_usage_error(run_cli("install-cuda", "12.4", "--url", "http://[bad", "--dry-run"), "--url")
+
+
+@pytest.mark.parametrize("flag,path", [("--junit", "/proc/version"), ("--prometheus", "/proc/x.prom")])
+def test_doctor_reports_an_unwritable_output_before_or_instead_of_a_traceback(flag, path):
+    r = run_cli("doctor", "--local", "--quick", "--no-expect-gpus", flag, path, timeout=120)
+    one_line_usage_error(r, path)
+
+
+# --- silently accepted values are refused --------------------------------------------------------
+@pytest.mark.parametrize("argv,named", [
+    (["check", "--cuda", "10..0"], "--cuda"),
+    (["check", "--driver", "1e9"], "--driver"),
+    (["check", "--cuda", "10.0; x"], "--cuda"),
+    (["check", "--cuda", "10.0\n"], "--cuda"),
+    (["check", "--cuda", "１０.０"], "--cuda"),
+    (["check", "--torch", "2.1.0junk"], "torch"),
+    (["install-cuda", "12.4; x", "--dry-run"], "CUDA version"),
+    (["install-cudnn", "x.tgz", "--cuda", "abc"], "--cuda"),
+    (["install-cuda", "12.4", "--install-timeout", "0", "--dry-run"], "--install-timeout"),
+    (["install-cuda", "12.4", "--install-timeout", "-5", "--dry-run"], "--install-timeout"),
+    (["install-cuda", "12.4", "--install-timeout", "nan", "--dry-run"], "--install-timeout"),
+    (["nccl-test", "--rendezvous-timeout", "inf"], "--rendezvous-timeout"),
+    (["nccl-test", "--run-timeout", "0"], "--run-timeout"),
+    (["nccl-test", "--connect-timeout", "inf"], "--connect-timeout"),
+    (["nccl-test", "--min-busbw", "nan"], "--min-busbw"),
+    (["nccl-test", "--max-bytes", "99999999999999999999G"], "size"),
+    (["nccl-test", "--max-bytes", "1000G"], "above 256G"),
+    (["nccl-test", "--nproc-per-node", "100000"], "--nproc-per-node"),
+    (["nccl-test", "--warmup", "1000000000"], "--warmup"),
+    (["doctor", "--collective-timeout", "nan"], "--collective-timeout"),
+    (["doctor", "--master-port", "70000"], "--master-port"),
+    (["doctor", "--max-bytes", "1e20G"], "size"),
+    (["install-cuda", "12.4", "--prefix", "", "--dry-run"], "--prefix"),
+    (["install-cuda", "12.4", "--prefix", "usr/local", "--dry-run"], "--prefix"),
+    (["install-cuda", "12.4", "--tmpdir", "", "--dry-run"], "--tmpdir"),
+    (["install-cudnn", "x.tgz", "--tmpdir", "scratch"], "--tmpdir"),
+    (["env", "--cuda-home", "/usr/local/cuda", "--file", "/etc/passwd", "--dry-run"], "/etc/passwd"),
+    (["env", "--cuda-home", "/usr/local/cuda", "--file", "/dev/zero", "--dry-run"], "/dev/zero"),
+])
+def test_values_that_were_silently_accepted_are_usage_errors(argv, named, tmp_path):
+    r = run_cli(*argv, env={"TMPDIR": str(tmp_path)}, timeout=60)
+    one_line_usage_error(r, named)
+    assert os.listdir(tmp_path) == []        # no worker, no run directory: nothing started
+
+
+@pytest.mark.parametrize("doc,named", [({"torch": 5}, "'torch' is int"),
+                                       ({"schema": 999, "cuda": {"version": "10.0"}}, "schema")])
+def test_check_refuses_malformed_facts_instead_of_finding_nothing(tmp_path, doc, named):
+    f = tmp_path / "facts.json"
+    f.write_text(json.dumps(doc))
+    one_line_usage_error(run_cli("check", str(f)), named)
+
+
+# --- playbooks: files stay inside --files; every step is valid before any runs -------------------
+def _playbook(tmp_path, steps):
+    import yaml
+    from envcheck.provision.playbooks import find_playbook
+    pb = yaml.safe_load(find_playbook("cuda10.0-cudnn7.6-torch1.1").read_text())
+    pb["name"], pb["steps"] = "hostile", steps
+    path = tmp_path / "pb" / "hostile.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(pb, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("runfile", ["../../../../../../etc/passwd", "/etc/passwd"])
+def test_a_playbook_runfile_outside_files_is_refused_even_without_checksum(tmp_path, runfile):
+    files = tmp_path / "files"
+    files.mkdir()
+    pb = _playbook(tmp_path, [{"install-cuda": {"version": "10.0.130", "runfile": runfile}}])
+    r = run_cli("provision", str(pb), "--files", str(files), "--no-checksum", "--dry-run")
+    one_line_usage_error(r, "steps[0].install-cuda.runfile", "outside")
+
+
+def test_a_later_invalid_step_stops_the_playbook_before_the_first_step_writes(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    pb = _playbook(tmp_path, [{"env": {"cuda_home": "/usr/local/cuda-10.0"}},
+                              {"pip": {"packages": ["demo-pkg >=> 1"]}}])
+    r = run_cli("provision", str(pb), env={"HOME": str(home)})
+    one_line_usage_error(r, "demo-pkg >=> 1")
+    assert os.listdir(home) == []          # the env step never wrote ~/.bashrc
