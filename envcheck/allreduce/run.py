@@ -152,15 +152,24 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
     sizes = check_options(opts)
     report = Report(hosts=[r.name for r in remotes], dtype=opts.dtype)
     src = node_sources()
-    launcher = src["allreduce_launcher.py"]
-
-    def fail_preflight(errs: List[pf.PreflightError]) -> Report:
-        report.preflight_errors = [e.to_dict() for e in errs]
-        first = errs[0]
-        report.failure = {"kind": "preflight", "message": first.message, "host": first.host,
-                          "rank": None, "fix": first.fix}
+    nprocs = _preflight(remotes, opts, report, src["allreduce_launcher.py"], sizes, say)
+    if nprocs is None:
         return report
+    return _run_ranks(remotes, opts, report, src, nprocs, say)
 
+
+def _refuse(report: Report, errs: List[pf.PreflightError]) -> None:
+    """Record why the run cannot start (None, so a preflight can `return _refuse(...)`)."""
+    report.preflight_errors = [e.to_dict() for e in errs]
+    first = errs[0]
+    report.failure = {"kind": "preflight", "message": first.message, "host": first.host,
+                      "rank": None, "fix": first.fix}
+
+
+def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, launcher: str,
+               sizes: List[int], say: Callable[[str], None]) -> Optional[List[int]]:
+    """Everything that must hold before a rank starts; fills the report's backend, interface,
+    world size and master. Returns the ranks per host, or None with report.failure set."""
     say("preflight: node facts")
     nodes = pf.gather_facts(remotes, opts.node_python, launcher, opts.connect_timeout + 30,
                             opts.forks)
@@ -168,7 +177,7 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
                               "" if "cannot run" not in n.error else
                               "install Python or pass --node-python PATH") for n in nodes if n.error]
     if errs:
-        return fail_preflight(errs)
+        return _refuse(report, errs)
 
     backend = opts.backend
     if backend == "auto":
@@ -186,7 +195,7 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
     if opts.ifname:
         errs += pf.check_ifname(nodes, opts.ifname)
     if errs:
-        return fail_preflight(errs)
+        return _refuse(report, errs)
     ifname = opts.ifname
     if not ifname and len(nodes) > 1:
         ifname = pf.suggest_ifname(nodes)
@@ -202,7 +211,7 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
     master_addr = opts.master_addr or pf.pick_master_addr(nodes, remotes, ifname)
     master_port = opts.master_port or nodes[0].free_port
     if not master_port:
-        return fail_preflight([pf.PreflightError(
+        return _refuse(report, [pf.PreflightError(
             f"{remotes[0].name}: found no free TCP port for MASTER_PORT", remotes[0].name,
             "pass --master-port")])
     report.master_addr, report.master_port = master_addr, master_port
@@ -211,20 +220,31 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
     errs = pf.check_master_reachable(remotes[0], remotes, opts.node_python, launcher,
                                      master_addr, master_port, opts.connect_timeout, opts.forks)
     if errs:
-        return fail_preflight(errs)
+        return _refuse(report, errs)
+    return nprocs
 
-    run_id = MARKER + secrets.token_hex(6)
-    report.run_id = run_id
-    env_common = {"MASTER_ADDR": master_addr, "MASTER_PORT": str(master_port),
-                  "WORLD_SIZE": str(report.world_size)}
+
+def _rank_env(report: Report, opts: Options) -> Dict[str, str]:
+    env = {"MASTER_ADDR": report.master_addr, "MASTER_PORT": str(report.master_port),
+           "WORLD_SIZE": str(report.world_size)}
     if opts.nccl_debug:
-        env_common["NCCL_DEBUG"] = opts.nccl_debug
-    if ifname:
-        env_common["NCCL_SOCKET_IFNAME"] = ifname
-        env_common["GLOO_SOCKET_IFNAME"] = ifname
+        env["NCCL_DEBUG"] = opts.nccl_debug
+    if report.ifname:
+        env["NCCL_SOCKET_IFNAME"] = report.ifname
+        env["GLOO_SOCKET_IFNAME"] = report.ifname
     for k in PASS_ENV:
         if k in os.environ:
-            env_common[k] = os.environ[k]
+            env[k] = os.environ[k]
+    return env
+
+
+def _run_ranks(remotes: Sequence[Remote], opts: Options, report: Report, src: Dict[str, str],
+               nprocs: List[int], say: Callable[[str], None]) -> Report:
+    """One launcher per host, all at once; the first host to fail stops the others."""
+    run_id = MARKER + secrets.token_hex(6)
+    report.run_id = run_id
+    env_common = _rank_env(report, opts)
+    backend = report.backend
     payload = json.dumps(src)
     bases = [sum(nprocs[:i]) for i in range(len(remotes))]
     aborted = threading.Event()

@@ -189,13 +189,19 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
                             link_command(target, link)))
         return p
 
-    # ---- preflight for an install ----
     name = args.runfile_name(spec)
     # the run's own staging directory (staging.py), owned by the login user, mode 700: nobody
     # else can swap the file that root will run, and no other run or host shares it
     node_file = f"{staging.SENTINEL}/{name}"
     shown_file = staging.shown(node_file, args.tmpdir, host)
     want_sha = args.runfile_sha256 if args.runfile else args.expect_sha256
+    _preflight(p, f, spec, args)
+    _install_steps(p, f, spec, args, target, link, node_file, shown_file, want_sha)
+    return p
+
+
+def _preflight(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) -> None:
+    """Every reason the install would fail on this node, found before anything runs."""
     need_tmp = spec.need_tmp_bytes + spec.need_tmp_bytes // 2
     if f.tmp_free < need_tmp:
         p.problems.append(f"{args.tmpdir} has {f.tmp_free / GIB:.1f} GiB free, CUDA {spec.version} needs about "
@@ -235,7 +241,10 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
     if f.machine not in ("x86_64", "?") and not args.runfile and not args.url:
         p.problems.append(f"this node is {f.machine}; the matrix's runfile is for x86_64 (fix: pass --url or --runfile)")
 
-    # ---- steps ----
+
+def _install_steps(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs, target: str, link: str,
+                   node_file: str, shown_file: str, want_sha: Optional[str]) -> None:
+    """Get the runfile onto the node (upload or fetch), then check and run it."""
     if args.runfile:
         size = os.path.getsize(args.runfile)
         p.steps.append(Step("upload", f"upload {args.runfile} ({size} bytes) to {shown_file}",
@@ -251,7 +260,7 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
                                 fetch_command(url or "", node_file, args.install_timeout),
                                 root=False, timeout=args.install_timeout + 30))
     expect = want_sha
-    flags = staging.shown(" ".join(spec.installer_flags(target, staging.SENTINEL, args.override)), args.tmpdir, host)
+    flags = staging.shown(" ".join(spec.installer_flags(target, staging.SENTINEL, args.override)), args.tmpdir, p.host)
     text = (("verify sha256 " + expect[:16] + "…, " if expect else
              "verify md5 " + args.expect_md5 + ", " if args.expect_md5 else "no checksum known or wanted, ")
             + f"sh {shown_file} --check, then run: sh {shown_file} {flags}"
@@ -264,7 +273,6 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
         timeout=args.install_timeout))
     if args.symlink:
         p.steps[-1].text += f"; then point {link} -> {target}"
-    return p
 
 
 def sha256_file(path: str) -> str:
