@@ -162,3 +162,18 @@ def test_the_core_knows_no_transport_but_the_remote_interface():
     bad = [(m, ln, n) for m, t in pure.items() for ln, n in _imports(t)
            if n in ("subprocess", "socket") or n.startswith(("envcheck.hosts", "envcheck.remote"))]
     assert bad == []
+
+
+def _is_rendering(module: str) -> bool:
+    return module == "envcheck/report.py" or module.endswith("/render.py")
+
+
+def test_rendering_is_imported_by_the_cli_and_other_renderers_only():
+    """Library code returns data; tables, JSON documents, JUnit and Prometheus text are made only
+    on the way out (report.py, <subsystem>/render.py)."""
+    renderers = {m[:-3].replace("/", ".") for m in TREES if _is_rendering(m)}
+    assert "envcheck.report" in renderers and "envcheck.audit.render" in renderers
+    bad = [(m, ln, n) for m, t in TREES.items()
+           if not m.startswith("envcheck/cli/") and not _is_rendering(m)
+           for ln, n in _imports(t) if n in renderers or n.rsplit(".", 1)[0] in renderers]
+    assert bad == [], "library code imports a renderer: " + repr(bad)

@@ -11,7 +11,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from envcheck.model import Finding, HostResult, sort_findings, verdict_exit_code
@@ -117,11 +117,3 @@ def save_facts(audit: FleetAudit, directory: str) -> List[str]:
         written.append(str(path))
     return written
 
-
-def to_json(audit: FleetAudit) -> Dict:
-    """The audit JSON document of envcheck/report.py, plus the drift table."""
-    from envcheck.report import audit_json
-    doc = audit_json(audit.results, audit.fleet)
-    doc["drift"] = [{"component": row.key, "label": row.label, "values": row.values,
-                     "majority": row.majority, "odd": row.odd} for row in audit.drift]
-    return doc

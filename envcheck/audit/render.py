@@ -10,7 +10,7 @@ hosts or five hundred — the way `pdsh … | dshbak -c` and `clush -b` group id
 - a summary line.
 
 `full=True` gives one row per host instead (the CLI prints every host's facts table before it).
-Grouping is a rendering choice only: the JSON (envcheck/audit/fleet.py:to_json) keeps every
+Grouping is a rendering choice only: the JSON (to_json below) keeps every
 host's facts and findings. Nothing here decides anything; colour is on only when asked.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from envcheck.facts import schema as F
 from envcheck.hostlist import compress_hostlist
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, skipped_summary, sort_findings
-from envcheck.report import paint, pci_gpus_summary, severity_label
+from envcheck.report import audit_json, paint, pci_gpus_summary, severity_label
 from envcheck.rules.fleet import CHECKS, MISSING
 
 HOSTS_HERE = "\0HOSTS\0"  # stands for the host's own name while findings are compared
@@ -214,3 +214,11 @@ def render(audit, full: bool = False, color: bool = False, width: Optional[int] 
     blocks = [render_table(audit, full, color), findings, render_unreachable(audit, color),
               [render_summary(audit, full)]]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
+
+
+def to_json(audit) -> Dict:
+    """The audit JSON document of envcheck/report.py, plus the drift table."""
+    doc = audit_json(audit.results, audit.fleet)
+    doc["drift"] = [{"component": row.key, "label": row.label, "values": row.values,
+                     "majority": row.majority, "odd": row.odd} for row in audit.drift]
+    return doc

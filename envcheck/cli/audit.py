@@ -59,7 +59,8 @@ def audit(
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
-    from envcheck.audit.fleet import audit_fleet, save_facts, to_json
+    from envcheck.audit.fleet import audit_fleet, save_facts
+    from envcheck.audit.render import to_json
 
     if show_probe:
         typer.echo(probe_source(), nl=False)

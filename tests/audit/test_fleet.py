@@ -2,7 +2,8 @@
 import json
 import re
 
-from envcheck.audit.fleet import compare, save_facts, to_json
+from envcheck.audit.fleet import compare, save_facts
+from envcheck.audit.render import to_json
 from envcheck.model import ERROR, WARNING, Finding, HostResult
 from envcheck.audit.render import group_findings, render, render_table
 
