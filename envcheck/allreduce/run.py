@@ -93,8 +93,10 @@ class Report:
 
 
 def node_sources() -> Dict[str, str]:
+    """The node files a run ships into its directory: the launcher, the supervision it shares
+    with launch's (imported from that directory), the worker."""
     return {name: (NODE_DIR / name).read_text() for name in
-            ("allreduce_launcher.py", "allreduce_worker.py")}
+            ("allreduce_launcher.py", "rank_supervisor.py", "allreduce_worker.py")}
 
 
 def run_dir(run_id: str, index: int) -> str:

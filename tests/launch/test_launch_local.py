@@ -121,6 +121,7 @@ def test_the_node_launcher_is_python_36_syntax():
     try:
         r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
                             str(REPO / "envcheck" / "node" / "script_launcher.py"),
+                            str(REPO / "envcheck" / "node" / "rank_supervisor.py"),
                             str(REPO / "tests" / "launch" / "scripts" / "ddp_tiny.py")],
                            capture_output=True, text=True)
     except FileNotFoundError:
