@@ -22,6 +22,19 @@ COMPONENTS = (
 )
 
 
+def _known_component(component: str) -> None:
+    if component not in COMPONENTS:
+        raise ValueError(f"component {component!r} not in {COMPONENTS}")
+
+
+def _dict_of(item: Any) -> Dict[str, Any]:
+    """A finding or skipped check as a dict; "host" only when it names one (fleet findings)."""
+    d = asdict(item)
+    if d["host"] is None:
+        del d["host"]
+    return d
+
+
 @dataclass(frozen=True)
 class Finding:
     """One thing that is wrong (or worth knowing) and how to fix it.
@@ -41,14 +54,10 @@ class Finding:
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity {self.severity!r} not in {SEVERITIES}")
-        if self.component not in COMPONENTS:
-            raise ValueError(f"component {self.component!r} not in {COMPONENTS}")
+        _known_component(self.component)
 
     def to_dict(self) -> Dict[str, Any]:
-        d = asdict(self)
-        if d["host"] is None:
-            del d["host"]
-        return d
+        return _dict_of(self)
 
 
 @dataclass(frozen=True)
@@ -69,14 +78,10 @@ class Skipped:
     host: Optional[str] = None
 
     def __post_init__(self) -> None:
-        if self.component not in COMPONENTS:
-            raise ValueError(f"component {self.component!r} not in {COMPONENTS}")
+        _known_component(self.component)
 
     def to_dict(self) -> Dict[str, Any]:
-        d = asdict(self)
-        if d["host"] is None:
-            del d["host"]
-        return d
+        return _dict_of(self)
 
 
 def skipped_summary(skipped: List[Skipped], limit: int = 4) -> str:

@@ -177,3 +177,29 @@ def test_rendering_is_imported_by_the_cli_and_other_renderers_only():
            if not m.startswith("envcheck/cli/") and not _is_rendering(m)
            for ln, n in _imports(t) if n in renderers or n.rsplit(".", 1)[0] in renderers]
     assert bad == [], "library code imports a renderer: " + repr(bad)
+
+
+# Sizes a newcomer can read: a function fits on a screen, a module is one subject. The node
+# scripts are held by their own rule (short enough to read before letting them run as root).
+MAX_FUNCTION_LINES = 80     # a function is shorter than this
+MAX_MODULE_LINES = 400      # a module is at most this long
+
+
+def _controller_modules():
+    return {m: t for m, t in TREES.items() if not m.startswith("envcheck/node/")}
+
+
+def test_every_function_outside_the_node_scripts_is_under_80_lines():
+    longest = [(n.end_lineno - n.lineno + 1, f"{m}:{n.lineno} {n.name}")
+               for m, t in _controller_modules().items() for n in ast.walk(t)
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    assert len(longest) > 100   # the walk found the functions it is meant to hold
+    bad = sorted((size, where) for size, where in longest if size >= MAX_FUNCTION_LINES)
+    assert bad == [], f"functions of {MAX_FUNCTION_LINES} lines or more: split them where their steps are"
+
+
+def test_no_module_outside_the_node_scripts_is_over_400_lines():
+    sizes = {m: len((PKG.parent / m).read_text().splitlines()) for m in _controller_modules()}
+    assert sizes["envcheck/cli/doctor.py"] > 50   # the sizes are real files' sizes
+    bad = sorted((n, m) for m, n in sizes.items() if n > MAX_MODULE_LINES)
+    assert bad == [], f"modules over {MAX_MODULE_LINES} lines: split them by subject"

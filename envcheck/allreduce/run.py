@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce import preflight as pf
+from envcheck.allreduce.cause import first_cause
 from envcheck.errors import UsageError
 from envcheck.remote import Remote, RunResult, fan_out, json_objects
 
@@ -92,8 +93,10 @@ class Report:
 
 
 def node_sources() -> Dict[str, str]:
+    """The node files a run ships into its directory: the launcher, the supervision it shares
+    with launch's (imported from that directory), the worker."""
     return {name: (NODE_DIR / name).read_text() for name in
-            ("allreduce_launcher.py", "allreduce_worker.py")}
+            ("allreduce_launcher.py", "rank_supervisor.py", "allreduce_worker.py")}
 
 
 def run_dir(run_id: str, index: int) -> str:
@@ -318,79 +321,5 @@ def _analyse(report: Report, remotes: Sequence[Remote], results: List[RunResult]
                               "message": f"rank {missing[0]} on {host_of[missing[0]]} never "
                                          f"reported", "fix": ""}
         return report
-    report.failure = _cause(report, remotes, results, per_host, host_of, missing, first_failed)
+    report.failure = first_cause(remotes, results, per_host, host_of, missing, first_failed)
     return report
-
-
-def _cause(report: Report, remotes: Sequence[Remote], results: List[Any],
-           per_host: Dict[str, List[Dict[str, Any]]], host_of: Dict[int, str],
-           missing: List[int], first_failed: List[str]) -> Dict[str, Any]:
-    """Name the first cause: a rank that exited on its own beats the timeouts it caused."""
-    order = first_failed + [r.name for r in remotes if r.name not in first_failed]
-    miss = (f"; ranks that never joined: {', '.join(f'{k} ({host_of[k]})' for k in missing)}"
-            if missing else "")
-    for name in order:
-        for rec in per_host.get(name, []):
-            if rec["type"] == "error" and rec.get("phase") == "setup":
-                return {"kind": "setup", "host": name, "rank": rec.get("rank"),
-                        "message": f"rank {rec.get('rank')} on {name} could not start: "
-                                   f"{rec.get('message')}{miss}",
-                        "fix": "see the log below; torch must import under --node-python"}
-        exits = [x for x in per_host.get(name, []) if x["type"] == "rank_exit"]
-        timeouts = [x for x in per_host.get(name, []) if x["type"] == "timeout"]
-        if exits and not timeouts and exits[0].get("code") not in (3,):
-            x = exits[0]
-            code = x.get("code")
-            how = f"was killed by signal {-code}" if isinstance(code, int) and code < 0 \
-                else f"exited with code {code}"
-            return {"kind": "rank_lost", "host": name, "rank": x.get("rank"),
-                    "message": f"rank {x.get('rank')} on {name} {how} mid-run; every other "
-                               f"rank was stopped{miss}",
-                    "fix": "see that host's log below (out of memory? killed?)"}
-    # a rank that neither finished nor timed out itself is the one the others waited for
-    spoke = {x.get("rank") for recs in per_host.values() for x in recs
-             if x["type"] in ("timeout", "error")}
-    silent = [k for k in sorted(host_of) if k not in spoke and k not in missing]
-    if silent and spoke:
-        miss += ("; rank(s) that never reported a timeout themselves (stuck or too slow): "
-                 + ", ".join(f"{k} ({host_of[k]})" for k in silent))
-    # the hosts to look at: a rank that reported a timeout or error was waiting for someone
-    suspects = sorted({host_of[k] for k in missing + (silent if spoke else [])})
-    for name in order:
-        for rec in per_host.get(name, []):
-            if rec["type"] not in ("timeout", "error"):
-                continue
-            phase = rec.get("phase") or "?"
-            what = phase + (f" at {am.human_size(int(rec['bytes']))}B" if rec.get("bytes") else "")
-            if rec["type"] == "timeout":
-                how = f"{what} did not finish in {rec.get('seconds'):g} s"
-            else:
-                how = f"{what} failed: {rec.get('message')}"
-            if phase == "rendezvous":
-                return {"kind": "rendezvous", "host": name, "rank": rec.get("rank"),
-                        "message": f"rank {rec.get('rank')} on {name}: {how}{miss}",
-                        "suspects": suspects,
-                        "fix": "a rank never joined: see its host's log; check --ifname and "
-                               "the firewall between the nodes"}
-            # gloo/NCCL's own timeouts arrive as errors ("Timed out waiting 4000ms for recv")
-            timed_out = rec["type"] == "timeout" or "timed out" in str(rec.get("message")).lower()
-            return {"kind": "timeout" if timed_out else "collective_error",
-                    "host": name, "rank": rec.get("rank"), "suspects": suspects,
-                    "message": f"rank {rec.get('rank')} on {name}: {how}{miss}",
-                    "fix": "a peer rank died, hung or cannot reach the others: check --ifname "
-                           "and the firewall between the nodes; see the logs"}
-    for name in order:
-        for rec in per_host.get(name, []):
-            if rec["type"] == "launcher" and rec.get("status") == "deadline":
-                return {"kind": "timeout", "host": name, "rank": None,
-                        "message": f"the run on {name} {rec.get('why')} (--run-timeout) and was "
-                                   f"stopped{miss}",
-                        "fix": "raise --run-timeout, or shrink the sweep (--max-bytes, --iters)"}
-    for r, res in zip(remotes, results):
-        if not (isinstance(res, RunResult) and res.ok):
-            why = res.error if isinstance(res, RunResult) else str(res)
-            why = why or f"the launcher exited with code {res.exit_code}"
-            return {"kind": "host", "host": r.name, "rank": None,
-                    "message": f"{r.name}: {why}{miss}", "fix": "see that host's log below"}
-    return {"kind": "unknown", "host": None, "rank": None, "message": "the run failed" + miss,
-            "fix": ""}

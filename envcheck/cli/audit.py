@@ -10,10 +10,10 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
-                                 print_json, text_width)
+                                 note, print_json, text_width)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   local_python, progress_printer, HostSelection)
+                                   closing_all, local_python, progress_printer, HostSelection)
 from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
 from envcheck.audit.probe import probe_source
@@ -67,19 +67,15 @@ def audit(
         raise typer.Exit(EXIT_OK)
 
     m = load_matrix(matrix)
-    remotes = HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()
-    local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
-    node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
-    if which:
-        typer.echo(f"envcheck: {which}", err=True)
-    tick = progress_printer(len(remotes), "audit", enabled=None if not (json_out or local) else False)
-    try:
+    with closing_all(HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()) as remotes:
+        local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
+        node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
+        if which:
+            note(which)
+        tick = progress_printer(len(remotes), "audit", enabled=None if not (json_out or local) else False)
         fleet = audit_fleet(remotes, m, deep=deep, node_python=node_python, timeout=timeout,
                             forks=forks, on_done=lambda r: tick(r.host, r.reachable),
                             gpus_per_node=gpus_per_node)
-    finally:
-        for r in remotes:
-            r.close()
     if save:
         written = save_facts(fleet, str(save))
         typer.echo(f"saved {len(written)} facts file(s) to {save}", err=True)

@@ -25,6 +25,11 @@ GpusPerNodeOpt = Annotated[Optional[int], typer.Option(
     help="Every node must have N GPUs, on the PCI bus and in the driver's list; fewer is an error.")]
 
 
+def note(message: str) -> None:
+    """`envcheck: message` on stderr: progress and notes, never on stdout (which may be JSON)."""
+    typer.echo(f"envcheck: {message}", err=True)
+
+
 def die(message: str, code: int = 2) -> "typer.Exit":
     """Print `envcheck: message` on stderr and return the Exit to raise."""
     typer.echo(f"envcheck: {message}", err=True)

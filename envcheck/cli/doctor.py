@@ -8,10 +8,11 @@ import typer
 from envcheck.allreduce import bandwidth as am
 from envcheck.doctor import health
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, note, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   HostSelection, local_python)
+                                   HostSelection, closing_all, local_python)
+from envcheck.cli.rankopts import BackendOpt, WorkerNprocOpt
 from envcheck.errors import UsageError
 from envcheck.remote import LocalRemote
 
@@ -28,6 +29,32 @@ def _check_writable(path: Path, flag: str) -> None:
         os.unlink(tmp)
     except OSError as e:
         raise UsageError(f"{flag} {path}: cannot write in {d}: {e.strerror}", "choose a writable directory") from e
+
+
+def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> None:
+    """Refuse what cannot work before anything runs, not after minutes of it."""
+    from envcheck.doctor.backend import check_launcher
+    check_launcher(launcher)
+    if local and named_hosts:
+        raise UsageError("--local checks this machine only; it takes no hosts", "drop --local, or the hosts")
+    for path, flag in outputs:
+        if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
+            raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
+        if path is not None:   # /proc, a read-only mount
+            _check_writable(path, flag)
+
+
+def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: FileOpt,
+                   prometheus: FileOpt, json_out: bool) -> None:
+    from envcheck.doctor.render import render_junit, render_prometheus, render_table, write_atomic
+    if junit:
+        write_atomic(junit, render_junit(report, strict=strict))
+    if prometheus:
+        write_atomic(prometheus, render_prometheus(report))
+    if json_out:
+        print_json(dict(report.to_dict(), exit_code=code))
+    else:
+        typer.echo(render_table(report), nl=False)
 
 
 def _load_baseline(path: Path) -> health.DoctorReport:
@@ -55,8 +82,8 @@ def doctor(
     prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
     launcher: Annotated[str, typer.Option("--launcher", help="Start the all-reduce workers over ssh, or with srun inside a Slurm allocation.")] = "ssh",
-    backend: Annotated[str, typer.Option("--backend", help="nccl, gloo, or auto (nccl when every node has a GPU).")] = "auto",
-    nproc_per_node: Annotated[Optional[int], typer.Option("--nproc-per-node", min=1, max=1024, help="Ranks per host (default: its GPU count; 2 without GPUs).")] = None,
+    backend: BackendOpt = "auto",
+    nproc_per_node: WorkerNprocOpt = None,
     max_bytes: Annotated[str, typer.Option("--max-bytes", help="The one large all-reduce size.")] = "64M",
     min_busbw: Annotated[Optional[float], typer.Option("--min-busbw", metavar="GB/S", help="Below this bus bandwidth the all-reduce fails (and the slow node is isolated).")] = None,
     ifname: Annotated[Optional[str], typer.Option("--ifname", help="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME for the all-reduce.")] = None,
@@ -77,52 +104,26 @@ def doctor(
     json_out: JsonOpt = False,
 ) -> None:
     """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
-    from envcheck.allreduce.run import Options
     from envcheck.doctor.run import DoctorOptions, run_doctor
-    from envcheck.doctor.backend import DoctorBackend, SrunBackend
+    from envcheck.doctor.backend import make_backend
     from envcheck.matrix.load import load_matrix
-    from envcheck.doctor.render import render_junit, render_prometheus, render_table, write_atomic
 
-    if launcher not in ("ssh", "srun"):
-        raise UsageError(f"--launcher {launcher!r} is not ssh or srun", "use --launcher ssh or --launcher srun")
-    if local and (hosts or hosts_file):
-        raise UsageError("--local checks this machine only; it takes no hosts", "drop --local, or the hosts")
-    for path, flag in ((junit, "--junit"), (prometheus, "--prometheus")):
-        if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
-            raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
-        if path is not None:   # before the run, not after minutes of it (/proc, a read-only mount)
-            _check_writable(path, flag)
+    _check_inputs(launcher, local, bool(hosts or hosts_file), ((junit, "--junit"), (prometheus, "--prometheus")))
     base = _load_baseline(baseline) if baseline else None
     m = load_matrix(matrix)
     remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
-    node_python, which = local_python(node_python, remotes, "torch checks and workers run")
-    ar = Options(backend=backend, nproc_per_node=nproc_per_node, timeout=collective_timeout,
-                 rendezvous_timeout=collective_timeout, run_timeout=max(120.0, 4 * collective_timeout),
-                 master_port=master_port, ifname=ifname, node_python=node_python or "python3",
-                 connect_timeout=connect_timeout, forks=forks)
-    say = None if json_out else (lambda msg: typer.echo(f"envcheck: {msg}", err=True))
-    cls = SrunBackend if launcher == "srun" else DoctorBackend
-    be = cls(remotes, m, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar, progress=None,
-             gpus_per_node=gpus_per_node)
-    opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
-                         bisect=bisect, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
-    if which:
-        typer.echo(f"envcheck: {which}", err=True)
-    try:
-        report = run_doctor([r.name for r in remotes], opts, be, progress=say)
-    finally:
-        for r in remotes:
-            r.close()
+    with closing_all(remotes):
+        node_python, which = local_python(node_python, remotes, "torch checks and workers run")
+        be = make_backend(remotes, m, launcher=launcher, collective_timeout=collective_timeout,
+                          node_python=node_python, forks=forks, timeout=timeout,
+                          connect_timeout=connect_timeout, backend=backend, nproc_per_node=nproc_per_node,
+                          master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node)
+        opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
+                             bisect=bisect, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
+        if which:
+            note(which)
+        report = run_doctor([r.name for r in remotes], opts, be, progress=None if json_out else note)
     report.notes += be.fleet_notes
     code = health.exit_code(report.verdict, strict, sum(c.skipped for c in report.checks))
-    if junit:
-        write_atomic(junit, render_junit(report, strict=strict))
-    if prometheus:
-        write_atomic(prometheus, render_prometheus(report))
-    if json_out:
-        doc = report.to_dict()
-        doc["exit_code"] = code
-        print_json(doc)
-    else:
-        typer.echo(render_table(report), nl=False)
+    _write_outputs(report, code, strict, junit, prometheus, json_out)
     raise typer.Exit(code)

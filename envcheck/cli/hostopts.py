@@ -16,10 +16,11 @@ No hosts given (and no $SLURM_JOB_NODELIST): [LocalRemote()] — the command run
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from dataclasses import dataclass, fields
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import typer
 
@@ -101,6 +102,16 @@ class HostSelection:
                           connect_timeout=self.connect_timeout, timeout=self.timeout,
                           strict_host_keys=self.strict_host_keys, forks=self.forks)
         return list(make_remotes(targets, opts))
+
+
+@contextlib.contextmanager
+def closing_all(remotes: Sequence[Remote]) -> Iterator[Sequence[Remote]]:
+    """The remotes for the body of a `with`, every connection closed after it, however it ends."""
+    try:
+        yield remotes
+    finally:
+        for r in remotes:
+            r.close()
 
 
 def local_python(node_python: Optional[str], remotes: Sequence[Remote],

@@ -6,16 +6,18 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import typer
 from typer.core import TyperCommand
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, note, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
                                    HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
-                                   SshConfigOpt, StrictHostKeysOpt, UserOpt, local_python)
+                                   SshConfigOpt, StrictHostKeysOpt, UserOpt, closing_all,
+                                   local_python)
+from envcheck.cli.rankopts import MasterAddrOpt, MasterPortOpt
 from envcheck.errors import UsageError
 
 
@@ -33,51 +35,76 @@ class _SplitAtDashes(TyperCommand):
         return super().collect_usage_pieces(ctx) + ["-- SCRIPT [ARGS]..."]
 
 
+NprocOpt = Annotated[Optional[int], typer.Option(
+    "--nproc-per-node", min=1,
+    help="Ranks per host (default: its GPU count; 1 on a host without GPUs).")]
+ChdirOpt = Annotated[Optional[str], typer.Option(
+    "--chdir", metavar="DIR", help="Working directory of the ranks on every host (default: "
+                                   "the current directory here).")]
+EnvOpt = Annotated[Optional[List[str]], typer.Option(
+    "--env", metavar="K=V", help="Set this variable for every rank (repeatable).")]
+SyncOpt = Annotated[Optional[List[str]], typer.Option(
+    "--sync", metavar="FILE_OR_DIR",
+    help="Copy this file or directory to the same absolute path on every host first "
+         "(repeatable).")]
+LocalRankArgOpt = Annotated[bool, typer.Option(
+    "--local-rank-arg", help="Also pass --local_rank=K to the script, as "
+                             "torch.distributed.launch did.")]
+IfnameOpt = Annotated[Optional[str], typer.Option(
+    "--ifname", help="Interface for NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (checked on "
+                     "every host).")]
+RunTimeoutOpt = Annotated[float, typer.Option(
+    "--run-timeout", "--timeout", min=1, metavar="SECONDS",
+    help="Stop the whole run after this long and name the rank that hung (exit 3).")]
+GraceOpt = Annotated[float, typer.Option(
+    "--grace", min=0, metavar="SECONDS",
+    help="When ranks are stopped: seconds between SIGTERM and SIGKILL.")]
+LogDirOpt = Annotated[Optional[Path], typer.Option(
+    "--log-dir", metavar="DIR", help="Keep every rank's output in DIR/RUN_ID/rankN.HOST.log.")]
+QuietOthersOpt = Annotated[bool, typer.Option(
+    "--quiet-others", help="Stream rank 0's output only (all are still logged).")]
+ForceOpt = Annotated[bool, typer.Option(
+    "--force", help="Start even when the audit finds errors on the hosts.")]
+NoAuditOpt = Annotated[bool, typer.Option(
+    "--no-audit", help="Skip the audit of the hosts (the other preflight checks still run).")]
+
+
+def _rank_printer(json_out: bool, quiet_others: bool) -> Callable[[str, int, str], None]:
+    """Prints each rank's lines as [HOST:RANK] LINE: on stdout, or on stderr when stdout carries
+    the JSON report; with --quiet-others rank 0's only."""
+    sink = sys.stderr if json_out else sys.stdout
+    lock = threading.Lock()
+
+    def on_line(host: str, rank: int, line: str) -> None:
+        if quiet_others and rank != 0:
+            return
+        with lock:
+            sink.write(f"[{host}:{rank}] {line}\n")
+            sink.flush()
+
+    return on_line
+
+
 @app.command("launch", cls=_SplitAtDashes)
 @guard
 def launch(
     ctx: typer.Context,
     hosts: HostsArg = None,
-    nproc_per_node: Annotated[Optional[int], typer.Option(
-        "--nproc-per-node", min=1,
-        help="Ranks per host (default: its GPU count; 1 on a host without GPUs).")] = None,
+    nproc_per_node: NprocOpt = None,
     node_python: NodePythonOpt = None,
-    chdir: Annotated[Optional[str], typer.Option(
-        "--chdir", metavar="DIR", help="Working directory of the ranks on every host (default: "
-                                       "the current directory here).")] = None,
-    env: Annotated[Optional[List[str]], typer.Option(
-        "--env", metavar="K=V", help="Set this variable for every rank (repeatable).")] = None,
-    sync: Annotated[Optional[List[str]], typer.Option(
-        "--sync", metavar="FILE_OR_DIR",
-        help="Copy this file or directory to the same absolute path on every host first "
-             "(repeatable).")] = None,
-    local_rank_arg: Annotated[bool, typer.Option(
-        "--local-rank-arg", help="Also pass --local_rank=K to the script, as "
-                                 "torch.distributed.launch did.")] = False,
-    master_addr: Annotated[Optional[str], typer.Option(
-        "--master-addr", help="MASTER_ADDR (default: the first host's address).")] = None,
-    master_port: Annotated[Optional[int], typer.Option(
-        "--master-port", min=1, max=65535, help="MASTER_PORT (default: a free one).")] = None,
-    ifname: Annotated[Optional[str], typer.Option(
-        "--ifname", help="Interface for NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (checked on "
-                         "every host).")] = None,
-    run_timeout: Annotated[float, typer.Option(
-        "--run-timeout", "--timeout", min=1, metavar="SECONDS",
-        help="Stop the whole run after this long and name the rank that hung (exit 3).")]
-    = 86400.0,
-    grace: Annotated[float, typer.Option(
-        "--grace", min=0, metavar="SECONDS",
-        help="When ranks are stopped: seconds between SIGTERM and SIGKILL.")] = 5.0,
-    log_dir: Annotated[Optional[Path], typer.Option(
-        "--log-dir", metavar="DIR", help="Keep every rank's output in DIR/RUN_ID/rankN.HOST.log.")]
-    = None,
-    quiet_others: Annotated[bool, typer.Option(
-        "--quiet-others", help="Stream rank 0's output only (all are still logged).")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Start even when the audit finds errors on the hosts.")] = False,
-    no_audit: Annotated[bool, typer.Option(
-        "--no-audit", help="Skip the audit of the hosts (the other preflight checks still run).")]
-    = False,
+    chdir: ChdirOpt = None,
+    env: EnvOpt = None,
+    sync: SyncOpt = None,
+    local_rank_arg: LocalRankArgOpt = False,
+    master_addr: MasterAddrOpt = None,
+    master_port: MasterPortOpt = None,
+    ifname: IfnameOpt = None,
+    run_timeout: RunTimeoutOpt = 86400.0,
+    grace: GraceOpt = 5.0,
+    log_dir: LogDirOpt = None,
+    quiet_others: QuietOthersOpt = False,
+    force: ForceOpt = False,
+    no_audit: NoAuditOpt = False,
     matrix: MatrixOpt = None,
     hosts_file: HostsFileOpt = None,
     ssh_config: SshConfigOpt = None,
@@ -105,27 +132,9 @@ def launch(
                    log_dir=str(log_dir) if log_dir else None, force=force, audit=not no_audit,
                    matrix=str(matrix) if matrix else None)
     # its remote commands are the preflight's and the launchers' (bounded by the run itself)
-    remotes = HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()
-    opts.node_python, which = local_python(node_python, remotes, "ranks run")
-    # rank output: stdout, or stderr when stdout carries the JSON report
-    sink = sys.stderr if json_out else sys.stdout
-    lock = threading.Lock()
-
-    def on_line(host: str, rank: int, line: str) -> None:
-        if quiet_others and rank != 0:
-            return
-        with lock:
-            sink.write(f"[{host}:{rank}] {line}\n")
-            sink.flush()
-
-    def progress(m: str) -> None:
-        typer.echo(f"envcheck: {m}", err=True)
-
-    try:
-        rep = run_launch(remotes, opts, progress, on_line, which)
-    finally:
-        for r in remotes:
-            r.close()
+    with closing_all(HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()) as remotes:
+        opts.node_python, which = local_python(node_python, remotes, "ranks run")
+        rep = run_launch(remotes, opts, note, _rank_printer(json_out, quiet_others), which)
     if json_out:
         print_json(rep.to_dict())
     else:

@@ -66,6 +66,31 @@ class DoctorBackend:
         return outcome_of(rep)
 
 
+LAUNCHERS = ("ssh", "srun")
+
+
+def check_launcher(launcher: str) -> None:
+    if launcher not in LAUNCHERS:
+        raise UsageError(f"--launcher {launcher!r} is not ssh or srun", "use --launcher ssh or --launcher srun")
+
+
+def make_backend(remotes: Sequence[Remote], matrix, *, launcher: str = "ssh", collective_timeout: float = 60.0,
+                 node_python: Optional[str] = None, forks: int = 32, timeout: Optional[float] = None,
+                 connect_timeout: float = 10.0, backend: str = "auto", nproc_per_node: Optional[int] = None,
+                 master_port: Optional[int] = None, ifname: Optional[str] = None,
+                 gpus_per_node: Optional[int] = None) -> "DoctorBackend":
+    """The backend doctor's options ask for. One collective and the rendezvous get
+    `collective_timeout` each; the whole run on a host four of them, at least two minutes."""
+    check_launcher(launcher)
+    ar = Options(backend=backend, nproc_per_node=nproc_per_node, timeout=collective_timeout,
+                 rendezvous_timeout=collective_timeout, run_timeout=max(120.0, 4 * collective_timeout),
+                 master_port=master_port, ifname=ifname, node_python=node_python or "python3",
+                 connect_timeout=connect_timeout, forks=forks)
+    cls = SrunBackend if launcher == "srun" else DoctorBackend
+    return cls(remotes, matrix, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar,
+               progress=None, gpus_per_node=gpus_per_node)
+
+
 def outcome_of(rep: Report) -> AllreduceOutcome:
     v = judge_report(rep)
     out = AllreduceOutcome(hosts=list(rep.hosts), ok=False, busbw_gbps=v.busbw, wrong=v.wrong)

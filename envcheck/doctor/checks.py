@@ -20,7 +20,8 @@ OPTIONAL_CHECKS = ("torchaudio",)
 BUSBW = "allreduce_busbw_gbps"
 
 # findings that only matter when the nodes are meant to have GPUs: with --no-expect-gpus (a
-# CPU-only or gloo cluster, CI) they are kept as information and do not make a node WARN
+# CPU-only or gloo cluster, CI) they are kept as information and do not make a node WARN. As
+# errors (NVIDIA GPUs on the node's PCI bus and no working driver) they count all the same.
 GPU_ONLY_CODES = ("driver-not-found", "driver-module-not-loaded",
                   # ... and checks skipped for want of a GPU or driver (matched in the reason)
                   "no GPU", "no driver version")
@@ -47,8 +48,8 @@ def expecting_gpus(f: Finding) -> Finding:
 
 def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = (),
                       expect_gpus: bool = False) -> List[CheckResult]:
-    """One check per component per host; findings whose code is in `ignore` do not count, nor
-    skipped checks whose reason contains one of its entries. `expect_gpus`: a node with no GPU at
+    """One check per component per host; warnings whose code is in `ignore` do not count (errors
+    always do), nor skipped checks whose reason contains one of its entries. `expect_gpus`: a node with no GPU at
     all is a warning (see expecting_gpus)."""
     ignore = set(ignore)
     out: List[CheckResult] = []
@@ -62,7 +63,8 @@ def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = (),
         for f in (map(expecting_gpus, r.findings) if expect_gpus else r.findings):
             by_comp.setdefault(f.component, []).append(f)
         for comp in AUDIT_CHECKS + tuple(c for c in OPTIONAL_CHECKS if c in by_comp):
-            fs = [f for f in by_comp.get(comp, []) if f.severity in (ERROR, WARNING) and f.code not in ignore]
+            fs = [f for f in by_comp.get(comp, []) if f.severity == ERROR
+                  or (f.severity == WARNING and f.code not in ignore)]
             status = _status(fs)
             shown = [f for f in fs if (f.severity == ERROR) == (status == FAIL)] or fs
             skipped = [s for s in r.skipped if s.component == comp and not any(i in s.reason for i in ignore)]

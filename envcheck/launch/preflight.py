@@ -20,9 +20,10 @@ NODE_DIR = Path(__file__).resolve().parent.parent / "node"
 
 
 def node_sources() -> Dict[str, str]:
-    """The node scripts a launch ships: ours, and nccl-test's launcher for the shared preflight."""
+    """The node scripts a launch ships: ours and the supervision it shares with nccl-test's
+    launcher (both into the run's directory), and nccl-test's launcher for the shared preflight."""
     return {name: (NODE_DIR / name).read_text() for name in
-            ("script_launcher.py", "allreduce_launcher.py")}
+            ("script_launcher.py", "rank_supervisor.py", "allreduce_launcher.py")}
 
 
 def _crashed(r: Remote, e: BaseException) -> RunResult:

@@ -253,7 +253,8 @@ def _run(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: R
                 "WORLD_SIZE": str(rep.world_size)})
     if rep.ifname:
         env["NCCL_SOCKET_IFNAME"] = env["GLOO_SOCKET_IFNAME"] = rep.ifname
-    payload = json.dumps({"script_launcher.py": lp.node_sources()["script_launcher.py"]})
+    payload = json.dumps({k: v for k, v in lp.node_sources().items()
+                          if k in ("script_launcher.py", "rank_supervisor.py")})
     stop = outcome.Stopper(remotes, lambda i: kill_cmd(rep.run_id, i, opts.grace + 3),
                            opts.connect_timeout + opts.grace + 15, say)
 

@@ -12,12 +12,13 @@ Modes (first argument), each printing JSON on stdout:
                                 start N ranks of D/allreduce_worker.py as children and supervise
                                 them: when one fails, when we are signalled, orphaned, our stdout
                                 closes or the deadline passes, every child is killed, D removed.
+                                The supervision is D/rank_supervisor.py's, shared with
+                                script_launcher.py (envcheck launch).
 """
 import argparse
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -142,32 +143,38 @@ def connect(args):
     return 0
 
 
-class Stop(Exception):
-    pass
-
-
 def launch(args):
-    try:
-        os.setsid()   # one process group for us and our ranks: one kill reaches them all
-    except OSError:
-        pass          # already a group leader
-    with open(os.path.join(args.dir, "launcher.pid"), "w") as f:
-        f.write(str(os.getpid()))
-    stop = []
-
-    def on_signal(signum, _frame):
-        stop.append("signal %d" % signum)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, on_signal)
+    sys.path.insert(0, args.dir)   # shipped beside us; found under PYTHONSAFEPATH/-P too
+    import rank_supervisor as rs
+    rs.lead_process_group(args.dir)
+    stop = rs.catch_stop_signals()
     worker = os.path.join(args.dir, "allreduce_worker.py")
     wargs = [a for a in args.worker_args if a != "--"]
     children = []
-    ppid = os.getppid()
-    end = time.monotonic() + args.deadline
-    beat = time.monotonic()
     code = 0
     host = socket.gethostname()
+
+    def failed():
+        return [(r, lr, p.returncode) for r, lr, p, _ in children if p.poll() is not None and p.returncode != 0]
+
+    def poll():
+        if failed():
+            # a dead peer makes the survivors' collectives fail moments later, and one poll
+            # may see both: look again shortly, then name a rank killed by a signal (kill -9,
+            # the OOM killer) before the ranks whose collectives failed because of it
+            time.sleep(0.3)
+            r, lr, rc = sorted(failed(), key=lambda f: 0 if f[2] < 0 else 1)[0]
+            out({"type": "rank_exit", "host": host, "rank": r, "local_rank": lr, "code": rc})
+            return rc if rc in (1, 3) else 3
+        return 0 if all(p.poll() is not None for _, _, p, _ in children) else None
+
+    def beat():
+        try:   # a blank line: if the controller's connection is gone the write fails (EPIPE)
+            os.write(1, b"\n")
+            return True
+        except OSError:
+            return False
+
     try:
         for local in range(args.nproc):
             env = dict(os.environ)
@@ -177,72 +184,39 @@ def launch(args):
             p = subprocess.Popen([sys.executable, worker] + wargs, env=env, stdout=None,
                                  stderr=logf, stdin=subprocess.DEVNULL)
             children.append((args.rank_base + local, local, p, logf))
-        while True:
-            if stop:
-                out({"type": "launcher", "host": host, "status": "stopped", "why": stop[0]})
-                code = 3
-                break
-            if os.getppid() != ppid:
-                code = 3
-                break
-            if time.monotonic() > end:
-                out({"type": "launcher", "host": host, "status": "deadline",
-                     "why": "ran past %gs" % args.deadline})
-                code = 3
-                break
-            failed = [(r, lr, p.returncode) for r, lr, p, _ in children
-                      if p.poll() is not None and p.returncode != 0]
-            if failed:
-                # a dead peer makes the survivors' collectives fail moments later, and one poll
-                # may see both: look again shortly, then name a rank killed by a signal (kill -9,
-                # the OOM killer) before the ranks whose collectives failed because of it
-                time.sleep(0.3)
-                failed = [(r, lr, p.returncode) for r, lr, p, _ in children
-                          if p.poll() is not None and p.returncode != 0]
-                failed.sort(key=lambda f: 0 if f[2] < 0 else 1)
-                r, lr, rc = failed[0]
-                out({"type": "rank_exit", "host": host, "rank": r, "local_rank": lr,
-                     "code": rc})
-                code = rc if rc in (1, 3) else 3
-                break
-            if all(p.poll() is not None for _, _, p, _ in children):
-                break
-            if time.monotonic() - beat > 2:
-                # a blank line: if the controller's connection is gone the write fails (EPIPE)
-                os.write(1, b"\n")
-                beat = time.monotonic()
-            time.sleep(0.05)
+        code = rs.watch(stop, args.deadline, poll,
+                        lambda why: out({"type": "launcher", "host": host, "status": "stopped", "why": why}),
+                        lambda: out({"type": "launcher", "host": host, "status": "deadline",
+                                     "why": "ran past %gs" % args.deadline}),
+                        beat, 0.05)
     except OSError:
         code = 3
     finally:
-        for _, _, p, _ in children:
-            if p.poll() is None:
-                p.terminate()
-        t = time.monotonic() + 2
-        for _, _, p, _ in children:
-            while p.poll() is None and time.monotonic() < t:
-                time.sleep(0.02)
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        text = []
-        for r, _, p, logf in children:
-            logf.close()
-            try:
-                with open(logf.name, "rb") as f:
-                    lines = f.read().decode("utf-8", "replace").splitlines()[-args.log_lines:]
-                text.extend("[%s rank %d] %s\n" % (host, r, line) for line in lines)
-            except OSError:
-                pass
+        rs.stop_all([p for _, _, p, _ in children], 2.0)
+        logs = rank_logs(children, host, args.log_lines)
         # remove the run directory before writing anything: with the controller gone, the
         # write fails (EPIPE) and nothing after it would run
         shutil.rmtree(args.dir, ignore_errors=True)
         try:
-            sys.stderr.write("".join(text))
+            sys.stderr.write(logs)
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
     return code
+
+
+def rank_logs(children, host, lines):
+    """The last `lines` of every rank's log, each line prefixed with its host and rank."""
+    text = []
+    for r, _, p, logf in children:
+        logf.close()
+        try:
+            with open(logf.name, "rb") as f:
+                tail = f.read().decode("utf-8", "replace").splitlines()[-lines:]
+            text.extend("[%s rank %d] %s\n" % (host, r, line) for line in tail)
+        except OSError:
+            pass
+    return "".join(text)
 
 
 def main(argv=None):

@@ -1,9 +1,10 @@
 """envcheck script launcher: the node side of `envcheck launch`, stdlib only, Python >= 3.6.
 
 Starts this node's ranks of the user's own training script and supervises them, the way
-torch.distributed.launch did, minus its hangs and strays. The preflight (interfaces, GPUs, a
-free port, the master's reachability) is allreduce_launcher.py's; this file only adds what a
-user's script needs.
+torch.distributed.launch did, minus its hangs and strays (the supervision itself is
+rank_supervisor.py's, shipped beside this file and shared with allreduce_launcher.py). The
+preflight (interfaces, GPUs, a free port, the master's reachability) is allreduce_launcher.py's;
+this file only adds what a user's script needs.
 
 Modes (first argument), JSON lines on stdout:
   check [--chdir D] [--script S]
@@ -128,36 +129,6 @@ def report_exits(ranks, stopping):
     return failed
 
 
-def stop_all(ranks, grace):
-    for r in ranks:
-        if r.proc.poll() is None:
-            try:
-                r.proc.terminate()
-            except OSError:
-                pass
-    end = time.monotonic() + grace
-    while any(r.proc.poll() is None for r in ranks) and time.monotonic() < end:
-        time.sleep(0.05)
-    for r in ranks:
-        if r.proc.poll() is None:
-            r.proc.kill()
-            r.proc.wait()
-    kill_group_members()
-
-
-def kill_group_members():
-    """SIGKILL what the ranks left in our process group (a DataLoader worker, a shell child)."""
-    me, group = os.getpid(), os.getpgrp()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            if os.getpgid(int(name)) == group:
-                os.kill(int(name), signal.SIGKILL)
-        except OSError:
-            pass
-
-
 def dump_stacks(ranks):
     """Ask every running rank for its Python stacks (RANK_BOOT's faulthandler), let them flow."""
     live = [r for r in ranks if r.proc.poll() is None]
@@ -170,44 +141,30 @@ def dump_stacks(ranks):
     return [r.rank for r in live]
 
 
-def supervise(args, ranks):
+def supervise(rs, args, ranks):
     """Wait for the ranks; the first reason to stop wins. Returns our exit code."""
-    stop = []
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, lambda signum, _f: stop.append("signal %d" % signum))
-    ppid = os.getppid()
-    end = time.monotonic() + args.deadline
-    beat = time.monotonic()
-    while True:
-        if stop:
-            out({"type": "launcher", "status": "stopped", "why": stop[0]})
-            return 3
-        if os.getppid() != ppid:
-            return 3
-        if time.monotonic() > end:
-            running = dump_stacks(ranks)
-            out({"type": "launcher", "status": "deadline", "running": running,
-                 "why": "ran past %gs" % args.deadline})
-            return 3
+    stop = rs.catch_stop_signals()
+
+    def poll():
         if report_exits(ranks, False):
             return 1
-        if all(r.reported for r in ranks):
-            return 0
-        if time.monotonic() - beat > 2:
-            # a heartbeat: with the controller's connection gone it fails (EPIPE), and we stop
-            if not out({"type": "beat"}):
-                return 3
-            beat = time.monotonic()
-        time.sleep(0.02)
+        return 0 if all(r.reported for r in ranks) else None
+
+    def on_deadline():
+        running = dump_stacks(ranks)
+        out({"type": "launcher", "status": "deadline", "running": running,
+             "why": "ran past %gs" % args.deadline})
+
+    # the heartbeat: with the controller's connection gone it fails (EPIPE), and we stop
+    return rs.watch(stop, args.deadline, poll,
+                    lambda why: out({"type": "launcher", "status": "stopped", "why": why}),
+                    on_deadline, lambda: out({"type": "beat"}), 0.02)
 
 
 def launch(args):
-    try:
-        os.setsid()   # one process group for us and our ranks: one kill reaches them all
-    except OSError:
-        pass          # already a group leader
-    with open(os.path.join(args.dir, "launcher.pid"), "w") as f:
-        f.write(str(os.getpid()))
+    sys.path.insert(0, args.dir)   # shipped beside us; found under PYTHONSAFEPATH/-P too
+    import rank_supervisor as rs
+    rs.lead_process_group(args.dir)
     script_args = [a for a in args.script_args]
     if script_args and script_args[0] == "--":
         script_args = script_args[1:]
@@ -215,11 +172,11 @@ def launch(args):
     code = 3
     try:
         ranks = start_ranks(args, script_args)
-        code = supervise(args, ranks)
+        code = supervise(rs, args, ranks)
     except OSError as e:
         out({"type": "launcher", "status": "error", "why": "cannot start a rank: %s" % e})
     finally:
-        stop_all(ranks, args.grace)
+        rs.stop_all([r.proc for r in ranks], args.grace, kill_group=True)
         report_exits(ranks, True)
         # before anything else that writes: with the controller gone a write fails (EPIPE)
         shutil.rmtree(args.dir, ignore_errors=True)

@@ -71,6 +71,16 @@ def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
     if F.cuda_version(f):
         needs.append(f"the CUDA {F.cuda_version(f)} toolkit")
     ctx = f" Needed by {' and '.join(needs)}." if needs else ""
+    pci = F.pci_gpus(f)
+    if pci:  # GPUs on the bus, no driver answering and its state not told apart: this finding only
+        where = ", ".join(str(d.get("address")) for d in pci)
+        return [Finding(
+            ERROR, "driver-not-found", "driver",
+            f"{len(pci)} NVIDIA GPU(s) on the PCI bus ({where}) but no driver answers "
+            f"({F.driver_error(f) or 'NVML and nvidia-smi failed'}): no job can use them.{ctx}",
+            "load the driver (modprobe nvidia; check `dmesg | grep -i nvrm` for why it did not) or "
+            "install the one matching the kernel; then `nvidia-smi` must list every GPU",
+            src(m, "driver_install"))]
     return [Finding(
         WARNING, "driver-not-found", "driver",
         f"No NVIDIA driver found{' (' + why + ')' if why else ''}.{ctx} GPU programs fail with 'Found no "

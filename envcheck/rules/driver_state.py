@@ -38,7 +38,9 @@ def _gpus_on_bus(f: F.Facts) -> str:
         return ""
     names = sorted({F.text(g.get("name")) for g in pci if F.text(g.get("name"))})
     which = f" ({', '.join(names)})" if names else ""
-    return f" The PCI bus has {len(pci)} NVIDIA GPU{'s' if len(pci) != 1 else ''}{which}."
+    where = [F.text(g.get("address")) for g in pci if F.text(g.get("address"))]
+    at = f" at {', '.join(where)}" if where else ""
+    return f" The PCI bus has {len(pci)} NVIDIA GPU{'s' if len(pci) != 1 else ''}{which}{at}."
 
 
 def _severity_by_bus(f: F.Facts) -> str:

@@ -17,6 +17,7 @@ import yaml
 from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding
+from envcheck.rules import driver_state
 
 CATALOG = Path(__file__).with_name("health_catalog.yaml")
 SEVERITY = {"error": ERROR, "warning": WARNING, "info": INFO}
@@ -46,20 +47,12 @@ def _gpu_label(g: Dict[str, Any]) -> str:
 
 
 def gpu_count(f: F.Facts, m: Matrix) -> List[Finding]:
-    """NVIDIA GPUs on the PCI bus that the driver (NVML / nvidia-smi) does not list, or no
-    driver at all for GPUs that are there."""
+    """NVIDIA GPUs on the PCI bus that a working driver (NVML / nvidia-smi) does not list."""
     pci = F.pci_gpus(f)
     if not pci:
         return []  # the bus was not read, or has no NVIDIA GPU
-    if not F.driver_version(f):
-        # the driver rules warn "no driver" (fine on a CPU node); GPUs on the bus make it an error
-        names = ", ".join(str(d.get("address")) for d in pci)
-        return [Finding(
-            ERROR, "gpu-driver-not-loaded", "health",
-            f"{len(pci)} NVIDIA GPU(s) on the PCI bus ({names}) but no driver answers "
-            f"({F.driver_error(f) or 'NVML and nvidia-smi failed'}): no job can use them.",
-            "load the driver (modprobe nvidia; check `dmesg | grep -i nvrm` for why it did not) or "
-            "install the one matching the kernel; then `nvidia-smi` must list every GPU", src("azure_count"))]
+    if not F.driver_version(f) or driver_state.handled_here(f):
+        return []  # no working driver: the driver rules' one finding, with the fix for its state
     seen = {bdf(g.get("pci_bus_id")) for g in F.gpus(f)}
     missing = [d for d in pci if bdf(d.get("address")) not in seen]
     if not missing:

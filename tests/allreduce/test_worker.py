@@ -56,7 +56,7 @@ def test_a_single_rank_runs_the_sweep_and_checks_its_sums():
 def test_the_worker_is_python_36_syntax():
     vermin = Path(sys.executable).parent / "vermin"
     exe = str(vermin) if vermin.exists() else "vermin"
-    for name in ("allreduce_worker.py", "allreduce_launcher.py"):
+    for name in ("allreduce_worker.py", "allreduce_launcher.py", "rank_supervisor.py"):
         try:
             r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
                                 str(REPO / "envcheck" / "node" / name)],
@@ -108,6 +108,23 @@ def test_node_files_import_only_the_stdlib_and_torch_never_envcheck():
         pytest.skip("sys.stdlib_module_names needs Python >= 3.10")
     worker = _top_imports(WORKER)
     launcher = _top_imports(REPO / "envcheck" / "node" / "allreduce_launcher.py")
+    supervisor = _top_imports(REPO / "envcheck" / "node" / "rank_supervisor.py")
     assert worker - stdlib == {"torch"}
-    assert launcher - stdlib == set()      # the launcher must run where torch is broken
-    assert "envcheck" not in worker | launcher
+    # the launcher must run where torch is broken: the stdlib, and the supervision shipped beside it
+    assert launcher - stdlib == {"rank_supervisor"} and supervisor - stdlib == set()
+    assert "envcheck" not in worker | launcher | supervisor
+
+
+def test_every_node_module_a_launcher_imports_is_shipped_beside_it():
+    """The launchers import the shared supervision from their run directory: whatever a run
+    ships must hold every non-stdlib module its files import (torch is the node's own)."""
+    stdlib = getattr(sys, "stdlib_module_names", None)
+    if stdlib is None:
+        pytest.skip("sys.stdlib_module_names needs Python >= 3.10")
+    from envcheck.allreduce.run import node_sources as nccl_test_files
+    from envcheck.launch.preflight import node_sources as launch_files
+    for files in (nccl_test_files(), launch_files()):
+        shipped = {name[:-3] for name in files}
+        for name in files:
+            assert _top_imports(REPO / "envcheck" / "node" / name) - stdlib - {"torch"} <= shipped, name
+    assert "rank_supervisor" in {n[:-3] for n in launch_files()} & {n[:-3] for n in nccl_test_files()}

@@ -92,3 +92,13 @@ def test_on_a_cpu_cluster_driver_packages_without_a_module_do_not_make_a_node_wa
     m = Finding(ERROR, "driver-version-mismatch", "driver", "NVIDIA driver/library version mismatch")
     assert by(checks_from_audit([HostResult("node01", FACTS, [m])], ignore=GPU_ONLY_CODES),
               "node01", "driver").status == FAIL
+
+
+def test_on_a_cpu_cluster_gpus_on_the_bus_without_a_working_driver_still_fail_the_node():
+    """--no-expect-gpus forgives a node without GPUs, not GPUs that are there and unusable: the
+    driver rules make that an error (the one finding for it) and an error always counts."""
+    from envcheck.doctor.checks import GPU_ONLY_CODES
+    for code in ("driver-not-found", "driver-module-not-loaded"):
+        f = Finding(ERROR, code, "driver", "2 NVIDIA GPU(s) on the PCI bus (0000:07:00.0, 0000:17:00.0) but no driver")
+        r = HostResult("node01", FACTS, [f])
+        assert by(checks_from_audit([r], ignore=GPU_ONLY_CODES), "node01", "driver").status == FAIL

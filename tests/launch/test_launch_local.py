@@ -121,8 +121,33 @@ def test_the_node_launcher_is_python_36_syntax():
     try:
         r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
                             str(REPO / "envcheck" / "node" / "script_launcher.py"),
+                            str(REPO / "envcheck" / "node" / "rank_supervisor.py"),
                             str(REPO / "tests" / "launch" / "scripts" / "ddp_tiny.py")],
                            capture_output=True, text=True)
     except FileNotFoundError:
         pytest.skip("vermin is not installed")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_shipped_launcher_finds_its_supervisor_even_under_pythonsafepath(tmp_path):
+    """As the controller ships it: the boot writes the payload into the run directory and becomes
+    the launcher, which imports the shared supervision from there; PYTHONSAFEPATH=1 (the
+    script's directory not on sys.path) must not hide it."""
+    import os
+    from envcheck.allreduce.run import boot
+    from envcheck.launch.preflight import node_sources
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello from rank', __import__('os').environ['RANK'])\n")
+    run_dir = tmp_path / "run"
+    payload = json.dumps({k: v for k, v in node_sources().items()
+                          if k in ("script_launcher.py", "rank_supervisor.py")})
+    p = subprocess.run([sys.executable, "-c", boot("script_launcher.py"), "launch", "--dir", str(run_dir),
+                        "--nproc", "2", "--local-world-size", "2", "--deadline", "60", "--", str(script)],
+                       input=payload, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONSAFEPATH="1", MASTER_ADDR="127.0.0.1", WORLD_SIZE="2"))
+    recs = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert sorted(r["line"] for r in recs if r["type"] == "out") == ["hello from rank 0", "hello from rank 1"]
+    assert [r["code"] for r in recs if r["type"] == "exit"] == [0, 0]
+    assert recs[-1]["type"] == "launcher" and recs[-1]["status"] == "done"
+    assert not run_dir.exists()   # the launcher removed its run directory

@@ -41,3 +41,19 @@ def test_the_shipped_probe_prints_pci_gpus_as_a_list():
     facts = json.loads(out.stdout)
     assert isinstance(facts["pci_gpus"], list)
     assert all(g["vendor_id"] == "0x10de" and g["class"].startswith("0x03") for g in facts["pci_gpus"])
+
+
+def test_the_gpu_list_and_the_health_part_share_one_pass_over_the_bus(tmp_path):
+    _device(tmp_path, "0000:3b:00.0", "0x10de", "0x2330", "0x030200")   # H100
+    _device(tmp_path, "0000:3b:00.1", "0x10de", "0x22ba", "0x040300")   # its HD-audio function
+    _device(tmp_path, "0000:05:00.0", "0x10de", "0x22a3", "0x068000")   # an NVSwitch
+    (tmp_path / "0000:3b:00.0" / "current_link_width").write_text("16\n")
+    listed = probe.collect_pci_gpus(None, root=str(tmp_path))
+    for d in list(tmp_path.iterdir()):   # the bus "changes" after the first section read it...
+        for f in d.iterdir():
+            f.unlink()
+        d.rmdir()
+    gpus, switches = probe.pci_scan(str(tmp_path))   # ...and the health part still sees that read
+    assert [g["address"] for g in gpus] == [g["address"] for g in listed] == ["0000:3b:00.0"]
+    assert [dict((k, v) for k, v in g.items() if k != "link") for g in gpus] == listed
+    assert gpus[0]["link"]["width"] == 16 and switches == 1

@@ -68,16 +68,38 @@ def test_the_gpu_identification_list_is_preferred_when_the_probe_has_it():
     assert "0000:99:00.0 (10de:2330)" in x.message
 
 
-def test_gpus_on_the_bus_with_no_driver_answering_are_an_error_even_where_no_driver_would_only_warn():
+def _driver_findings(f):
+    return [x for x in evaluate(f, M) if x.code.startswith(("driver-", "gpu-driver", "gpu-missing"))]
+
+
+def test_gpus_on_the_bus_with_no_driver_answering_are_one_error_even_where_no_driver_would_only_warn():
     f = node()
     f["driver"] = {"version": None, "error": "no NVIDIA driver found: NVML: Driver Not Loaded"}
     f["gpus"] = []
-    [x] = findings(f)
-    assert (x.code, x.severity) == ("gpu-driver-not-loaded", ERROR)
+    assert findings(f) == []   # the health rules defer: the driver rules own "no working driver"
+    [x] = _driver_findings(f)
+    assert (x.code, x.component, x.severity) == ("driver-not-found", "driver", ERROR)
     assert "4 NVIDIA GPU(s) on the PCI bus (0000:07:00.0, 0000:17:00.0" in x.message and "Driver Not Loaded" in x.message
     assert "modprobe nvidia" in x.fix
     f["health"]["pci"] = []  # a CPU node: the driver rules' warning is all
     assert findings(f) == []
+    assert [(x.code, x.severity) for x in _driver_findings(f)] == [("driver-not-found", WARNING)]
+
+
+@pytest.mark.parametrize("state, code", [("module-not-loaded", "driver-module-not-loaded"),
+                                         ("no-userspace", "driver-not-found"),
+                                         ("mismatch", "driver-version-mismatch")])
+def test_a_driver_state_told_apart_is_one_finding_with_its_own_fix_and_no_health_finding(state, code):
+    f = node()
+    f["driver"] = {"version": "535.104.05" if state == "mismatch" else None, "source": "proc" if state == "mismatch" else None,
+                   "state": state, "userspace": {"version": "550.54.15"} if state != "no-userspace" else {},
+                   "kernel_module": "535.104.05" if state == "mismatch" else None,
+                   "error": "no NVIDIA driver found: NVML: Driver Not Loaded"}
+    f["gpus"] = []
+    assert findings(f) == []
+    [x] = _driver_findings(f)
+    assert (x.code, x.severity) == (code, ERROR)
+    assert "0000:07:00.0, 0000:17:00.0" in x.message   # the GPUs the driver leaves unusable, by address
 
 
 def test_uncorrectable_ecc_since_driver_load_fails_and_lifetime_history_warns():

@@ -1,5 +1,5 @@
-# envcheck probe, part health: PCIe links of the GPUs on the bus, NVML memory/throttle/mode state
-# per GPU, and the NVRM Xid lines of the kernel log since boot
+# envcheck probe, part health: PCIe links of the GPUs on the bus (part pci reads them), NVML
+# memory/throttle/mode state per GPU, and the NVRM Xid lines of the kernel log since boot
 # Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
 # envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
 # envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
@@ -9,13 +9,10 @@
 # (NVML_PER_GPU), and one pass over the kernel log bounded in time and bytes.
 import errno
 
-PCI_DEVICES = "/sys/bus/pci/devices"
 KMSG = "/dev/kmsg"
 KLOG_SECONDS = 1.0          # the kernel-log pass gives up after this long...
 KLOG_BYTES = 8 << 20        # ...or this many bytes (a ring buffer is 256 KiB - a few MiB)
 MAX_EVENTS = 64             # distinct (Xid, GPU) pairs kept; the rest are only counted
-NVIDIA = "0x10de"
-GPU_CLASSES = ("0x0300", "0x0302")   # VGA controller, 3D controller
 
 
 def _read(path):
@@ -33,38 +30,20 @@ def _int(text):
         return None
 
 
-def pci_scan(root=PCI_DEVICES):
-    """One pass over the PCI bus: (NVIDIA display/3D-class functions with their link state,
-    number of NVIDIA bridge-class 0x0680 functions, i.e. NVSwitches). A GPU is listed whether
-    or not the driver bound it: one NVML lost is still here."""
-    gpus, switches = [], 0
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return gpus, switches
-    for name in names:
-        d = os.path.join(root, name)
-        if _read(os.path.join(d, "vendor")) != NVIDIA:
-            continue
-        cls = _read(os.path.join(d, "class")) or ""
-        if cls.startswith("0x0680"):
-            switches += 1
-        if not cls.startswith(GPU_CLASSES):
-            continue
-        gpus.append({"address": name, "vendor_id": NVIDIA, "device_id": _read(os.path.join(d, "device")),
-                     "class": cls,
-                     "link": {"speed": _read(os.path.join(d, "current_link_speed")),
-                              "width": _int(_read(os.path.join(d, "current_link_width"))),
-                              "max_speed": _read(os.path.join(d, "max_link_speed")),
-                              "max_width": _int(_read(os.path.join(d, "max_link_width")))}})
-    return gpus, switches
+def pci_scan(root=None):
+    """(the NVIDIA GPUs on the bus with their link state, the number of NVSwitches), from the
+    one pass over the bus (part pci). A GPU is listed whether or not the driver bound it: one
+    NVML lost is still here."""
+    functions = nvidia_pci_functions(root) or []
+    return ([fn for fn in functions if is_gpu(fn)],
+            sum(1 for fn in functions if (fn.get("class") or "").startswith(NVSWITCH_CLASS)))
 
 
-def pci_gpus(root=PCI_DEVICES):
+def pci_gpus(root=None):
     return pci_scan(root)[0]
 
 
-def nvidia_switches(root=PCI_DEVICES):
+def nvidia_switches(root=None):
     return pci_scan(root)[1]
 
 
