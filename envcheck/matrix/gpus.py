@@ -34,7 +34,7 @@ _DROP = {
 }
 _MEMORY = re.compile(r"^\d+(gb|g|gib)$")            # 80gb, 22gb, 20g
 _VGPU = re.compile(r"^\d+[abcq]$")                  # vGPU profile sizes: 16q, 8c, 4a
-_SPLIT = re.compile(r"[\s\-_/(),]+")
+_SPLIT = re.compile(r"[\s\-_/(),.]+")              # "Tesla K10.G2.8GB": the dot separates too
 _DC_WORD = re.compile(r"^[a-z]\d+[a-z]?$")          # k40, v100, a10, l40, k20x
 _CHIP = re.compile(r"^([A-Z]+\d+)[A-Z]*$")
 

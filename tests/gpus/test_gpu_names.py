@@ -71,6 +71,7 @@ def test_a_name_no_nvidia_table_lists_stays_unknown_instead_of_guessed(m, row):
     ("Quadro M5000M", "5.0"), ("Quadro M5000", "5.2"),
     ("NVIDIA A100-SXM4-80GB", "8.0"), ("NVIDIA A10", "8.6"), ("NVIDIA A10G", "8.6"),
     ("Tesla K20Xm", "3.5"), ("NVIDIA L40S", "8.9"), ("NVIDIA H20", "9.0"),
+    ("GeForce GTX 780M", "3.0"), ("GeForce GTX 780", "3.5"),       # Kepler notebook vs desktop chip
 ])
 def test_boards_whose_names_differ_by_one_word_or_letter_are_told_apart(m, name, cc):
     assert _cc(m.gpu_cc(name)) == cc
