@@ -16,7 +16,7 @@ command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v xz >/dev/null 2>&1 || need_apt+=(xz-utils)
 command -v sudo >/dev/null 2>&1 || need_apt+=(sudo)
 command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || need_apt+=(curl)
-# the PCI ID database the packaged GPU table is generated from (tests/gpus/test_pci_table.py)
+# Debian's (older) PCI ID database: the packaged GPU table must keep every board it knows (tests/gpus/test_pci_table.py)
 [ -f /usr/share/misc/pci.ids ] || need_apt+=(pci.ids)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -14,7 +14,8 @@ Only for letter+digits words: "960m" is NOT "960", because a GeForce "M" board i
 chip (GTX 960M is GM107, sm_50; GTX 960 is GM206, sm_52) — mobile boards are listed explicitly.
 
 Chips ("GK210GL", "GA102", "AD104GLM" as pci.ids spells them) map through `chips:` once their
-suffix letters (GL = professional, M = mobile, B = revision) are dropped.
+suffix letters (GL = professional, M = mobile, B = revision) are dropped, unless `chips:` lists the
+code as it stands: GB10B (Jetson Thor) and GB20B (GB10) are chips of their own, not GB10 or GB20.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ _DROP = {
 }
 _MEMORY = re.compile(r"^\d+(gb|g|gib)$")            # 80gb, 22gb, 20g
 _VGPU = re.compile(r"^\d+[abcq]$")                  # vGPU profile sizes: 16q, 8c, 4a
-_SPLIT = re.compile(r"[\s\-_/(),]+")
+_SPLIT = re.compile(r"[\s\-_/(),.]+")              # "Tesla K10.G2.8GB": the dot separates too
 _DC_WORD = re.compile(r"^[a-z]\d+[a-z]?$")          # k40, v100, a10, l40, k20x
 _CHIP = re.compile(r"^([A-Z]+\d+)[A-Z]*$")
 
@@ -88,6 +89,9 @@ class GpuIndex:
         return best[1] if best else None
 
     def chip(self, chip: str) -> Optional[Record]:
-        """The chips: entry for a chip code as pci.ids spells it (suffixes ignored)."""
+        """The chips: entry for a chip code as pci.ids spells it: the code itself where `chips:`
+        lists it, else the code without its suffix letters."""
         base = chip_base(chip)
-        return self._chips.get(base) if base else None
+        if not base:
+            return None
+        return self._chips.get((chip or "").strip().upper()) or self._chips.get(base)

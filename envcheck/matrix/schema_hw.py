@@ -9,7 +9,7 @@ from typing import Any, Dict, Set
 from envcheck.matrix.gpus import chip_base, words
 from envcheck.versions import vkey
 
-_CHIP_KEY = re.compile(r"^[A-Z]+\d+$")
+_CHIP_KEY = re.compile(r"^[A-Z]+\d+[A-Z]?$")
 
 
 def check_gpus(c: Any, gpus: Any, archs: Set[str]) -> None:
@@ -37,8 +37,11 @@ def check_chips(c: Any, chips: Any, archs: Set[str]) -> None:
         p = f"chips[{i}]"
         c.mapping(ch, p, ["chip", "cc", "example", "source"], ["unconfirmed", "note"])
         code = c.string(ch["chip"], f"{p}.chip")
-        if not _CHIP_KEY.match(code) or chip_base(code) != code:
-            c.fail(f"{p}.chip", f"{code!r} must be a chip code without suffix letters, like GK210 or GA102")
+        # a trailing letter is a suffix (GK110B is GK110) unless the entry says why it names a chip
+        # of its own (GB10B, Jetson Thor, is not GB10)
+        if not _CHIP_KEY.match(code) or (chip_base(code) != code and not ch.get("note")):
+            c.fail(f"{p}.chip", f"{code!r} must be a chip code without suffix letters, like GK210 or GA102"
+                   " (or say in `note` why the letter is part of the chip's name)")
         if code in seen:
             c.fail(f"{p}.chip", f"duplicate chip {code}")
         seen.add(code)

@@ -16,7 +16,7 @@ NODE01 = [
     ("0000:3b:00.1", "0x10de", "0x22a3", "0x040300"),            # an NVIDIA audio function: not a GPU
     nvidia_gpu("0000:5d:00.0", "0x2330"),
 ]
-NODE02 = [nvidia_gpu("0000:3b:00.0", "0x102d"), nvidia_gpu("0000:3c:00.0", "0x2b85")]   # K80, newer than pci.ids
+NODE02 = [nvidia_gpu("0000:3b:00.0", "0x102d"), nvidia_gpu("0000:3c:00.0", "0x2ffe")]   # K80, and an id the PCI ID database does not list (a board newer than it)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_audit_of_a_node_without_a_driver_shows_its_gpus_from_the_pci_bus_with_t
     r = _audit(two, "node01", "node02")
     rows = {l.split()[0]: " ".join(l.split()) for l in r.stdout.splitlines() if l.startswith("node0")}
     assert "none (PCI: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90))" in rows["node01"], r.stdout
-    assert ("none (PCI: 1 x NVIDIA Tesla K80 (GK210GL, sm_37); 1 x NVIDIA device 0x2b85 (sm unknown))"
+    assert ("none (PCI: 1 x NVIDIA Tesla K80 (GK210GL, sm_37); 1 x NVIDIA device 0x2ffe (sm unknown))"
             in rows["node02"]), r.stdout
     full = " ".join(_audit(two, "node01", "--full").stdout.split())
     assert "gpus none listed by a driver; on the PCI bus: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90)" in full
@@ -52,9 +52,9 @@ def test_the_audit_json_carries_the_probes_pci_gpus_named_by_the_controller(two)
     assert {(g["name"], g["chip"], g["compute_capability"]) for g in pci01} == {("NVIDIA H100 SXM5 80GB", "GH100", "9.0")}
     pci02 = hosts["node02"]["facts"]["pci_gpus"]
     assert [(g["name"], g["compute_capability"]) for g in pci02] == [("NVIDIA Tesla K80", "3.7"),
-                                                                     ("NVIDIA device 0x2b85", None)]
+                                                                     ("NVIDIA device 0x2ffe", None)]
     unknown = [f for f in hosts["node02"]["findings"] if f["code"] == "gpu-unknown"]
-    assert len(unknown) == 1 and "0x2b85" in unknown[0]["message"]
+    assert len(unknown) == 1 and "0x2ffe" in unknown[0]["message"]
 
 
 def test_plan_starts_from_the_saved_audit_of_a_node_without_a_driver(two, tmp_path):

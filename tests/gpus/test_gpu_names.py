@@ -5,6 +5,7 @@ capability NVIDIA's tables give for the board (the fixture cites the table row, 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -28,14 +29,19 @@ def _cc(cc):
 
 def test_the_fixture_holds_distinct_real_names_from_every_generation():
     names = [r["name"] for r in NAMES]
-    assert len(names) == len(set(names)) >= 126
+    assert len(names) == len(set(names)) >= 150
     majors = {r["expected_cc"].split(".")[0] for r in NAMES}
     assert majors >= {"2", "3", "5", "6", "7", "8", "9", "10", "12"}
 
 
+# a public thread, or a file in a public repository pinned at a commit (a deviceQuery or
+# nvidia-smi capture someone kept in their notes)
+SOURCE = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues/\d+|pull/\d+|blob/[0-9a-f]{40}/\S+)$")
+
+
 def test_every_name_cites_a_public_thread_and_where_its_compute_capability_comes_from():
     for r in NAMES:
-        assert r["source"].startswith("https://github.com/") and ("/issues/" in r["source"] or "/pull/" in r["source"]), r
+        assert SOURCE.match(r["source"]), r
         assert r["printed_by"], r
         if r["basis"] == "nvidia-table":
             assert r["cc_source"] in TABLES and r["table_entry"], r
@@ -65,6 +71,7 @@ def test_a_name_no_nvidia_table_lists_stays_unknown_instead_of_guessed(m, row):
     ("Quadro M5000M", "5.0"), ("Quadro M5000", "5.2"),
     ("NVIDIA A100-SXM4-80GB", "8.0"), ("NVIDIA A10", "8.6"), ("NVIDIA A10G", "8.6"),
     ("Tesla K20Xm", "3.5"), ("NVIDIA L40S", "8.9"), ("NVIDIA H20", "9.0"),
+    ("GeForce GTX 780M", "3.0"), ("GeForce GTX 780", "3.5"),       # Kepler notebook vs desktop chip
 ])
 def test_boards_whose_names_differ_by_one_word_or_letter_are_told_apart(m, name, cc):
     assert _cc(m.gpu_cc(name)) == cc

@@ -42,8 +42,8 @@ def test_a_k80_found_only_on_the_pci_bus_is_still_refused_by_cuda_13(m):
 
 
 def test_a_device_newer_than_the_pci_database_is_reported_unknown_by_its_id(m):
-    (finding,) = [x for x in evaluate(_no_driver("0x2b85"), m) if x.code == "gpu-unknown"]
-    assert "NVIDIA device 0x2b85" in finding.message
+    (finding,) = [x for x in evaluate(_no_driver("0x2ffe"), m) if x.code == "gpu-unknown"]
+    assert "NVIDIA device 0x2ffe" in finding.message
 
 
 def test_a_driver_gpu_with_a_name_the_matrix_lacks_gets_its_cc_from_the_pci_device_at_its_bus_address(m):
@@ -69,9 +69,9 @@ def test_gpus_named_as_nvidia_smi_names_them_are_no_longer_skipped_as_unknown(m,
 
 
 def test_the_report_shows_pci_gpus_with_board_chip_and_sm_when_no_driver_lists_any(m):
-    f = _no_driver("0x2330", "0x2330", "0x2b85")
+    f = _no_driver("0x2330", "0x2330", "0x2ffe")
     pci.annotate(f, m)
     assert f["pci_gpus"][0]["compute_capability"] == "9.0" and f["pci_gpus"][0]["device_id"] == "0x2330"
     text = render_facts(f)
-    assert ("on the PCI bus: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90); 1 x NVIDIA device 0x2b85 (sm unknown)"
+    assert ("on the PCI bus: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90); 1 x NVIDIA device 0x2ffe (sm unknown)"
             in " ".join(text.split()))
