@@ -316,7 +316,10 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
 
 def _numpy2(c: _Checker, rec: Any, releases: List[str], tv: Set[str]) -> None:
     """The first torch and torchvision releases whose wheels run under numpy 2.x."""
-    c.mapping(rec, "torch.numpy2", ["torch", "torchvision", "source", "torchvision_source"], ["note"])
+    c.mapping(rec, "torch.numpy2", ["torch", "torchvision", "source", "torchvision_source", "python",
+                                    "python_source"], ["note"])
+    c.version(rec["python"], "torch.numpy2.python", fields=(2,))
+    c.url(rec["python_source"], "torch.numpy2.python_source")
     if c.version(rec["torch"], "torch.numpy2.torch", fields=(3,)) not in releases:
         c.fail("torch.numpy2.torch", f"torch {rec['torch']} is not in torch.releases")
     if rec["torchvision"] not in tv:

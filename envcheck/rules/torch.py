@@ -3,7 +3,7 @@ are, companions paired with torch (same release line and same CUDA), and a numpy
 were built for (numpy 2.x breaks wheels compiled against numpy 1.x)."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
@@ -123,6 +123,13 @@ def _older(version: str, first: str) -> bool:
         return False  # the *-unknown rules say the version cannot be read
 
 
+def _python_before(version: Optional[str], first: str) -> bool:
+    try:
+        return bool(version) and compare(version, first) < 0  # type: ignore[arg-type]
+    except VersionError:
+        return False
+
+
 def numpy_vs_torch(f: F.Facts, m: Matrix) -> list:
     """torch < numpy2.torch (and torchvision < numpy2.torchvision) wheels were compiled against
     numpy 1.x; under numpy 2.x importing them warns and every numpy bridge fails."""
@@ -134,6 +141,9 @@ def numpy_vs_torch(f: F.Facts, m: Matrix) -> list:
     old_tv = bool(tv) and _older(tv, first["torchvision"])  # type: ignore[arg-type]
     if not old_torch and not old_tv:
         return []
+    py, pythons = F.python_version(f), (tb.record or {}).get("python") or []
+    if _python_before(py, first["python"]) or (pythons and all(_python_before(p, first["python"]) for p in pythons)):
+        return []  # numpy 2 needs a newer Python than this one (or than any this torch has wheels for)
     np = F.numpy_version(f)
     if not np:
         if F.has(f, "numpy") and F.origin(f) != "flags":

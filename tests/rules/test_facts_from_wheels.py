@@ -54,6 +54,17 @@ def test_an_old_torch_with_numpy_unknown_is_a_skipped_check_not_silence(m):
     assert not [s for s in judge(stack_facts(matrix=m, torch="2.4.1"), m).skipped if s.check == "numpy_vs_torch"]
 
 
+def test_a_python_older_than_numpy_2_needs_settles_it_without_the_numpy_version(m):
+    # numpy 2.0.0 requires Python >= 3.9: on 3.8, or with a torch that has no wheel for 3.9+,
+    # numpy 2 cannot be installed
+    assert m.numpy2()["python"] == "3.9" and m.numpy2()["python_source"].startswith("https://pypi.org/")
+    for kw in (dict(torch="1.13.1", python="3.8"), dict(torch="1.1.0")):
+        v = judge(stack_facts(matrix=m, **kw), m)
+        assert not [s for s in v.skipped if s.check == "numpy_vs_torch"], kw
+    assert [s for s in judge(stack_facts(matrix=m, torch="1.13.1", python="3.10"), m).skipped
+            if s.check == "numpy_vs_torch"]
+
+
 def test_a_probe_that_found_no_numpy_judges_old_torch_fine(m):
     f = probe_facts(torch="1.13.1+cu117")
     f["numpy"] = {"version": None, "location": None}
