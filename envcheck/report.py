@@ -153,12 +153,19 @@ def _cuda(f: Facts) -> List[str]:
 
 
 def _cudnn(f: Facts) -> List[str]:
+    """The system cuDNN, the pip one torch depends on, and which of them torch loads."""
     c = _g(f, "cudnn") or {}
-    lines = [c.get("version") or "not found"]
+    lines = [f"{c['version']} (system)" if c.get("version") else "no system cuDNN"]
     for h in c.get("headers") or []:
         lines.append(f"  header {h.get('path')}  {h.get('version')}")
     for lib in c.get("libs") or []:
         lines.append(f"  lib    {lib.get('path')}  {lib.get('version') or '?'}")
+    for name, p in sorted((_g(f, "packages") or {}).items()):
+        if name.startswith("nvidia-cudnn-cu") and isinstance(p, dict):
+            lines.append(f"  pip    {name} {p.get('version')}  {p.get('location') or ''}".rstrip())
+    loads = c.get("torch_loads")
+    if isinstance(loads, dict) and loads.get("version"):
+        lines.append(f"  torch loads {loads['version']}: {loads.get('from')}")
     return lines
 
 
@@ -197,6 +204,15 @@ def _deep(f: Facts) -> List[str]:
         state = "ok" if op.get("ok") else f"FAILED: {op.get('error')}"
         lines.append(f"  GPU {op.get('device')} {op.get('name') or ''}: tiny op {state}")
     return lines
+
+
+def _nccl(nccl: Dict[str, Any]) -> List[str]:
+    """The NCCL torch runs, where it was read, and a library on the node that torch does not load."""
+    line = (f"{nccl['version']} (from {nccl.get('source')})" if nccl.get("version") else NONE) \
+        + (f"; {nccl['note']}" if nccl.get("note") else "")
+    other = nccl.get("ignored") if isinstance(nccl.get("ignored"), dict) else {}
+    return [line] + ([f"  not loaded by torch: {other.get('version')} ({other.get('source')} "
+                      f"{other.get('path') or ''})".replace(" )", ")")] if other else [])
 
 
 def _interfaces(f: Facts) -> List[str]:
@@ -254,7 +270,7 @@ def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
         ("torch", [_package(f, "torch")]),
         ("torchvision", [_package(f, "torchvision")]),
         ("torchaudio", [_package(f, "torchaudio")]),
-        ("nccl", [f"{nccl['version']} (from {nccl.get('source')})" if nccl.get("version") else NONE]),
+        ("nccl", _nccl(nccl)),
         ("python", [" ".join(x for x in (py.get("version"), py.get("executable")) if x) or NONE]),
         ("gcc", [" ".join(x for x in (gcc.get("version"), gcc.get("path")) if x) or NONE]),
         ("env", [f"{k}={env[k]}" for k in ENV_SHOWN if env.get(k)]

@@ -53,7 +53,7 @@ def test_each_component_has_its_row_with_the_version_and_where_it_came_from():
     assert row("gpus").endswith("2 x Tesla V100-SXM2-16GB (16130 MiB)")
     assert row("cuda").endswith("10.0.130 in use (via PATH: /usr/local/cuda-10.0)")
     assert "  /usr/local/cuda-10.0  10.0.130 (version.txt) <- /usr/local/cuda, in use" in render_facts(FACTS)
-    assert row("cudnn").endswith("7.6.5")
+    assert row("cudnn").endswith("7.6.5 (system)")
     assert row("nccl").endswith("2.4.2 (from torch)")
     assert row("python").endswith("3.6.9 /opt/venv/bin/python3")
     assert row("gcc").endswith("7.5.0 /usr/bin/gcc")

@@ -19,6 +19,8 @@ from envcheck.matrix.load import Matrix
 from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult, last_json_object
 from envcheck.rules import judge
+from envcheck.rules.cudnn import annotate as annotate_cudnn
+from envcheck.rules.nccl import annotate as annotate_nccl
 
 # The probe is several readable files shipped as ONE stdlib script: base (imports, constants),
 # parse (pure parsers), run (commands with timeouts), then every other part A-Z (collectors;
@@ -130,6 +132,8 @@ def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
     result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
     if result.facts is not None:
         annotate_pci_gpus(result.facts, matrix)
+        annotate_nccl(result.facts, matrix)
+        annotate_cudnn(result.facts, matrix)
         verdict = judge(result.facts, matrix)
         result.findings, result.skipped = verdict.findings, verdict.skipped
     return result

@@ -29,6 +29,7 @@ def check(
     gpu: Annotated[Optional[str], typer.Option("--gpu", metavar="NAME|sm_XY|X.Y", help="GPU model or compute capability, e.g. V100, sm_70, 7.0")] = None,
     python: Annotated[Optional[str], typer.Option("--python", metavar="X.Y", help="Python, e.g. 3.7")] = None,
     gcc: Annotated[Optional[str], typer.Option("--gcc", metavar="V", help="host gcc, e.g. 7.5.0")] = None,
+    numpy: Annotated[Optional[str], typer.Option("--numpy", metavar="V", help="numpy in torch's environment, e.g. 2.0.1 (torch < 2.3 fails under numpy 2)")] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
     strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
@@ -37,10 +38,10 @@ def check(
     m = load_matrix(matrix)
     base = load_facts_file(facts_file) if facts_file else None
     given = dict(driver=driver, cuda=cuda, cudnn=cudnn, torch=torch, torchvision=torchvision,
-                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc)
+                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc, numpy=numpy)
     if base is None and not any(given.values()):
         raise UsageError("check: nothing to judge", "give a FACTS.json file or at least one of --driver --cuda "
-                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc")
+                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy")
     facts = stack_facts(base, matrix=m, **given)
     verdict = judge(facts, m)
     bad = has_errors(verdict.findings) or (strict and bool(verdict.skipped))

@@ -24,7 +24,7 @@ def _v(text: str, flag: str) -> str:
 def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, cuda: Optional[str] = None,
                 cudnn: Optional[str] = None, torch: Optional[str] = None, torchvision: Optional[str] = None,
                 torchaudio: Optional[str] = None, gpu: Optional[str] = None, python: Optional[str] = None,
-                gcc: Optional[str] = None, matrix: Optional[Matrix] = None) -> Facts:
+                gcc: Optional[str] = None, numpy: Optional[str] = None, matrix: Optional[Matrix] = None) -> Facts:
     """A facts document (origin "flags") from the given versions, laid over `base` if given.
 
     gpu is a model name ("A100"), "sm_86" or "8.6"; a name is resolved through the matrix when
@@ -65,6 +65,8 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
         f["python"] = {"version": python.strip()}
     if gcc:
         f["gcc"] = {"version": _v(gcc, "--gcc")}
+    if numpy:
+        f["numpy"] = {"version": _v(numpy, "--numpy")}
     return f
 
 

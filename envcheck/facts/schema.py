@@ -64,7 +64,13 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
         "error": str | None,           # torch could not be imported / the check crashed or hung
         "errors": [str],               # single calls that failed (e.g. nccl on a CPU build)
       },
-      "nccl": {"version": "2.4.8" | None, "source": "torch"|"libnccl"|"wheel"|None, "path": str},
+      "numpy": {"version": "2.0.2" | None, "location": str | None},   # the numpy torch's interpreter
+                                          # imports (metadata, not imported); None: none installed
+      "nccl": {"version": "2.4.8" | None, "source": "torch"|"libnccl"|"wheel"|"matrix"|None, "path": str,
+             "note": str, "ignored": {"version", "source", "path"}},   # matrix: no --deep, torch
+                                          # links NCCL statically, and the controller took the version
+                                          # that build bundles from the matrix; ignored: what the probe
+                                          # found that torch does not load (rules/nccl.py: torch_nccl)
       "gcc": {"version": "7.5.0" | None, "path": str | None},
       "env": {"PATH": str, "LD_LIBRARY_PATH": str, "CUDA_HOME": str, "CUDA_PATH": str,
               "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
@@ -188,6 +194,19 @@ def env(f: Facts) -> Dict[str, str]:
 
 def nccl_version(f: Facts) -> Optional[str]:
     return _str(_get(f, "nccl", "version"))
+
+
+def nccl_source(f: Facts) -> Optional[str]:
+    return _str(_get(f, "nccl", "source"))
+
+
+def nccl(f: Facts) -> Dict[str, Any]:
+    return _dict(_get(f, "nccl"))
+
+
+def numpy_version(f: Facts) -> Optional[str]:
+    """The numpy torch's interpreter imports (`check --numpy`, or the probe's package metadata)."""
+    return _str(_get(f, "numpy", "version")) or package_version(f, "numpy")
 
 
 # Accessors for the rules. Presence matters as much as value: a section the probe

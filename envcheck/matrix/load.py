@@ -89,6 +89,7 @@ class Matrix:
       pypi_variant(v) -> str|None      the variant plain `pip install torch==X` served (cu90 …)
       torch_variant(v, tag) -> record|None  {"arch": [...]|None, "cudnn", "nccl", "cuda": "10.0"}
       torchvision_known(v) / torchaudio_known(v)
+      numpy2() -> record|None          first torch / torchvision whose wheels run under numpy 2.x
     GPUs
       gpu(name) -> record|None         tolerant name match ("NVIDIA A100-SXM4-80GB", "A100")
       gpu_cc(name) -> (X, Y)|None
@@ -278,6 +279,9 @@ class Matrix:
 
     def torchaudio_known(self, version: Optional[str]) -> bool:
         return self._companion_known("torchaudio", version)
+
+    def numpy2(self) -> Optional[Record]:
+        return self.data["torch"].get("numpy2")
 
     # ------------------------------------------------------------------ GPUs
     def gpu(self, name: Optional[str]) -> Optional[Record]:

@@ -253,7 +253,7 @@ def _builds_for(builds: List[str], cuda: str) -> bool:
 
 def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str],
            cudnn_builds: Dict[str, List[str]]) -> None:
-    c.mapping(torch, "torch", ["arch_sets", "releases"])
+    c.mapping(torch, "torch", ["arch_sets", "releases"], ["numpy2"])
     # parsed once: each release's variants look their cuDNN up among all builds (was ~40% of
     # a matrix load when every lookup re-parsed every build's version)
     cudnn_keys = [(v, vkey(v)) for v in cudnn_builds]
@@ -310,3 +310,19 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
         c.url(rel["source"], f"{p}.source")
         c.unconfirmed(rel, p, keys)
     c.ascending(versions, "torch.releases")
+    if "numpy2" in torch:
+        _numpy2(c, torch["numpy2"], versions, tv)
+
+
+def _numpy2(c: _Checker, rec: Any, releases: List[str], tv: Set[str]) -> None:
+    """The first torch and torchvision releases whose wheels run under numpy 2.x."""
+    c.mapping(rec, "torch.numpy2", ["torch", "torchvision", "source", "torchvision_source", "python",
+                                    "python_source"], ["note"])
+    c.version(rec["python"], "torch.numpy2.python", fields=(2,))
+    c.url(rec["python_source"], "torch.numpy2.python_source")
+    if c.version(rec["torch"], "torch.numpy2.torch", fields=(3,)) not in releases:
+        c.fail("torch.numpy2.torch", f"torch {rec['torch']} is not in torch.releases")
+    if rec["torchvision"] not in tv:
+        c.fail("torch.numpy2.torchvision", f"torchvision {rec['torchvision']} is not in torchvision.versions")
+    c.url(rec["source"], "torch.numpy2.source")
+    c.url(rec["torchvision_source"], "torch.numpy2.torchvision_source")

@@ -4,7 +4,7 @@ cuDNN the process loads (torch/backends/cudnn/__init__.py's own rule)."""
 from __future__ import annotations
 
 import os
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
@@ -64,25 +64,33 @@ def cudnn_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
                     f"CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING.", fix, rec["source"])]
 
 
-def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
-    pkgs = F.packages(f)
-    pip = [(n, F.text(p.get("version"))) for n, p in sorted(pkgs.items()) if n.startswith("nvidia-cudnn-cu")]
-    if not pip or not pip[0][1]:
-        return []
-    pip_name, pip_ver = pip[0]
+@needs("env")  # what shadows pip's cuDNN is on LD_LIBRARY_PATH
+def _pip_cudnn(f: F.Facts) -> Optional[Tuple[str, str]]:
+    """(package, version) of the nvidia-cudnn-cu* wheel pip's torch depends on, if installed."""
+    pip = [(n, F.text(p.get("version"))) for n, p in sorted(F.packages(f).items()) if n.startswith("nvidia-cudnn-cu")]
+    return (pip[0][0], pip[0][1]) if pip and pip[0][1] else None  # type: ignore[return-value]
+
+
+def _shadow(f: F.Facts) -> Optional[Tuple[str, Optional[str], List[str], Dict[str, Optional[str]]]]:
+    """(LD_LIBRARY_PATH entry, its cuDNN version, all entries, system dirs) when a system cuDNN
+    directory is on LD_LIBRARY_PATH: the loader finds it before the pip copy torch's RUNPATH names."""
     ld = [e for e in (F.env(f).get("LD_LIBRARY_PATH") or "").split(":") if e]
-    if not ld:
-        return []
-    sys_dirs = {}
+    sys_dirs: Dict[str, Optional[str]] = {}
     for lib in F.cudnn_libs(f):
         path = F.text(lib.get("path")) or ""
         if "site-packages" in path or "dist-packages" in path:
             continue  # that is the pip copy itself
         sys_dirs[norm_path(os.path.dirname(path), f)] = F.text(lib.get("version")) or F.cudnn_version(f)
     hits = [(e, sys_dirs[norm_path(e, f)]) for e in ld if norm_path(e, f) in sys_dirs]
-    if not hits:
+    return (hits[0][0], hits[0][1], ld, sys_dirs) if hits else None
+
+
+@needs("env")  # what shadows pip's cuDNN is on LD_LIBRARY_PATH
+def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
+    pip, shadow = _pip_cudnn(f), _shadow(f)
+    if not pip or not shadow:
         return []
-    entry, sys_ver = hits[0]
+    (pip_name, pip_ver), (entry, sys_ver, ld, sys_dirs) = pip, shadow
     keep = ":".join(e for e in ld if norm_path(e, f) not in sys_dirs)
     try:
         differ = sys_ver is None or vkey(sys_ver)[0] != vkey(pip_ver)[0]
@@ -100,17 +108,42 @@ def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
                     src(m, "pypi_cudnn_cu12"))]
 
 
-def loaded_cudnn(f: F.Facts) -> Optional[str]:
-    """The cuDNN the torch process loads: what torch itself reported (--deep), else for a stack
-    given by flags `check --cudnn` (documented as the loaded one), else the pip nvidia-cudnn-cu*
-    package torch depends on (a system copy shadowing it is cudnn_shadows_torch's finding)."""
+# torch wheels before 1.13 carry libcudnn in torch/lib; from 1.13 PyPI's depend on nvidia-cudnn-cu1x
+BUNDLED_CUDNN_BEFORE = (1, 13)
+
+
+def torch_cudnn(f: F.Facts, m: Matrix) -> Optional[Dict[str, str]]:
+    """The cuDNN the torch process loads: {"version", "how", "from"}, None when unknown.
+
+    how: "deep" (torch reported it), "flags" (`check --cudnn`, documented as the loaded one),
+    "shadow" (a system copy on LD_LIBRARY_PATH ahead of pip's), "pip" (the nvidia-cudnn-cu*
+    wheel), "bundled" (a torch < 1.13 wheel's own copy, version from the matrix)."""
+    tb = torch_build(f, m)
+    if not tb or tb.tag in (None, "cpu"):
+        return None
     deep = F.deep_cudnn(f)
     if deep:
-        return deep
+        return {"version": deep, "how": "deep", "from": "torch.backends.cudnn.version() (--deep)"}
     if F.origin(f) == "flags":
-        return F.cudnn_version(f)
-    pip = [F.text(p.get("version")) for n, p in sorted(F.packages(f).items()) if n.startswith("nvidia-cudnn-cu")]
-    return pip[0] if pip and pip[0] else None
+        v = F.cudnn_version(f)
+        return {"version": v, "how": "flags", "from": "--cudnn"} if v else None
+    pip, shadow = _pip_cudnn(f), _shadow(f)
+    if pip and shadow and shadow[1]:
+        return {"version": shadow[1], "how": "shadow",
+                "from": f"the system copy in {shadow[0]} (LD_LIBRARY_PATH), not {pip[0]} {pip[1]}"}
+    if pip:
+        return {"version": pip[1], "how": "pip", "from": f"pip package {pip[0]}"}
+    built = (m.torch_variant(tb.version, tb.tag) or {}).get("cudnn")
+    if built and vkey(tb.version) < BUNDLED_CUDNN_BEFORE:
+        return {"version": built, "how": "bundled", "from": f"the copy in torch {tb.label()}'s wheel (matrix)"}
+    return None
+
+
+def annotate(f: F.Facts, m: Matrix) -> None:
+    """Record under cudnn.torch_loads which cuDNN torch loads, beside the system one (reports)."""
+    loads = torch_cudnn(f, m)
+    if loads and isinstance(f.get("cudnn"), dict):
+        f["cudnn"]["torch_loads"] = loads
 
 
 def _refused(built: tuple, loaded: tuple) -> bool:
@@ -128,7 +161,10 @@ def cudnn_vs_torch(f: F.Facts, m: Matrix) -> list:
     tb = torch_build(f, m)
     if not tb or tb.tag in (None, "cpu"):
         return []
-    loaded = loaded_cudnn(f)
+    loads = torch_cudnn(f, m)
+    if loads and loads["how"] == "shadow":
+        return []  # cudnn_shadows_torch names the entry and the fix
+    loaded = loads["version"] if loads else None
     if not loaded:
         return [Skipped("cudnn_vs_torch", "cudnn", "the cuDNN the torch process loads is unknown",
                         "--cudnn V (the cuDNN the process loads), or audit --deep")]

@@ -17,7 +17,13 @@ INSUFFICIENT = "'CUDA driver version is insufficient for CUDA runtime version'"
 
 
 def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
-    ok = [r["version"] for r in m.releases() if at_least(driver, r["min_driver"])]
+    """The newest CUDA release this driver fully supports, by the same floor _judge applies
+    (Table 3's minimum, or the driver the release's runfile bundles when that is lower)."""
+    def floor(version: str) -> Optional[str]:
+        need = m.driver_need(version)
+        return need.release_min if need else None
+
+    ok = [r["version"] for r in m.releases() if floor(r["version"]) and at_least(driver, floor(r["version"]))]
     return ok[-1] if ok else None
 
 

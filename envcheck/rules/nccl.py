@@ -1,15 +1,23 @@
 """NCCL/Gloo environment rules for one host: the socket interface variables must name an
 interface the host has, and torch >= 2.2 reads the TORCH_NCCL_* names. Cross-node reachability
-is nccl-test's job (envcheck/allreduce/preflight.py); this only needs the probe's facts."""
+is nccl-test's job (envcheck/allreduce/preflight.py); this only needs the probe's facts.
+
+And which NCCL torch runs (torch_nccl): the probe reads it from torch only with --deep; without,
+it finds a system libnccl or a pip wheel, which a torch 1.x wheel ignores (it links NCCL
+statically). The version such a build bundles is in the matrix, so the fleet's NCCL comparison
+says the same with and without --deep."""
 from __future__ import annotations
 
-from typing import List
+from typing import Any, Dict, List, Optional
 
 from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules.common import needs, src, torch_build
 from envcheck.versions import vkey
+
+# torch's pip wheels link NCCL statically before 2.0 and load a nvidia-nccl-cu1x wheel from 2.0
+STATIC_NCCL_BEFORE = (2, 0)
 
 # renamed with a TORCH_ prefix in torch 2.2; the old names still work but warn
 RENAMED = ("NCCL_ASYNC_ERROR_HANDLING", "NCCL_BLOCKING_WAIT", "NCCL_ENABLE_TIMING", "NCCL_DESYNC_DEBUG")
@@ -80,6 +88,43 @@ def renamed_env(f: F.Facts, m: Matrix) -> List[Finding]:
                     + (f" (also {', '.join(old[1:])})" if old[1:] else "") + ".",
                     "; ".join(f"export TORCH_{n}={env[n]}" for n in old) + f"; unset {' '.join(old)}",
                     src(m, "torch_nccl_env"))]
+
+
+def torch_nccl(f: F.Facts, m: Matrix) -> Optional[Dict[str, Any]]:
+    """The facts' `nccl` section as the torch process sees it, when it differs from the probe's
+    non-deep answer; None keeps the probe's. --deep's answer (source "torch") always stands. A
+    torch 1.x CUDA build: the NCCL its variant bundles (source "matrix"; version None when the
+    matrix does not know it), whatever libnccl or nvidia-nccl-* wheel the node also has. A later
+    build with an nvidia-nccl-cu* wheel installed: that wheel, which torch loads before any
+    system libnccl."""
+    if F.nccl_source(f) == "torch":
+        return None
+    tb = torch_build(f, m)
+    if not tb or not tb.tag or tb.tag == "cpu":
+        return None
+    probe = {k: v for k, v in F.nccl(f).items() if k in ("version", "source", "path")}
+    if vkey(tb.version) < STATIC_NCCL_BEFORE:
+        var = m.torch_variant(tb.version, tb.tag) or {}
+        out: Dict[str, Any] = {"version": var.get("nccl"), "source": "matrix" if var.get("nccl") else None,
+                               "note": f"linked statically into torch {tb.label()}"
+                                       + ("" if var.get("nccl") else "; the matrix does not know which version")}
+        if probe.get("version"):
+            out["ignored"] = probe  # a system libnccl or wheel this torch does not load
+        return out
+    wheels = [F.text(p.get("version")) for n, p in sorted(F.packages(f).items()) if n.startswith("nvidia-nccl-cu")]
+    if wheels and wheels[0] and probe.get("source") != "wheel":
+        out = {"version": wheels[0], "source": "wheel"}
+        if probe.get("version"):
+            out["ignored"] = probe
+        return out
+    return None
+
+
+def annotate(f: F.Facts, m: Matrix) -> None:
+    """Replace the probe's `nccl` section with torch_nccl's answer, where it has one."""
+    nccl = torch_nccl(f, m)
+    if nccl is not None:
+        f["nccl"] = nccl
 
 
 RULES = [socket_ifname, renamed_env]

@@ -1,15 +1,16 @@
 """torch, torchvision and torchaudio rules: known release and variant, a CUDA build where GPUs
-are, companions paired with torch (same release line and same CUDA)."""
+are, companions paired with torch (same release line and same CUDA), and a numpy their wheels
+were built for (numpy 2.x breaks wheels compiled against numpy 1.x)."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
-from envcheck.model import ERROR, WARNING, Finding
-from envcheck.rules.common import gpu_ccs, major, src, torch_build, torch_install_cmd
-from envcheck.versions import compare, cu_tag_to_version, parse_torch
+from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.rules.common import gpu_ccs, major, needs, src, torch_build, torch_install_cmd
+from envcheck.versions import compare, cu_tag_to_version, parse_torch, vkey
 
 
 def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -42,6 +43,7 @@ def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
     return []
 
 
+@needs("torch", "gpu")  # a +cpu torch is a finding only where GPUs are
 def torch_cpu_with_gpus(f: F.Facts, m: Matrix) -> List[Finding]:
     tb = torch_build(f, m)
     if not tb or tb.tag != "cpu" or not gpu_ccs(f, m):
@@ -114,4 +116,62 @@ def torchaudio_pairing(f: F.Facts, m: Matrix) -> List[Finding]:
     return _companion(f, m, "torchaudio")
 
 
-RULES = [torch_unknown, torch_cpu_with_gpus, torchvision_pairing, torchaudio_pairing]
+def _older(version: str, first: str) -> bool:
+    try:
+        return compare(parse_torch(version)[0], first) < 0
+    except VersionError:
+        return False  # the *-unknown rules say the version cannot be read
+
+
+def _python_before(version: Optional[str], first: str) -> bool:
+    try:
+        return bool(version) and compare(version, first) < 0  # type: ignore[arg-type]
+    except VersionError:
+        return False
+
+
+def numpy_vs_torch(f: F.Facts, m: Matrix) -> list:
+    """torch < numpy2.torch (and torchvision < numpy2.torchvision) wheels were compiled against
+    numpy 1.x; under numpy 2.x importing them warns and every numpy bridge fails."""
+    first, tb = m.numpy2(), torch_build(f, m)
+    if not first or not tb:
+        return []
+    tv = F.package_version(f, "torchvision")
+    old_torch = _older(tb.version, first["torch"])
+    old_tv = bool(tv) and _older(tv, first["torchvision"])  # type: ignore[arg-type]
+    if not old_torch and not old_tv:
+        return []
+    py, pythons = F.python_version(f), (tb.record or {}).get("python") or []
+    if _python_before(py, first["python"]) or (pythons and all(_python_before(p, first["python"]) for p in pythons)):
+        return []  # numpy 2 needs a newer Python than this one (or than any this torch has wheels for)
+    np = F.numpy_version(f)
+    if not np:
+        if F.has(f, "numpy") and F.origin(f) != "flags":
+            return []  # the probe looked: no numpy, and torch runs without one
+        older = f"torch {tb.version}" if old_torch else f"torchvision {tv}"
+        return [Skipped("numpy_vs_torch", "torch", f"numpy version unknown ({older} fails under numpy 2.x)",
+                        "pass --numpy V, or audit the host")]
+    try:
+        if vkey(np)[0] < 2:
+            return []
+    except VersionError:
+        return [Skipped("numpy_vs_torch", "torch", f"numpy version {np!r} cannot be read", "check `pip show numpy`")]
+    pin = 'pip install "numpy<2"'
+    if old_torch:
+        return [Finding(
+            ERROR, "torch-numpy2", "torch",
+            f"torch {tb.label()} was compiled against numpy 1.x but numpy {np} is installed: import torch prints "
+            f"'A module that was compiled using NumPy 1.x cannot be run in NumPy {np} as it may crash' and "
+            f"'Failed to initialize NumPy: _ARRAY_API not found', and tensor.numpy(), torch.from_numpy() and "
+            f"DataLoader workers fail with 'RuntimeError: Numpy is not available'.",
+            f"{pin} (or upgrade to torch >= {first['torch']}, the first release built for numpy 2)",
+            first["source"])]
+    return [Finding(
+        WARNING, "torchvision-numpy2", "torchvision",
+        f"torchvision {tv} predates numpy 2 support (from {first['torchvision']}) and numpy {np} is installed: "
+        f"parts of torchvision that use numpy fail under numpy 2.x.",
+        f"{pin} (or upgrade to torchvision >= {first['torchvision']} with its paired torch)",
+        first["torchvision_source"])]
+
+
+RULES = [torch_unknown, torch_cpu_with_gpus, torchvision_pairing, torchaudio_pairing, numpy_vs_torch]

@@ -21,7 +21,7 @@ from pathlib import Path
 from tests.conftest import REPO, run_cli
 
 CASES = REPO / "tests" / "cases" / "real-stacks.jsonl"
-FLAGS = ("driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpu", "python", "gcc")
+FLAGS = ("driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpu", "python", "gcc", "numpy")
 
 
 def load_cases(path: Path = CASES):

@@ -1,12 +1,12 @@
-# envcheck probe, part packages: torch & co from package metadata, and NCCL
+# envcheck probe, part packages: torch & co (and numpy) from package metadata, and NCCL
 # Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
 # envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
 # envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
 
-WANTED = re.compile(r"^(torch|torchvision|torchaudio|nvidia-.*|pynvml)$")
+WANTED = re.compile(r"^(torch|torchvision|torchaudio|numpy|nvidia-.*|pynvml)$")
 # metadata directories worth opening: `name-version.dist-info` / `.egg-info` of a WANTED name
 # (normalised with _ or not, any case); the exact Name inside decides
-META_DIR = re.compile(r"^(?:(?:torch|torchvision|torchaudio|pynvml)-|nvidia[-_.]).*\.(?:dist|egg)-info$",
+META_DIR = re.compile(r"^(?:(?:torch|torchvision|torchaudio|numpy|pynvml)-|nvidia[-_.]).*\.(?:dist|egg)-info$",
                       re.IGNORECASE)
 
 
