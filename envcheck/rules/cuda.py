@@ -10,7 +10,7 @@ from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding
 from envcheck.rules import remedy
 from envcheck.rules.common import major, mm, needs, src, torch_build, torch_install_cmd, variant_for_cuda
-from envcheck.versions import vkey
+from envcheck.versions import version_to_cu_tag, vkey
 
 
 def cuda_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -57,7 +57,7 @@ def nvcc_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     tag = variant_for_cuda(m, tb.version, cuda)
     fix = (torch_install_cmd(m, tb.version, tag, tb.version) if tag and tag != tb.tag
            else f"point CUDA_HOME and PATH at a CUDA {tc} toolkit (envcheck install-cuda {tc})")
-    remedies = _remedies(m, tb, cuda, tag)
+    remedies = _remedies(m, tb, cuda, tag, F.python_version(f))
     msg_major = (f"The detected CUDA version ({t}) mismatches the version that was used to compile PyTorch "
                  f"({tc}). Please make sure to use the same CUDA versions.")
     note = tb.pypi_note()
@@ -77,7 +77,7 @@ def nvcc_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
                     fix, src(m, "torch_previous"))]
 
 
-def _remedies(m: Matrix, tb, cuda: str, tag) -> tuple:
+def _remedies(m: Matrix, tb, cuda: str, tag, py) -> tuple:
     """Make torch match the toolkit (its build for this CUDA) or the toolkit match torch, in the
     order the fix text gives them."""
     out = []
@@ -89,7 +89,24 @@ def _remedies(m: Matrix, tb, cuda: str, tag) -> tuple:
         v = rec["version"]
         out.append(remedy.toolkit(v, f"point CUDA_HOME and PATH at a CUDA {tb.cuda} toolkit (envcheck install-cuda {tb.cuda})",
                                   f"torch {tb.label()} needs nvcc {tb.cuda}"))
+    newer = _release_for(m, cuda, py, tb.version)
+    if newer and not tag:
+        out.append(remedy.wheel(m, newer[0], newer[1], f"nvcc {mm(cuda)} needs a torch built for CUDA {mm(cuda)}",
+                                torch_install_cmd(m, newer[0], newer[1], tb.version)))
     return tuple(out)
+
+
+def _release_for(m: Matrix, cuda: str, python, installed: str):
+    """(version, tag) of the newest torch release built for exactly this CUDA major.minor (with a
+    wheel for the host's Python when it is known), for when torch's own release has no such build."""
+    try:
+        want = version_to_cu_tag(cuda)
+    except VersionError:
+        return None
+    for rec in reversed(m.data["torch"]["releases"]):
+        if want in rec["variants"] and (not python or mm(python) in rec["python"]) and rec["version"] != installed:
+            return rec["version"], want
+    return None
 
 
 def torch_pypi_default(f: F.Facts, m: Matrix) -> List[Finding]:

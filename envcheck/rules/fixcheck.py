@@ -97,6 +97,7 @@ class _Checker:
         if not new:
             return _Trial(True)
         e = new[0]
+        deeper = ""  # why the first fix tried for the new error did not hold either
         if depth > 0:
             for c in e.remedies[:MAX_CANDIDATES]:
                 if _conflicts(c, applied):
@@ -107,8 +108,9 @@ class _Checker:
                 t = self.settle(nxt, target, applied + [c], depth - 1)
                 if t.ok:
                     return _Trial(True, steps=[(c, e)] + t.steps)
-        return _Trial(False, reason=f"it brings {_short(e)}"
-                      + (", which no further fix clears without undoing it" if e.remedies else ""))
+                deeper = deeper or f"; with {c.label} too, {t.reason}"
+        why = deeper or (", which no further fix clears without undoing it" if e.remedies else "")
+        return _Trial(False, reason=f"it brings {_short(e)}{why}")
 
 
 def _extended_text(base: str, steps: List[Tuple[Remedy, Finding]]) -> Tuple[str, List[str]]:
