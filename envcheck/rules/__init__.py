@@ -20,7 +20,8 @@ from envcheck.facts import schema as F
 from envcheck.facts.schema import Facts
 from envcheck.matrix.load import Matrix
 from envcheck.model import COMPONENTS, WARNING, Finding, Skipped, sort_findings
-from envcheck.rules import cuda, cudnn, driver, driver_state, env, fabric, fixcheck, gcc, gpu, health, nccl, python, torch
+from envcheck.rules import (cuda, cudnn, driver, driver_state, env, fabric, fixcheck, gcc, gpu, health, nccl,
+                            python, torch)
 from envcheck.rules.common import missing, needs_text
 
 Rule = Callable[[Facts, Matrix], List[Union[Finding, Skipped]]]

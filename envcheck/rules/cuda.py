@@ -87,8 +87,8 @@ def _remedies(m: Matrix, tb, cuda: str, tag, py) -> tuple:
     rec = m.find_cuda(tb.cuda)
     if rec:
         v = rec["version"]
-        out.append(remedy.toolkit(v, f"point CUDA_HOME and PATH at a CUDA {tb.cuda} toolkit (envcheck install-cuda {tb.cuda})",
-                                  f"torch {tb.label()} needs nvcc {tb.cuda}"))
+        text = f"point CUDA_HOME and PATH at a CUDA {tb.cuda} toolkit (envcheck install-cuda {tb.cuda})"
+        out.append(remedy.toolkit(v, text, f"torch {tb.label()} needs nvcc {tb.cuda}"))
     newer = _release_for(m, cuda, py, tb.version)
     if newer and not tag:
         out.append(remedy.wheel(m, newer[0], newer[1], f"nvcc {mm(cuda)} needs a torch built for CUDA {mm(cuda)}",

@@ -56,7 +56,8 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
         ERROR, code, "driver",
         f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){floor}{extra}: {what} fails with "
         f"{INSUFFICIENT}.", fix, need.source,
-        remedies=(remedy.driver(want, f"upgrade the NVIDIA driver to >= {want}", f"CUDA {need.cuda} needs driver >= {want}",
+        remedies=(remedy.driver(want, f"upgrade the NVIDIA driver to >= {want}",
+                                f"CUDA {need.cuda} needs driver >= {want}",
                                 f"upgrade the NVIDIA driver to >= {want}"), *alternatives))]
 
 

@@ -167,4 +167,5 @@ def _guarded(checker: _Checker, fd: Finding) -> Finding:
     try:
         return check_fix(checker, fd)
     except Exception as e:  # noqa: BLE001 - one odd remedy must not cost the host its verdict
-        return replace(fd, fix_check=FixCheck(UNVERIFIED, notes=(f"envcheck could not try it ({type(e).__name__}: {e})",)))
+        why = f"envcheck could not try it ({type(e).__name__}: {e})"
+        return replace(fd, fix_check=FixCheck(UNVERIFIED, notes=(why,)))

@@ -142,7 +142,8 @@ def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> list:
                 f"CUDA {cuda} cannot build for {_named(name, cc, arch['name'])}: support starts with CUDA "
                 f"{arch['first_cuda']}. Extension builds fail with {unsupported}.",
                 f"install CUDA >= {arch['first_cuda']} for this GPU", arch["source"],
-                remedies=_toolkits(m, f, arch["first_cuda"], None, f"{_named(name, cc)} needs CUDA >= {arch['first_cuda']}")))
+                remedies=_toolkits(m, f, arch["first_cuda"], None,
+                                   f"{_named(name, cc)} needs CUDA >= {arch['first_cuda']}")))
         elif arch["last_cuda"] and compare(t, arch["last_cuda"]) > 0:
             out.append(Finding(
                 ERROR, "gpu-arch-dropped-by-toolkit", "gpu",
@@ -150,7 +151,8 @@ def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> list:
                 f"can is CUDA {arch['last_cuda']}. Builds fail with {unsupported}, and its libraries carry no "
                 f"kernels for it ({NO_KERNEL}).",
                 f"use CUDA {arch['last_cuda']}.x (or older) on this GPU", arch["source"],
-                remedies=_toolkits(m, f, None, arch["last_cuda"], f"CUDA {arch['last_cuda']} is the last for {_named(name, cc)}")))
+                remedies=_toolkits(m, f, None, arch["last_cuda"],
+                                   f"CUDA {arch['last_cuda']} is the last for {_named(name, cc)}")))
     return out
 
 

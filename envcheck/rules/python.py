@@ -36,7 +36,8 @@ def python_has_torch_wheel(f: F.Facts, m: Matrix) -> List[Finding]:
                     f"'ERROR: Could not find a version that satisfies the requirement torch=={tb.version}' / 'No "
                     f"matching distribution found'.",
                     fix, tb.record["source"],
-                    remedies=(remedy.python(wheels[-1], use, f"torch {tb.version} has wheels for Python {wheels[-1]}"),))]
+                    remedies=(remedy.python(wheels[-1], use,
+                                            f"torch {tb.version} has wheels for Python {wheels[-1]}"),))]
 
 
 RULES = [python_has_torch_wheel]

@@ -108,7 +108,8 @@ def _cuda(f: Facts, v: str, _k: str, _m: Matrix) -> None:
     # -ccbin / NVCC_CCBIN travel with the environment; a compiler nvcc.profile picked belonged to
     # the old nvcc: the new one runs the gcc on PATH
     if not ("ccbin" in (hc.get("how") or "").lower()):
-        hc = {"path": F.text(_get(f, "gcc", "path")), "version": F.gcc_version(f), "how": "PATH"} if F.gcc_version(f) else {}
+        hc = ({"path": F.text(_get(f, "gcc", "path")), "version": F.gcc_version(f), "how": "PATH"}
+              if F.gcc_version(f) else {})
     c["nvcc"] = {"path": f"{root}/bin/nvcc", "version": v, "release": major_minor(v), "build": v}
     if hc:
         c["nvcc"]["host_compiler"] = hc

@@ -38,7 +38,8 @@ def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
                         f"The matrix knows no {tb.tag} build of torch {tb.version} (known: "
                         f"{', '.join(tb.record['variants'])}); pip would fail with 'No matching distribution found "
                         f"for torch=={tb.version}+{tb.tag}' unless it came from elsewhere.",
-                        torch_install_cmd(m, tb.version, tb.record["pypi"] or list(tb.record["variants"])[-1], tb.version),
+                        torch_install_cmd(m, tb.version, tb.record["pypi"] or list(tb.record["variants"])[-1],
+                                          tb.version),
                         tb.record["source"])]
     return []
 
@@ -82,12 +83,13 @@ def _companion(f: F.Facts, m: Matrix, name: str) -> List[Finding]:
            f"{torch_install_cmd(m, tb.version, tb.tag)})" if tb.tag and tb.tag != tb.record["pypi"] else "")
            if paired else f"uninstall {name}: torch {tb.version} has no matching {name} release")
     if not any(compare(public, p) == 0 for p in paired):
-        want = f"{paired[-1]}+{tb.tag}" if paired and tb.tag and tb.tag != tb.record["pypi"] else paired[-1] if paired else ""
+        want = (f"{paired[-1]}+{tb.tag}" if paired and tb.tag and tb.tag != tb.record["pypi"]
+                else paired[-1] if paired else "")
         return [Finding(ERROR, f"{name}-mismatch", name,
                         f"{name} {public} is not the release paired with torch {tb.version} "
                         f"({' or '.join(paired) if paired else 'none'}): {symptom}.", fix, src(m, table),
-                        remedies=(remedy.package(name, want, fix, f"torch {tb.version} pairs with {name} {paired[-1]}"),)
-                        if want else ())]
+                        remedies=(remedy.package(name, want, fix,
+                                                 f"torch {tb.version} pairs with {name} {paired[-1]}"),) if want else ())]
     other = cu_tag_to_version(local) if local else None
     if other and tb.cuda and other != tb.cuda:
         if name == "torchaudio":
