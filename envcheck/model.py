@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
 
@@ -36,6 +36,53 @@ def _dict_of(item: Any) -> Dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Remedy:
+    """What a fix changes in the facts, as data, so the fix can be tried before it is offered.
+
+    label: the change in a few words ("install CUDA 11.7.1"); fix: the instruction the user reads;
+    why: what calls for it, said when it is added to another fix ("CUDA 11.7.1 needs gcc <= 11");
+    edits: (fact, value) pairs that envcheck.rules.remedy.apply() makes on a copy of the facts:
+    driver V, cuda V (a toolkit installed at /usr/local/cuda-X.Y and used), host_compiler N
+    (gcc-N given to nvcc with -ccbin), cudnn V (the system cuDNN), loaded_cudnn V (the cuDNN the
+    torch process loads), torch V+tag (that wheel and what the matrix says it brings), torchvision
+    V, torchaudio V, python X.Y, env:NAME value ('' unsets it).
+    """
+
+    label: str
+    fix: str
+    edits: Tuple[Tuple[str, str], ...]
+    why: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"label": self.label, "edits": dict(self.edits)}
+
+
+# what trying a finding's fix on a copy of the facts found (FixCheck.status)
+VERIFIED = "verified"      # applied as given: this finding goes and no new error comes
+EXTENDED = "extended"      # it brought a new error; the fix of that error was added to it
+REPLACED = "replaced"      # the rule's first fix did not hold; a later candidate of the rule did
+UNVERIFIED = "unverified"  # no candidate could be made clean within the bounds; offered with why
+NO_FIX = "none"            # every candidate changes nothing (the same wheel again): none offered
+
+
+@dataclass(frozen=True)
+class FixCheck:
+    """The outcome of trying a finding's fix: its status, the changes the offered fix makes in
+    order (steps, each a Remedy label; edits, all of them together), and notes saying why it was
+    extended or replaced, or why it is unverified."""
+
+    status: str
+    steps: Tuple[str, ...] = ()
+    edits: Tuple[Tuple[str, str], ...] = ()
+    notes: Tuple[str, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"status": self.status, "verified": self.status in (VERIFIED, EXTENDED, REPLACED),
+                "extended": len(self.steps) > 1, "steps": list(self.steps), "edits": dict(self.edits),
+                "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
 class Finding:
     """One thing that is wrong (or worth knowing) and how to fix it.
 
@@ -50,6 +97,10 @@ class Finding:
     fix: str = ""
     source: str = ""
     host: Optional[str] = None
+    # the fixes the rule can offer, best first, as data (tried by envcheck/rules/fixcheck.py),
+    # and what trying them found; neither makes two findings different
+    remedies: Tuple[Remedy, ...] = field(default=(), compare=False, repr=False)
+    fix_check: Optional[FixCheck] = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -57,7 +108,12 @@ class Finding:
         _known_component(self.component)
 
     def to_dict(self) -> Dict[str, Any]:
-        return _dict_of(self)
+        d: Dict[str, Any] = {k: getattr(self, k) for k in ("severity", "code", "component", "message", "fix", "source")}
+        if self.host is not None:
+            d["host"] = self.host
+        if self.fix_check is not None:
+            d["fix_check"] = self.fix_check.to_dict()
+        return d
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ or over SSH (schema 2; schema 1 had no "schema" key and no "drift" for a local a
         "ok": bool,               # audited, and no error finding on this host
         "error": str | None,      # why the host could not be audited (then facts is None)
         "facts": {...} | None,    # the probe's document, envcheck/facts/schema.py
-        "findings": [{"severity", "code", "component", "message", "fix", "source"}],
+        "findings": [{"severity", "code", "component", "message", "fix", "source",
+                      "fix_check"}],    # fix_check: errors only, what trying the fix found
+                                        # (envcheck/model.py FixCheck.to_dict)
       }],
       "fleet_findings": [...],    # findings about several hosts at once (drift); [] for one host
       "drift": [{"component", "label", "values": {host: value}, "majority", "odd": [host]}],

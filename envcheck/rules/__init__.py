@@ -6,6 +6,9 @@ accessors. Unknown is never OK: a rule declares the facts it cannot judge withou
 (@needs in rules/common.py) and the registry records a Skipped check when one is missing; a rule
 that has its facts but no data to decide from (an arch list the matrix lacks, a GPU it cannot
 place) derives a bound or returns a Skipped itself. judge() gives both; evaluate() the findings.
+
+A rule's fix is data too (Finding.remedies, envcheck/rules/remedy.py): judge() tries each error's
+fix on a copy of the facts and runs the rules again before offering it (envcheck/rules/fixcheck.py).
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ from envcheck.facts import schema as F
 from envcheck.facts.schema import Facts
 from envcheck.matrix.load import Matrix
 from envcheck.model import COMPONENTS, WARNING, Finding, Skipped, sort_findings
-from envcheck.rules import cuda, cudnn, driver, driver_state, env, fabric, gcc, gpu, health, nccl, python, torch
+from envcheck.rules import (cuda, cudnn, driver, driver_state, env, fabric, fixcheck, gcc, gpu, health, nccl,
+                            python, torch)
 from envcheck.rules.common import missing, needs_text
 
 Rule = Callable[[Facts, Matrix], List[Union[Finding, Skipped]]]
@@ -39,9 +43,16 @@ def _component(rule: Rule) -> str:
     return name if name in COMPONENTS else "env"
 
 
-def judge(facts: Facts, matrix: Matrix) -> Judgement:
-    """Every rule over one host's facts. Never raises: one host's odd facts must not stop an
-    audit of a hundred."""
+def judge(facts: Facts, matrix: Matrix, *, verify_fixes: bool = True) -> Judgement:
+    """Every rule over one host's facts, each error's fix tried before it is offered (unless
+    verify_fixes is False). Never raises: one host's odd facts must not stop an audit of a hundred."""
+    out = _run(facts, matrix)
+    if verify_fixes:
+        out.findings = fixcheck.verify(facts, matrix, out.findings, lambda f: _run(f, matrix).findings)
+    return out
+
+
+def _run(facts: Facts, matrix: Matrix) -> Judgement:
     out = Judgement()
     for rule in REGISTRY:
         lacking = missing(rule, facts)
@@ -72,6 +83,7 @@ def judge(facts: Facts, matrix: Matrix) -> Judgement:
     return out
 
 
-def evaluate(facts: Facts, matrix: Matrix) -> List[Finding]:
-    """The findings of judge(), errors first (callers that do not report skipped checks)."""
-    return judge(facts, matrix).findings
+def evaluate(facts: Facts, matrix: Matrix, *, verify_fixes: bool = False) -> List[Finding]:
+    """The findings of judge(), errors first, for callers that read the verdict and not the fixes
+    (plan, provision: many stacks each), so the fixes are not tried unless asked."""
+    return judge(facts, matrix, verify_fixes=verify_fixes).findings

@@ -73,8 +73,22 @@ def torch_build(f: F.Facts, m: Matrix) -> Optional[TorchBuild]:
     return TorchBuild(public, None, None, "unknown", rec)
 
 
-def torch_install_cmd(m: Matrix, version: str, tag: str) -> str:
-    """The pip command that installs exactly this variant with its paired torchvision."""
+def torch_install_cmd(m: Matrix, version: str, tag: str, installed: Optional[str] = None) -> str:
+    """The pip command that installs exactly this variant with its paired torchvision. `installed`:
+    the torch version the host has; when it is this release (another build of it), a pin without a
+    +tag is 'Requirement already satisfied' (PEP 440 ignores the local label of the installed
+    2.4.0+cu124 against ==2.4.0), so the command forces the reinstall."""
+    cmd = _install_cmd(m, version, tag)
+    try:
+        same = bool(installed) and vkey(parse_torch(installed)[0]) == vkey(version)
+    except VersionError:
+        same = False
+    if same and f"=={version}+" not in cmd:
+        cmd = cmd.replace("pip install ", "pip install --force-reinstall ", 1)
+    return cmd
+
+
+def _install_cmd(m: Matrix, version: str, tag: str) -> str:
     rec = m.torch(version)
     tv = rec["torchvision"][-1] if rec and rec["torchvision"] else None
     k = vkey(version)

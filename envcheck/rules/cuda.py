@@ -8,8 +8,9 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding
+from envcheck.rules import remedy
 from envcheck.rules.common import major, mm, needs, src, torch_build, torch_install_cmd, variant_for_cuda
-from envcheck.versions import vkey
+from envcheck.versions import version_to_cu_tag, vkey
 
 
 def cuda_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -54,25 +55,58 @@ def nvcc_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     if t == tc:
         return []
     tag = variant_for_cuda(m, tb.version, cuda)
-    fix = (torch_install_cmd(m, tb.version, tag) if tag and tag != tb.tag
+    fix = (torch_install_cmd(m, tb.version, tag, tb.version) if tag and tag != tb.tag
            else f"point CUDA_HOME and PATH at a CUDA {tc} toolkit (envcheck install-cuda {tc})")
+    remedies = _remedies(m, tb, cuda, tag, F.python_version(f))
     msg_major = (f"The detected CUDA version ({t}) mismatches the version that was used to compile PyTorch "
                  f"({tc}). Please make sure to use the same CUDA versions.")
     note = tb.pypi_note()
     if major(t) != major(tc):
         return [Finding(ERROR, "nvcc-torch-major-mismatch", "cuda",
                         f"nvcc is CUDA {cuda} but torch {tb.label()}{note} was built with CUDA {tc}: building "
-                        f"extensions fails with '{msg_major}'", fix, src(m, "torch_previous"))]
+                        f"extensions fails with '{msg_major}'", fix, src(m, "torch_previous"), remedies=remedies)]
     if major(tc) <= 10:
         return [Finding(ERROR, "nvcc-torch-minor-mismatch", "cuda",
                         f"nvcc is CUDA {cuda} but torch {tb.label()}{note} was built with CUDA {tc}, and before "
                         f"CUDA 11 there is no minor-version compatibility: building extensions fails with "
-                        f"'{msg_major}'", fix, src(m, "torch_previous"))]
+                        f"'{msg_major}'", fix, src(m, "torch_previous"), remedies=remedies)]
     return [Finding(WARNING, "nvcc-torch-minor-mismatch", "cuda",
                     f"nvcc is CUDA {cuda} but torch {tb.label()}{note} was built with CUDA {tc}: extension builds "
                     f"warn 'The detected CUDA version ({t}) has a minor version mismatch with the version that "
                     f"was used to compile PyTorch ({tc}). Most likely this shouldn't be a problem.'",
                     fix, src(m, "torch_previous"))]
+
+
+def _remedies(m: Matrix, tb, cuda: str, tag, py) -> tuple:
+    """Make torch match the toolkit (its build for this CUDA) or the toolkit match torch, in the
+    order the fix text gives them."""
+    out = []
+    if tag and tag != tb.tag:
+        out.append(remedy.wheel(m, tb.version, tag, f"nvcc {mm(cuda)} needs a torch built for CUDA {mm(cuda)}",
+                                torch_install_cmd(m, tb.version, tag, tb.version)))
+    rec = m.find_cuda(tb.cuda)
+    if rec:
+        v = rec["version"]
+        text = f"point CUDA_HOME and PATH at a CUDA {tb.cuda} toolkit (envcheck install-cuda {tb.cuda})"
+        out.append(remedy.toolkit(v, text, f"torch {tb.label()} needs nvcc {tb.cuda}"))
+    newer = _release_for(m, cuda, py, tb.version)
+    if newer and not tag:
+        out.append(remedy.wheel(m, newer[0], newer[1], f"nvcc {mm(cuda)} needs a torch built for CUDA {mm(cuda)}",
+                                torch_install_cmd(m, newer[0], newer[1], tb.version)))
+    return tuple(out)
+
+
+def _release_for(m: Matrix, cuda: str, python, installed: str):
+    """(version, tag) of the newest torch release built for exactly this CUDA major.minor (with a
+    wheel for the host's Python when it is known), for when torch's own release has no such build."""
+    try:
+        want = version_to_cu_tag(cuda)
+    except VersionError:
+        return None
+    for rec in reversed(m.data["torch"]["releases"]):
+        if want in rec["variants"] and (not python or mm(python) in rec["python"]) and rec["version"] != installed:
+            return rec["version"], want
+    return None
 
 
 def torch_pypi_default(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -82,7 +116,7 @@ def torch_pypi_default(f: F.Facts, m: Matrix) -> List[Finding]:
     cuda = F.cuda_version(f)
     if cuda and mm(cuda) != tb.cuda:
         tag = variant_for_cuda(m, tb.version, cuda)
-        fix = (torch_install_cmd(m, tb.version, tag) if tag
+        fix = (torch_install_cmd(m, tb.version, tag, tb.version) if tag
                else f"torch {tb.version} has no build for CUDA {mm(cuda)}; use a CUDA {tb.cuda} toolkit")
         return [Finding(WARNING, "torch-pypi-default-variant", "torch",
                         f"A plain torch=={tb.version} means the {tb.tag} build PyPI served (CUDA {tb.cuda}), not "

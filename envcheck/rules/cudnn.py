@@ -10,6 +10,7 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.rules import remedy
 from envcheck.rules.common import major, mm, needs, norm_path, src, torch_build
 from envcheck.versions import vkey
 
@@ -61,7 +62,8 @@ def cudnn_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     return [Finding(ERROR, "cudnn-cuda-mismatch", "cudnn",
                     f"cuDNN {rec['version']} has {why}: programs fail to load it ('cannot open shared object "
                     f"file' for the CUDA libraries it links) or its calls return "
-                    f"CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING.", fix, rec["source"])]
+                    f"CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING.", fix, rec["source"],
+                    remedies=(remedy.cudnn(best, fix, f"CUDA {mm(cuda)} needs a cuDNN built for it"),) if best else ())]
 
 
 @needs("env")  # what shadows pip's cuDNN is on LD_LIBRARY_PATH
@@ -98,14 +100,15 @@ def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
         differ = True
     pv = ", ".join(str(x) for x in vkey(pip_ver)[:3])
     sv = ", ".join(str(x) for x in vkey(sys_ver)[:3]) if sys_ver else "?"
+    fix = "drop it from LD_LIBRARY_PATH for torch jobs: " + (f"export LD_LIBRARY_PATH={keep}" if keep
+                                                              else "unset LD_LIBRARY_PATH")
     return [Finding(ERROR if differ else WARNING, "cudnn-shadows-torch", "cudnn",
                     f"LD_LIBRARY_PATH entry {entry} holds a system cuDNN {sys_ver or '(version unknown)'} that is "
                     f"loaded instead of the {pip_name} {pip_ver} pip's torch depends on: torch fails with 'cuDNN "
                     f"version incompatibility: PyTorch was compiled against ({pv}) but found runtime version ({sv})'"
                     f"{'' if differ else ' or silently uses the older library'}.",
-                    "drop it from LD_LIBRARY_PATH for torch jobs: "
-                    + (f"export LD_LIBRARY_PATH={keep}" if keep else "unset LD_LIBRARY_PATH"),
-                    src(m, "pypi_cudnn_cu12"))]
+                    fix, src(m, "pypi_cudnn_cu12"),
+                    remedies=(remedy.env("LD_LIBRARY_PATH", keep, fix, f"{entry} shadows {pip_name}"),))]
 
 
 # torch wheels before 1.13 carry libcudnn in torch/lib; from 1.13 PyPI's depend on nvidia-cudnn-cu1x
@@ -181,13 +184,15 @@ def cudnn_vs_torch(f: F.Facts, m: Matrix) -> list:
         return []
     bt, lt = ", ".join(map(str, b)), ", ".join(map(str, lo))
     want = f"cuDNN {b[0]}.x >= {b[0]}.{b[1]}" if b[0] >= 7 else f"cuDNN {b[0]}.{b[1]}"
+    fix = (f"let torch load the cuDNN it ships: take the system cuDNN's directory out of LD_LIBRARY_PATH for torch "
+           f"jobs, or make the loaded one {want}")
     return [Finding(
         ERROR, "cudnn-refused-by-torch", "cudnn",
         f"torch {tb.label()}{tb.pypi_note()} was built with cuDNN {built} but the process loads cuDNN {loaded}; "
         f"torch refuses it on first use: 'cuDNN version incompatibility: PyTorch was compiled against ({bt}) but "
         f"found runtime version ({lt})' (older releases: '... but linked against ...').",
-        f"let torch load the cuDNN it ships: take the system cuDNN's directory out of LD_LIBRARY_PATH for torch "
-        f"jobs, or make the loaded one {want}", src(m, "torch_cudnn_check"))]
+        fix, src(m, "torch_cudnn_check"),
+        remedies=(remedy.loaded_cudnn(built, fix, f"torch {tb.label()} needs {want}"),))]
 
 
 RULES = [cudnn_unknown, cudnn_vs_toolkit, cudnn_shadows_torch, cudnn_vs_torch]

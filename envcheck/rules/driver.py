@@ -8,10 +8,11 @@ from typing import List, Optional
 from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import DriverNeed, Matrix
+from envcheck.rules import remedy
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import driver_state
-from envcheck.rules.common import gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, torch_build
-from envcheck.versions import at_least, vkey
+from envcheck.rules.common import gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, torch_build, torch_install_cmd
+from envcheck.versions import at_least, cu_tag_to_version, vkey
 
 INSUFFICIENT = "'CUDA driver version is insufficient for CUDA runtime version'"
 
@@ -27,7 +28,8 @@ def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
     return ok[-1] if ok else None
 
 
-def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "") -> list:
+def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "", alternatives=()) -> list:
+    """alternatives: the remedies besides the driver upgrade (what to use with this driver instead)."""
     need: Optional[DriverNeed] = m.driver_need(cuda)
     if need is None:
         # an unknown CUDA family: the cuda/torch "unknown" rules say so; this check cannot run
@@ -55,11 +57,14 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
         floor = f" (and below the CUDA {major(cuda)}.x minimum {need.family_min})"
     elif not need.minor_version_compat:
         floor = " (before CUDA 11 there is no minor-version compatibility)"
+    fix = f"upgrade the NVIDIA driver to >= {want}{alt}"
     return [Finding(
         ERROR, code, "driver",
         f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){floor}{extra}: {what} fails with "
-        f"{INSUFFICIENT}.",
-        f"upgrade the NVIDIA driver to >= {want}{alt}", need.source)]
+        f"{INSUFFICIENT}.", fix, need.source,
+        remedies=(remedy.driver(want, f"upgrade the NVIDIA driver to >= {want}",
+                                f"CUDA {need.cuda} needs driver >= {want}",
+                                f"upgrade the NVIDIA driver to >= {want}"), *alternatives))]
 
 
 def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -100,7 +105,11 @@ def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     driver, cuda = F.driver_version(f), F.cuda_version(f)
     if not driver or not cuda:
         return []
-    return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit")
+    newest = _newest_supported(m, driver)
+    alt = (remedy.toolkit(newest, f"use CUDA {newest}, which driver {driver} supports (envcheck install-cuda {newest})",
+                          f"driver {driver} supports CUDA <= {newest}"),) if newest else ()
+    return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit",
+                  alternatives=alt)
 
 
 @needs("driver", "torch")
@@ -108,7 +117,20 @@ def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     driver, tb = F.driver_version(f), torch_build(f, m)
     if not driver or not tb or not tb.cuda:
         return []
-    return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note())
+    return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note(),
+                  _wheels_for(m, driver, tb))
+
+
+def _wheels_for(m: Matrix, driver: str, tb) -> tuple:
+    """Other CUDA builds of the same torch release that this driver runs, newest CUDA first."""
+    out = []
+    for tag in reversed(list((tb.record or {}).get("variants") or [])):
+        need = m.driver_need(cu_tag_to_version(tag) or "") if tag.startswith("cu") else None
+        floor = need and (need.family_min if need.minor_version_compat else need.release_min)
+        if tag != tb.tag and floor and at_least(driver, floor):
+            out.append(remedy.wheel(m, tb.version, tag, f"driver {driver} runs torch {tb.version}+{tag}",
+                                    torch_install_cmd(m, tb.version, tag, tb.version)))
+    return tuple(out[:2])
 
 
 @needs("driver", "gpu")
@@ -136,12 +158,16 @@ def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
         # a branch's later updates carry higher numbers on Windows (R470: 471.xx - 474.xx, R580:
         # 581.xx, 582.xx), and the next branch after each last one starts 10 or more above it
         if last and vkey(driver)[0] >= last + 10:
+            fix = (f"install an R{last} driver (for example the one bundled with the newest CUDA it supports, "
+                   f"CUDA <= {arch['last_cuda']})")
+            branch = [r["min_driver"] for r in m.releases() if r.get("min_driver") and vkey(r["min_driver"])[0] == last]
+            fits = (remedy.driver(branch[-1], fix, f"{name} needs an R{last} driver", f"install driver {branch[-1]}"),
+                    ) if branch else ()
             out.append(Finding(
                 ERROR, "driver-too-new-for-gpu", "driver",
                 f"Driver {driver} (R{vkey(driver)[0]}) no longer supports {name} ({arch['name']}, sm_{cc[0]}{cc[1]}): "
                 f"the last driver branch for it is R{last}; nvidia-smi shows 'No devices were found'.",
-                f"install an R{last} driver (for example the one bundled with the newest CUDA it supports, "
-                f"CUDA <= {arch['last_cuda']})", arch["source"]))
+                fix, arch["source"], remedies=fits))
     return out
 
 

@@ -13,6 +13,7 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.rules import remedy
 from envcheck.rules.common import major, needs
 
 
@@ -46,11 +47,13 @@ def gcc_vs_toolkit(f: F.Facts, m: Matrix) -> list:
         return _known_broken(gcc, g, cuda, rec)
     override = (" (CUDA >= 11 also takes -allow-unsupported-compiler, at your own risk)"
                 if major(rec["version"]) >= 11 else "")
+    fix = (f"install gcc-{limit} g++-{limit} and build with them: export CC=gcc-{limit} CXX=g++-{limit} "
+           f"(nvcc -ccbin g++-{limit}){override}")
     return [Finding(ERROR, "gcc-too-new", "gcc",
                     f"gcc {gcc}{how} is newer than CUDA {cuda} accepts (gcc <= {limit}): nvcc stops with '#error -- "
                     f"unsupported GNU version! gcc versions later than {limit} are not supported!'",
-                    f"install gcc-{limit} g++-{limit} and build with them: export CC=gcc-{limit} CXX=g++-{limit} "
-                    f"(nvcc -ccbin g++-{limit}){override}", rec["gcc_source"])]
+                    fix, rec["gcc_source"],
+                    remedies=(remedy.compiler(limit, fix, f"CUDA {cuda} needs gcc <= {limit}"),))]
 
 
 def _known_broken(gcc: str, g: int, cuda: str, rec: dict) -> List[Finding]:

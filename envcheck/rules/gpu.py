@@ -2,12 +2,13 @@
 does the matrix know the GPU at all."""
 from __future__ import annotations
 
-from typing import List, Optional
+import re
+from typing import List, Optional, Tuple
 
 from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
-from envcheck.rules import kernels
+from envcheck.rules import kernels, remedy
 from envcheck.rules.common import (CC, arch_runs, gpu_ccs, gpu_skip, mm, needs, src, torch_build,
                                    torch_install_cmd)
 from envcheck.versions import at_least, compare, cu_tag_to_version
@@ -28,9 +29,19 @@ def _named(name: str, cc: CC, *more: str) -> str:
     return f"{head} ({inner})" if inner else head
 
 
-def _suggest(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str]) -> Optional[str]:
-    """A torch build with a cubin for cc: another variant of the same release, else the newest
-    release whose PyPI build has one, preferring builds the host's driver can run."""
+def _suggest(m: Matrix, f: F.Facts, cc: CC, prefer: Optional[str], name: str, otherwise: str) -> Tuple[str, tuple]:
+    """(fix text, remedies) for a GPU that lacks kernels: the torch builds of _builds, best first;
+    `otherwise` when there is none."""
+    found = _builds(m, cc, prefer, F.driver_version(f), F.python_version(f), prefer)
+    why = f"{_named(name, cc)} needs a torch build with its kernels"
+    return (found[0][2] if found else otherwise), tuple(remedy.wheel(m, v, t, why, text) for v, t, text in found[:3])
+
+
+def _builds(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str],
+            python: Optional[str] = None, installed: Optional[str] = None) -> List[Tuple[str, str, str]]:
+    """(version, tag, fix text) of torch builds with a cubin for cc, best first: other variants of
+    the same release, then the newest releases whose PyPI build has one; those the host's driver
+    runs and that have a wheel for its Python before the others. `installed`: the host's torch."""
     def covers(ver: str, tag: str) -> bool:
         v = m.torch_variant(ver, tag)
         return bool(v and v["arch"] and arch_runs(v["arch"], cc)[0])
@@ -44,17 +55,16 @@ def _suggest(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str]) ->
         need = m.driver_need(cu_tag_to_version(tag) or "")
         want = need and (need.family_min if need.minor_version_compat else need.release_min)
         extra = f" (needs driver >= {want})" if driver and want and not at_least(driver, want) else ""
-        return torch_install_cmd(m, ver, tag) + extra
+        return torch_install_cmd(m, ver, tag, installed) + extra
 
     candidates = []
     if prefer and m.torch(prefer):
         candidates += [(prefer, t) for t in reversed(list(m.torch(prefer)["variants"]))]
     candidates += [(r["version"], r["pypi"]) for r in reversed(m.data["torch"]["releases"]) if r["pypi"]]
-    fitting = [(v, t) for v, t in candidates if covers(v, t)]
-    for v, t in fitting:
-        if runs(t):
-            return cmd(v, t)
-    return cmd(*fitting[0]) if fitting else None
+    fitting = list(dict.fromkeys((v, t) for v, t in candidates if covers(v, t)))
+    py = mm(python) if python and re.fullmatch(r"\d+\.\d+(\.\d+)?", python) else None
+    ranked = sorted(fitting, key=lambda c: (not runs(c[1]), bool(py) and py not in m.torch(c[0])["python"]))
+    return [(v, t, cmd(v, t)) for v, t in ranked[:4]]
 
 
 def gpu_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -98,7 +108,7 @@ def gpu_vs_torch(f: F.Facts, m: Matrix) -> list:
         cubin, ptx = arch_runs(arch, cc)
         if cubin:
             continue
-        fix = _suggest(m, cc, tb.version, F.driver_version(f)) or f"install a torch build that lists {_sm(cc)}"
+        fix, wheels = _suggest(m, f, cc, tb.version, name, f"install a torch build that lists {_sm(cc)}")
         if ptx:
             out.append(Finding(
                 WARNING, "gpu-ptx-only", "gpu",
@@ -109,7 +119,7 @@ def gpu_vs_torch(f: F.Facts, m: Matrix) -> list:
             out.append(Finding(
                 ERROR, "gpu-no-kernel", "gpu",
                 f"torch {tb.label()}{tb.pypi_note()} has no kernels for {_named(name, cc)}; {where} has "
-                f"{' '.join(arch)}. Every CUDA op fails with {NO_KERNEL}.", fix, source))
+                f"{' '.join(arch)}. Every CUDA op fails with {NO_KERNEL}.", fix, source, remedies=wheels))
     return out
 
 
@@ -131,15 +141,32 @@ def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> list:
                 ERROR, "gpu-arch-too-new-for-toolkit", "gpu",
                 f"CUDA {cuda} cannot build for {_named(name, cc, arch['name'])}: support starts with CUDA "
                 f"{arch['first_cuda']}. Extension builds fail with {unsupported}.",
-                f"install CUDA >= {arch['first_cuda']} for this GPU", arch["source"]))
+                f"install CUDA >= {arch['first_cuda']} for this GPU", arch["source"],
+                remedies=_toolkits(m, f, arch["first_cuda"], None,
+                                   f"{_named(name, cc)} needs CUDA >= {arch['first_cuda']}")))
         elif arch["last_cuda"] and compare(t, arch["last_cuda"]) > 0:
             out.append(Finding(
                 ERROR, "gpu-arch-dropped-by-toolkit", "gpu",
                 f"CUDA {cuda} can no longer build for {_named(name, cc, arch['name'])}: the last toolkit that "
                 f"can is CUDA {arch['last_cuda']}. Builds fail with {unsupported}, and its libraries carry no "
                 f"kernels for it ({NO_KERNEL}).",
-                f"use CUDA {arch['last_cuda']}.x (or older) on this GPU", arch["source"]))
+                f"use CUDA {arch['last_cuda']}.x (or older) on this GPU", arch["source"],
+                remedies=_toolkits(m, f, None, arch["last_cuda"],
+                                   f"CUDA {arch['last_cuda']} is the last for {_named(name, cc)}")))
     return out
+
+
+def _toolkits(m: Matrix, f: F.Facts, low: Optional[str], high: Optional[str], why: str) -> tuple:
+    """Toolkits within [low, high] (major.minor, either open): the CUDA torch was built with when
+    it is one, then the newest of the range's lowest and highest minor."""
+    def inside(v: str) -> bool:
+        return (not low or compare(mm(v), low) >= 0) and (not high or compare(mm(v), high) <= 0)
+    fits = [r["version"] for r in m.releases() if inside(r["version"])]
+    tb = torch_build(f, m)
+    want = [v for v in fits if tb and tb.cuda and mm(v) == tb.cuda][-1:]
+    edge = [v for v in fits if mm(v) == mm(fits[0 if low else -1])][-1:] if fits else []
+    return tuple(remedy.toolkit(v, f"install CUDA {v} (envcheck install-cuda {mm(v)})", why)
+                 for v in dict.fromkeys(want + edge))
 
 
 def _derived(f: F.Facts, m: Matrix, tb) -> list:
@@ -157,7 +184,7 @@ def _derived(f: F.Facts, m: Matrix, tb) -> list:
                                f"the {kernels.sm(d.cubin)} cubin {_named(name, cc)} runs; whether this build has it is "
                                f"unknown)", "audit --deep (reads torch.cuda.get_arch_list())"))
             continue
-        fix = _suggest(m, cc, tb.version, F.driver_version(f)) or f"install a torch build that lists {_sm(cc)}"
+        fix, wheels = _suggest(m, f, cc, tb.version, name, f"install a torch build that lists {_sm(cc)}")
         head = (f"torch {tb.label()}{tb.pypi_note()} cannot carry a kernel for {_named(name, cc)}: its arch list is "
                 f"not in the matrix, so it was {d.explain()}")
         source = next((a["source"] for a in m.data["archs"] if a["cc"] == f"{cc[0]}.{cc[1]}"), src(m, "builder_arch"))
@@ -167,12 +194,12 @@ def _derived(f: F.Facts, m: Matrix, tb) -> list:
             out.append(Finding(
                 WARNING, "gpu-ptx-only", "gpu",
                 f"{head}; no cubin of it runs on this GPU, only PTX (compute_{d.ptx[0]}{d.ptx[1]}) could, by JIT, "
-                f"and {seen}. Without PTX: {NO_KERNEL}.", fix, source))
+                f"and {seen}. Without PTX: {NO_KERNEL}.", fix, source, remedies=wheels))
             continue
         why = ("; no cubin of it runs on this GPU and PyTorch's known " + tb.tag + " builds embed no PTX"
                if d.verdict == kernels.PTX_ONLY else "; no cubin or PTX it can build runs on this GPU")
         out.append(Finding(ERROR, "gpu-no-kernel", "gpu",
-                           f"{head}{why}. Every CUDA op fails with {NO_KERNEL}.", fix, source))
+                           f"{head}{why}. Every CUDA op fails with {NO_KERNEL}.", fix, source, remedies=wheels))
     return out
 
 
@@ -188,12 +215,12 @@ def gpu_vs_torch_runtime(f: F.Facts, m: Matrix) -> list:
         arch = m.arch(cc) if cc else None
         need = arch and arch.get("runtime_min_cuda")
         if need and compare(tb.cuda, need) < 0:
+            fix, wheels = _suggest(m, f, cc, tb.version, name, f"install a torch build for CUDA >= {need}")
             out.append(Finding(
                 ERROR, "gpu-runtime-too-old", "gpu",
                 f"torch {tb.label()}{tb.pypi_note()} bundles the CUDA {tb.cuda} runtime and libraries, which do not "
                 f"support {_named(name, cc, arch['name'])}: CUDA ops fail (e.g. 'cublas runtime error'), though "
-                f"its cubins would load.", _suggest(m, cc, tb.version, F.driver_version(f))
-                or f"install a torch build for CUDA >= {need}", arch["runtime_source"]))
+                f"its cubins would load.", fix, arch["runtime_source"], remedies=wheels))
     return out
 
 

@@ -7,6 +7,7 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, Finding, Skipped
+from envcheck.rules import remedy
 from envcheck.rules.common import mm, needs, torch_build
 
 
@@ -28,11 +29,15 @@ def python_has_torch_wheel(f: F.Facts, m: Matrix) -> List[Finding]:
     serving = [r["version"] for r in m.data["torch"]["releases"] if want in r["python"]]
     alt = (f", or a torch release with wheels for Python {want} ({serving[0]} - {serving[-1]})" if serving
            else f"; no torch release in the matrix has wheels for Python {want}")
+    use = f"use Python {wheels[-1]} (e.g. python{wheels[-1]} -m venv venv)"
+    fix = use + alt
     return [Finding(ERROR, "python-no-torch-wheel", "python",
                     f"torch {tb.version} has no wheel for Python {want} (wheels: {', '.join(wheels)}): pip fails with "
                     f"'ERROR: Could not find a version that satisfies the requirement torch=={tb.version}' / 'No "
                     f"matching distribution found'.",
-                    f"use Python {wheels[-1]} (e.g. python{wheels[-1]} -m venv venv){alt}", tb.record["source"])]
+                    fix, tb.record["source"],
+                    remedies=(remedy.python(wheels[-1], use,
+                                            f"torch {tb.version} has wheels for Python {wheels[-1]}"),))]
 
 
 RULES = [python_has_torch_wheel]

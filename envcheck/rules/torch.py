@@ -9,6 +9,7 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.rules import remedy
 from envcheck.rules.common import gpu_ccs, major, needs, src, torch_build, torch_install_cmd
 from envcheck.versions import compare, cu_tag_to_version, parse_torch, vkey
 
@@ -38,7 +39,8 @@ def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
                         f"The matrix knows no {tb.tag} build of torch {tb.version} (known: "
                         f"{', '.join(tb.record['variants'])}); pip would fail with 'No matching distribution found "
                         f"for torch=={tb.version}+{tb.tag}' unless it came from elsewhere.",
-                        torch_install_cmd(m, tb.version, tb.record["pypi"] or list(tb.record["variants"])[-1]),
+                        torch_install_cmd(m, tb.version, tb.record["pypi"] or list(tb.record["variants"])[-1],
+                                          tb.version),
                         tb.record["source"])]
     return []
 
@@ -50,7 +52,7 @@ def torch_cpu_with_gpus(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     fix = "install a CUDA build of torch"
     if tb.record and tb.record["pypi"]:
-        fix = torch_install_cmd(m, tb.version, tb.record["pypi"])
+        fix = torch_install_cmd(m, tb.version, tb.record["pypi"], tb.version)
     return [Finding(WARNING, "torch-cpu-build", "torch",
                     f"torch {tb.label()} is a CPU-only build on a host with GPUs: torch.cuda.is_available() is False "
                     f"and .cuda() fails with 'Torch not compiled with CUDA enabled'.", fix,
@@ -83,9 +85,13 @@ def _companion(f: F.Facts, m: Matrix, name: str) -> List[Finding]:
            f"{torch_install_cmd(m, tb.version, tb.tag)})" if tb.tag and tb.tag != tb.record["pypi"] else "")
            if paired else f"uninstall {name}: torch {tb.version} has no matching {name} release")
     if not any(compare(public, p) == 0 for p in paired):
+        want = (f"{paired[-1]}+{tb.tag}" if paired and tb.tag and tb.tag != tb.record["pypi"]
+                else paired[-1] if paired else "")
         return [Finding(ERROR, f"{name}-mismatch", name,
                         f"{name} {public} is not the release paired with torch {tb.version} "
-                        f"({' or '.join(paired) if paired else 'none'}): {symptom}.", fix, src(m, table))]
+                        f"({' or '.join(paired) if paired else 'none'}): {symptom}.", fix, src(m, table),
+                        remedies=(remedy.package(name, want, fix,
+                                                 f"torch {tb.version} pairs with {name} {paired[-1]}"),) if want else ())]
     other = cu_tag_to_version(local) if local else None
     if other and tb.cuda and other != tb.cuda:
         if name == "torchaudio":
@@ -102,10 +108,29 @@ def _companion(f: F.Facts, m: Matrix, name: str) -> List[Finding]:
             sev, detail = WARNING, ("older torchvision releases refuse this with 'Detected that PyTorch and "
                                     "torchvision were compiled with different CUDA versions'; newer ones compare "
                                     "majors only, and the custom ops still link another CUDA runtime")
+        why = f"torch {tb.label()} needs {name} built for CUDA {tb.cuda}"
+        if name == "torchvision":  # torch's install command brings the paired torchvision
+            fix = torch_install_cmd(m, tb.version, tb.tag or "cpu", tb.version)
+            again = (remedy.wheel(m, tb.version, tb.tag, why, fix),) if tb.tag else ()
+        else:
+            fix = _rebuild_cmd(tb, name, paired[-1]) if tb.tag and paired else fix
+            again = (remedy.package(name, f"{paired[-1]}+{tb.tag}", fix, why),) if tb.tag and paired else ()
         return [Finding(sev, f"{name}-cuda-mismatch", name,
                         f"{name} {text} is built for CUDA {other} but torch {tb.label()}{tb.pypi_note()} for CUDA "
-                        f"{tb.cuda}: {detail}", torch_install_cmd(m, tb.version, tb.tag or "cpu"), src(m, table))]
+                        f"{tb.cuda}: {detail}", fix, src(m, table), remedies=again)]
     return []
+
+
+def _rebuild_cmd(tb, name: str, version: str) -> str:
+    """pip command that swaps the installed build of `name` for torch's CUDA variant of the same
+    release: a pin without a +tag is 'already satisfied' by the installed build, so it forces."""
+    tag = tb.tag
+    if vkey(tb.version) < (1, 11):
+        return f"pip install {name}=={version}+{tag} -f https://download.pytorch.org/whl/torch_stable.html"
+    if vkey(tb.version) < (2,):
+        return f"pip install {name}=={version}+{tag} --extra-index-url https://download.pytorch.org/whl/{tag}"
+    index = "" if tag == tb.record["pypi"] else f" --index-url https://download.pytorch.org/whl/{tag}"
+    return f"pip install --force-reinstall --no-deps {name}=={version}{index}"
 
 
 def torchvision_pairing(f: F.Facts, m: Matrix) -> List[Finding]:

@@ -1,0 +1,212 @@
+"""A fix is tried before it is offered (envcheck/rules/fixcheck.py): each error's remedy is applied
+to a copy of the facts (envcheck/rules/remedy.py) and the real rules run again over the real
+compat_matrix.yaml. Stacks are those of public reports (tests/cases/real-stacks.jsonl) or the
+probe-shaped facts of tests/rules/test_rules.py."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from envcheck.facts.from_flags import stack_facts
+from envcheck.matrix.load import load_matrix
+from envcheck.model import ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, Finding
+from envcheck.rules import fixcheck, judge, remedy
+from envcheck.rules.common import torch_install_cmd
+from tests.conftest import REPO
+from tests.rules.test_real_stacks import load_cases
+from tests.rules.test_rules import probe_facts
+
+
+@pytest.fixture(scope="module")
+def m():
+    return load_matrix(REPO / "compat_matrix.yaml")
+
+
+def errors(m, facts):
+    return [f for f in judge(facts, m).findings if f.severity == ERROR]
+
+
+def one(found, code):
+    hits = [f for f in found if f.code == code]
+    assert len(hits) == 1, [(f.code, f.message) for f in found]
+    return hits[0]
+
+
+def codes_after(m, facts, edits):
+    """The error codes once the fix's edits are made, the rules run without verification."""
+    f = facts
+    for k, v in edits.items():
+        f = remedy.apply(f, remedy.Remedy("t", "t", ((k, v),)), m)
+    return {x.code for x in judge(f, m, verify_fixes=False).findings if x.severity == ERROR}
+
+
+# ---------------------------------------------------------------- apply()
+def test_applying_a_fix_leaves_the_facts_it_was_given_unchanged(m):
+    f = probe_facts(deep={"arch_list": ["sm_37", "sm_50"], "torch_cuda": "10.0.130", "cudnn": 7605})
+    before = copy.deepcopy(f)
+    for r in (remedy.toolkit("11.8.0", "", ""), remedy.driver("520.61.05", "", ""), remedy.compiler(11, "", ""),
+              remedy.wheel(m, "2.0.1", "cu118", "", ""), remedy.cudnn("8.9.7", "", ""),
+              remedy.env("LD_LIBRARY_PATH", "", "", ""), remedy.python("3.10", "", "")):
+        after = remedy.apply(f, r, m)
+        assert after != f, r.label
+        assert f == before, r.label
+
+
+def test_installing_a_toolkit_points_nvcc_cuda_home_path_and_the_symlink_at_it(m):
+    after = remedy.apply(probe_facts(), remedy.toolkit("11.8.0", "", ""), m)
+    c = after["cuda"]
+    assert c["version"] == "11.8.0" and c["nvcc"]["path"] == "/usr/local/cuda-11.8/bin/nvcc"
+    assert {t["path"] for t in c["toolkits"]} == {"/usr/local/cuda-10.0", "/usr/local/cuda-11.8"}
+    assert c["symlink"]["target"] == "/usr/local/cuda-11.8"
+    assert after["env"]["CUDA_HOME"] == "/usr/local/cuda-11.8"
+    assert after["env"]["PATH"].split(":")[0] == "/usr/local/cuda-11.8/bin"
+    assert after["env"]["LD_LIBRARY_PATH"] == "/usr/local/cuda-11.8/lib64"
+    # the cuDNN copied into the old toolkit stays there: the new one has none
+    assert after["cudnn"]["version"] is None
+    # nvcc 11.8 runs the gcc on PATH (7.5.0 here)
+    assert c["nvcc"]["host_compiler"]["version"] == "7.5.0"
+
+
+def test_a_new_toolkit_drops_the_compiler_debians_nvcc_profile_chose_but_keeps_ccbin(m):
+    f = probe_facts()
+    f["gcc"] = {"version": "12.2.0", "path": "/usr/bin/gcc"}
+    f["cuda"]["nvcc"]["host_compiler"] = {"path": "/usr/lib/nvidia-cuda-toolkit/bin/gcc", "version": "11.3.0",
+                                         "how": "nvcc.profile PATH"}
+    assert remedy.apply(f, remedy.toolkit("11.7.1", "", ""), m)["cuda"]["nvcc"]["host_compiler"]["version"] == "12.2.0"
+    f["cuda"]["nvcc"]["host_compiler"]["how"] = "-ccbin in NVCC_PREPEND_FLAGS"
+    assert remedy.apply(f, remedy.toolkit("11.7.1", "", ""), m)["cuda"]["nvcc"]["host_compiler"]["version"] == "11.3.0"
+
+
+def test_the_wheel_that_is_installed_already_changes_nothing(m):
+    f = probe_facts()  # torch 1.1.0 that reports CUDA 10.0: the cu100 build
+    assert remedy.apply(f, remedy.wheel(m, "1.1.0", "cu100", "", ""), m) == f
+    assert remedy.apply(f, remedy.wheel(m, "1.1.0", "cu90", "", ""), m) != f
+    flags = stack_facts(torch="2.4.0+cu124", torchvision="0.19.0+cu124", matrix=m)
+    assert remedy.apply(flags, remedy.wheel(m, "2.4.0", "cu124", "", ""), m) == flags
+
+
+def test_another_build_of_the_installed_release_is_installed_with_force(m):
+    # pip: 'Requirement already satisfied: torch==2.4.0 in ... (2.4.0+cu124)' without it
+    assert torch_install_cmd(m, "2.4.0", "cu118", "2.4.0+cu124").startswith("pip install --force-reinstall torch==2.4.0 ")
+    assert "--force-reinstall" not in torch_install_cmd(m, "2.4.0", "cu118", "2.3.1+cu121")
+    # a pin with +tag already says which build
+    assert "--force-reinstall" not in torch_install_cmd(m, "1.12.1", "cu113", "1.12.1+cu102")
+
+
+# ---------------------------------------------------------------- verification
+def test_cuda_11_7_on_a_gcc_12_host_is_extended_with_gcc_11(m):
+    # torch 1.13.1+cu117 beside CUDA 12.1 and gcc 12.1.0: the fix installs CUDA 11.7, whose
+    # host_config.h refuses gcc 12 (NVlabs/tiny-cuda-nn#109: CUDA 11.7 with gcc 12.1.0)
+    f = stack_facts(torch="1.13.1+cu117", cuda="12.1", gcc="12.1.0", gpu="NVIDIA A100-SXM4-80GB",
+                    driver="535.104.05", matrix=m)
+    e = one(errors(m, f), "nvcc-torch-major-mismatch")
+    assert e.fix_check.status == EXTENDED
+    assert e.fix_check.steps == ("install CUDA 11.7.1", "install gcc-11")
+    assert e.fix_check.notes == ("CUDA 11.7.1 needs gcc <= 11: install gcc-11 too",)
+    assert "CUDA 11.7.1 needs gcc <= 11, so also: install gcc-11 g++-11" in e.fix
+    # and the extended fix is clean where the plain one is not
+    assert "gcc-too-new" in codes_after(m, f, {"cuda": "11.7.1"})
+    assert not codes_after(m, f, dict(e.fix_check.edits)) & {"gcc-too-new", "nvcc-torch-major-mismatch"}
+
+
+def test_a_driver_too_old_for_the_toolkit_gets_a_verified_upgrade(m):
+    # pytorch/pytorch#112553: driver 470.182.03 with a CUDA 12.1 stack
+    f = stack_facts(torch="2.1.0+cu121", cuda="12.1", driver="470.182.03", python="3.11",
+                    gpu="NVIDIA A100-SXM4-80GB", matrix=m)
+    for code in ("driver-too-old-for-toolkit", "driver-too-old-for-torch"):
+        e = one(errors(m, f), code)
+        assert e.fix_check.status == VERIFIED and e.fix_check.edits == (("driver", "530.30.02"),)
+        assert e.fix == "upgrade the NVIDIA driver to >= 530.30.02"
+    assert not codes_after(m, f, {"driver": "530.30.02"})
+
+
+def test_a_driver_upgrade_a_kepler_gpu_cannot_take_is_replaced_by_an_older_toolkit(m):
+    f = stack_facts(driver="460.32.03", cuda="12.1", gpu="Tesla K80", gcc="9.4.0", matrix=m)
+    e = one(errors(m, f), "driver-too-old-for-toolkit")
+    assert e.fix_check.status == REPLACED
+    assert e.fix_check.steps == ("install CUDA 11.2.2",)
+    assert "instead of upgrade the NVIDIA driver to >= 530.30.02" in e.fix and "[driver-too-new-for-gpu]" in e.fix
+    assert "driver-too-new-for-gpu" in codes_after(m, f, {"driver": "530.30.02"})
+    assert "driver-too-old-for-toolkit" not in codes_after(m, f, {"cuda": "11.2.2"})
+
+
+def test_a_cu118_wheel_for_an_sm_120_gpu_is_replaced_by_a_matching_toolkit(m):
+    # nvcc 11.8 beside torch 2.7.0+cu128 on an RTX 5090: making torch match nvcc (the cu118
+    # build) leaves sm_120 without kernels, so the toolkit is made to match torch instead
+    f = stack_facts(torch="2.7.0+cu128", cuda="11.8", gpu="NVIDIA GeForce RTX 5090", driver="570.133.07",
+                    gcc="11.4.0", python="3.11", matrix=m)
+    e = one(errors(m, f), "nvcc-torch-major-mismatch")
+    assert e.fix_check.status == REPLACED
+    assert e.fix_check.steps == ("install CUDA 12.8.2",)
+    assert "instead of install torch 2.7.0+cu118" in e.fix and "[gpu-no-kernel]" in e.fix
+    assert "gpu-no-kernel" in codes_after(m, f, {"torch": "2.7.0+cu118"})
+
+
+def test_the_corpus_no_kernel_case_gets_a_verified_build_for_its_gpu(m):
+    (case,) = [c for c in load_cases() if c["id"] == "pytorch-167244"]
+    e = one(errors(m, stack_facts(matrix=m, **case["inputs"])), "gpu-no-kernel")
+    assert e.fix_check.status == VERIFIED and e.fix_check.steps == ("install torch 2.7.0+cu128",)
+    assert e.fix == "pip install --force-reinstall torch==2.7.0 torchvision==0.22.0 --index-url " \
+                    "https://download.pytorch.org/whl/cu128"
+
+
+def test_reinstalling_the_installed_wheel_is_not_offered(m):
+    # torch 1.1.0 (the cu100 build) says its arch list lacks the V100's sm_70: the matrix's own
+    # candidate, 1.1.0+cu100, is that very wheel
+    f = probe_facts(deep={"arch_list": ["sm_37", "sm_50"], "torch_cuda": "10.0.130"})
+    e = one(errors(m, f), "gpu-no-kernel")
+    assert e.remedies[0].label == "install torch 1.1.0+cu100"
+    assert e.fix_check.status == REPLACED
+    assert e.fix_check.notes[0] == "instead of install torch 1.1.0+cu100: it changes nothing: it is what the host has already"
+    assert e.fix_check.steps[0] != "install torch 1.1.0+cu100"
+
+
+def test_a_finding_whose_every_fix_changes_nothing_offers_none(m):
+    f = stack_facts(torch="2.4.0+cu124", torchvision="0.19.0+cu124", gpu="NVIDIA H100 80GB HBM3", matrix=m)
+    same = remedy.wheel(m, "2.4.0", "cu124", "", torch_install_cmd(m, "2.4.0", "cu124", "2.4.0+cu124"))
+    fd = Finding(ERROR, "gpu-no-kernel", "gpu", "as if", same.fix, remedies=(same,))
+    (out,) = fixcheck.verify(f, m, [fd], lambda x: judge(x, m, verify_fixes=False).findings)
+    assert out.fix_check.status == NO_FIX and out.fix.startswith("none that changes anything: install torch 2.4.0+cu124")
+
+
+def test_a_fix_that_cannot_be_made_clean_is_marked_unverified_with_the_reason(m):
+    # K80 with torch 2.1.0: an R470 driver is too old for CUDA 12.1, and no torch 2.1 build runs on sm_37
+    f = stack_facts(torch="2.1.0+cu121", cuda="12.1", gpu="Tesla K80", driver="535.104.05", gcc="12.2.0", matrix=m)
+    e = one(errors(m, f), "driver-too-new-for-gpu")
+    assert e.fix_check.status == UNVERIFIED and "(unverified: it brings " in e.fix
+    assert json.loads(json.dumps(e.to_dict()))["fix_check"]["verified"] is False
+
+
+def test_verification_is_bounded(m):
+    runs = []
+
+    def run(f):
+        runs.append(1)
+        return judge(f, m, verify_fixes=False).findings
+
+    f = probe_facts(deep={"arch_list": ["sm_37"], "torch_cuda": "10.0.130"},
+                    gpus=[{"index": 0, "name": "NVIDIA GeForce RTX 5090"}], driver={"version": "410.48"})
+    found = judge(f, m, verify_fixes=False).findings
+    fixcheck.verify(f, m, found, run)
+    assert 0 < len(runs) <= fixcheck.BUDGET
+
+
+def test_every_remedy_over_the_corpus_names_known_edits_and_applies(m):
+    seen = 0
+    for case in load_cases():
+        f = stack_facts(matrix=m, **case["inputs"])
+        for x in judge(f, m, verify_fixes=False).findings:
+            for r in x.remedies:
+                assert {k.partition(":")[0] for k, _ in r.edits} <= set(remedy.KINDS), r
+                assert r.label and r.fix, r
+                remedy.apply(f, r, m)
+                seen += 1
+    assert seen >= 20
+
+
+def test_findings_without_errors_are_left_as_the_rules_gave_them(m):
+    f = stack_facts(torch="2.4.0+cu124", torchvision="0.19.0+cu121", matrix=m)  # a warning only
+    (w,) = [x for x in judge(f, m).findings if x.code == "torchvision-cuda-mismatch"]
+    assert w.fix_check is None and "fix_check" not in w.to_dict()
