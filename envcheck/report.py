@@ -13,8 +13,7 @@ or over SSH (schema 2; schema 1 had no "schema" key and no "drift" for a local a
         "error": str | None,      # why the host could not be audited (then facts is None)
         "facts": {...} | None,    # the probe's document, envcheck/facts/schema.py
         "findings": [{"severity", "code", "component", "message", "fix", "source",
-                      "fix_check"}],    # fix_check: errors only, what trying the fix found
-                                        # (envcheck/model.py FixCheck.to_dict)
+                      "fix_check"}],    # errors only: what trying the fix found (model.FixCheck)
       }],
       "fleet_findings": [...],    # findings about several hosts at once (drift); [] for one host
       "drift": [{"component", "label", "values": {host: value}, "majority", "odd": [host]}],
