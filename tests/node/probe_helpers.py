@@ -163,3 +163,18 @@ def build_fake_nvml(out_dir: Path, driver: str, cuda: int, gpus, init_error: int
     subprocess.run(["gcc", "-shared", "-fPIC", "-O0", "-o", str(out_dir / "libnvidia-ml.so.1"),
                     str(src)], check=True, capture_output=True, timeout=120)
     return out_dir
+
+
+def plant_dist(site: Path, dirname: str, name: str, version: str, *, egg: bool = False) -> None:
+    """A package's metadata in `site` as pip (dist-info/METADATA) or an old setuptools
+    (egg-info/PKG-INFO) leaves it: what the probe reads instead of importing the package."""
+    d = site / dirname
+    d.mkdir(parents=True)
+    (d / ("PKG-INFO" if egg else "METADATA")).write_text(
+        f"Metadata-Version: {'1.1' if egg else '2.1'}\nName: {name}\nVersion: {version}\n\nbody\n")
+
+
+def poison(site: Path, module: str) -> None:
+    """A `module` in `site` that ends the process when imported: the probe must never import it."""
+    (site / module).mkdir(parents=True, exist_ok=True)
+    (site / module / "__init__.py").write_text(f"raise SystemExit('the probe imported {module}')\n")

@@ -2,19 +2,15 @@
 importing it (a numpy 2 under a torch 1.x is exactly the case where importing goes wrong)."""
 from __future__ import annotations
 
+from tests.node.probe_helpers import plant_dist, poison
 from tests.node.test_probe_subprocess import run_probe, sandbox_env
 
 
 def test_numpy_is_read_from_metadata_without_importing_it(tmp_path):
     site = tmp_path / "site"
-    dist = site / "numpy-2.0.1.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 2.0.1\n\nbody\n")
-    (site / "numpy").mkdir()
-    (site / "numpy" / "__init__.py").write_text("raise SystemExit('the probe imported numpy')\n")
-    torch = site / "torch-1.13.1.dist-info"
-    torch.mkdir()
-    (torch / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 1.13.1\n")
+    plant_dist(site, "numpy-2.0.1.dist-info", "numpy", "2.0.1")
+    poison(site, "numpy")
+    plant_dist(site, "torch-1.13.1.dist-info", "torch", "1.13.1")
     facts = run_probe(env=sandbox_env(tmp_path, PYTHONPATH=str(site)))
     assert facts["numpy"] == {"version": "2.0.1", "location": str(site)}
     assert facts["packages"]["numpy"]["version"] == "2.0.1"

@@ -14,8 +14,8 @@ from typing import Optional
 
 import pytest
 
-from tests.node.probe_helpers import (PROBE, REAL_DRIVER, build_fake_nvml, old_pythons, plant_toolkit,
-                                      stand_in_nvidia_smi, write_script)
+from tests.node.probe_helpers import (PROBE, REAL_DRIVER, build_fake_nvml, old_pythons, plant_dist, plant_toolkit,
+                                      poison, stand_in_nvidia_smi, write_script)
 from tests.node.userspace import can_hide, hidden
 
 
@@ -230,18 +230,10 @@ def test_the_probes_commands_run_side_by_side_and_still_give_the_same_facts(tmp_
 
 def test_packages_are_read_from_metadata_without_importing_torch(tmp_path):
     site = tmp_path / "site"
-    dist = site / "torch-1.1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 1.1.0+cu100\n\nbody\n")
-    # a torch that would blow up if the probe imported it
-    (site / "torch").mkdir()
-    (site / "torch" / "__init__.py").write_text("raise SystemExit('the probe imported torch')\n")
-    egg = site / "torchvision-0.3.0-py3.6.egg-info"
-    egg.mkdir()
-    (egg / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: torchvision\nVersion: 0.3.0\n")
-    nccl = site / "nvidia_nccl_cu12-2.21.5.dist-info"
-    nccl.mkdir()
-    (nccl / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.21.5\n")
+    plant_dist(site, "torch-1.1.0.dist-info", "torch", "1.1.0+cu100")
+    poison(site, "torch")
+    plant_dist(site, "torchvision-0.3.0-py3.6.egg-info", "torchvision", "0.3.0", egg=True)
+    plant_dist(site, "nvidia_nccl_cu12-2.21.5.dist-info", "nvidia-nccl-cu12", "2.21.5")
     facts = run_probe(env=sandbox_env(tmp_path, PYTHONPATH=str(site), LD_LIBRARY_PATH=""))
     # PYTHONPATH comes first on sys.path: that torch is the one `import torch` would get
     torch = facts["packages"]["torch"]
