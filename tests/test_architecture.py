@@ -4,7 +4,8 @@ module crosses a line.
 - only envcheck/hosts/ imports fabric/paramiko (one SSH layer);
 - only envcheck/hostlist.py imports ClusterShell (one place that reads and writes hostlists);
 - envcheck/node/*.py is shipped as text: nothing imports it, and it imports nothing from envcheck;
-- only envcheck/cli/ imports typer (the CLI parses, calls the library, prints, exits);
+- only envcheck/cli/ imports typer (the CLI parses, calls the library, prints, exits), and its
+  modules keep real annotations (typer evaluates them; Python 3.9's typer cannot evaluate strings);
 - library modules (everything outside cli/ and node/) never print and never exit the process;
 - imports point down: cli/ -> subsystems (audit, allreduce, doctor, install, …) -> core (model,
   versions, errors, hostlist, remote, hosts, matrix, facts, rules); rules, matrix and facts are pure.
@@ -80,6 +81,17 @@ def test_node_scripts_import_nothing_from_envcheck():
 def test_only_the_cli_imports_typer():
     bad = [(m, ln, n) for m, t in TREES.items() if not m.startswith("envcheck/cli/")
            for ln, n in _imports(t) if _top(n) in ("typer", "click")]
+    assert bad == []
+
+
+def test_cli_modules_do_not_postpone_annotations():
+    """Typer reads each command's parameters from its annotations at run time. With
+    `from __future__ import annotations` they are strings, and the typer that pip resolves on
+    Python 3.9 (0.23) cannot evaluate `Annotated[...]` strings: every option is dropped
+    ("No such option: --json"). So the CLI modules keep real annotations."""
+    bad = [m for m, t in TREES.items() if m.startswith("envcheck/cli/")
+           for node in ast.walk(t) if isinstance(node, ast.ImportFrom) and node.module == "__future__"
+           and any(a.name == "annotations" for a in node.names)]
     assert bad == []
 
 

@@ -2,8 +2,6 @@
 
 Each command is in its own module below; importing it registers it on `app`.
 """
-from __future__ import annotations
-
 import typer
 
 app = typer.Typer(

@@ -1,8 +1,6 @@
 """`envcheck audit [HOSTS]`: probe nodes and judge what they have. With no HOSTS (and no
 --hosts-file or $SLURM_JOB_NODELIST), this machine; with hosts, one SSH exec per host, at most
 --forks at once, then the cross-node comparison (envcheck/audit/fleet.py)."""
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Optional
 

@@ -1,6 +1,4 @@
 """`envcheck check`: judge a stack offline, from flags or a saved facts file."""
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Optional
 

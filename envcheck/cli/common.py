@@ -1,7 +1,5 @@
 """What every command shares: the error guard (one line + exit code, never a traceback) and the
 options that mean the same thing everywhere (--matrix, --json)."""
-from __future__ import annotations
-
 import functools
 import json
 import sys

@@ -14,8 +14,6 @@ a check); collectives have `--collective-timeout`, installers `--install-timeout
 
 No hosts given (and no $SLURM_JOB_NODELIST): [LocalRemote()] — the command runs on this machine.
 """
-from __future__ import annotations
-
 import contextlib
 import sys
 from pathlib import Path

@@ -1,7 +1,5 @@
 """`envcheck env`, `envcheck install-cuda`, `envcheck install-cudnn`: parse, call envcheck.install,
 print each node's outcome, exit (0 all done or nothing to do, 1 refused/failed, 3 unreachable)."""
-from __future__ import annotations
-
 import getpass
 import os
 import sys

@@ -1,8 +1,6 @@
 """`envcheck launch [HOSTS…] [OPTIONS] -- SCRIPT [ARGS…]`: the user's training script on every
 node (envcheck/launch/). Everything after `--` belongs to the script and never reaches the option
 parser, so the script's own options (--lr, --local_rank …) cannot clash with ours."""
-from __future__ import annotations
-
 import sys
 import threading
 from pathlib import Path

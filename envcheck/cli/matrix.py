@@ -1,6 +1,4 @@
 """`envcheck matrix …`: commands about the compatibility matrix itself."""
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Optional
 

@@ -1,7 +1,5 @@
 """`envcheck nccl-test [HOSTS]`: all-reduce bandwidth and correctness across hosts
 (envcheck/allreduce/)."""
-from __future__ import annotations
-
 from typing import Optional
 
 import typer

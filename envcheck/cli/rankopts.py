@@ -1,8 +1,6 @@
 """The options of the commands that start ranks on the nodes (nccl-test, doctor, launch), where
 they mean the same thing in each: declared once, as Annotated types (see hostopts.py for the
 host options). An option whose help or bounds differ per command is declared by that command."""
-from __future__ import annotations
-
 from typing import Optional
 
 import typer
