@@ -129,7 +129,12 @@ def probe_host(remote: Remote, *, deep: bool = False, node_python: Optional[str]
 def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
                node_python: Optional[str] = None, timeout: Optional[float] = None) -> HostResult:
     """Probe one host and judge its facts with the rules; never raises for a host problem."""
-    result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
+    return judge_result(probe_host(remote, deep=deep, node_python=node_python, timeout=timeout), matrix)
+
+
+def judge_result(result: HostResult, matrix: Matrix) -> HostResult:
+    """Name the probed host's facts from the matrix and judge them with the rules (in place; a
+    host that could not be probed is returned as it is)."""
     if result.facts is not None:
         annotate_pci_gpus(result.facts, matrix)
         annotate_nccl(result.facts, matrix)

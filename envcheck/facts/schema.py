@@ -83,8 +83,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                           "width": 16, "max_width": 16}}],          # sysfs current_/max_link_*
         "kernel_log": {"source": "/dev/kmsg"|"dmesg"|"journalctl"|None, "error": str | None,
                        "events": [{"xid": 79, "pci": "0000:2b:00", "count": 1, "first": str,
-                                   "last": str, "no_xid_line": bool}],   # NVRM Xids since boot
-                       "dropped": int},
+                                   "last": str, "no_xid_line": bool,     # NVRM Xids since boot
+                                   "first_s": float | None, "last_s": float | None}],  # logged at,
+                       "dropped": int, "uptime_s": float | None},   # s since boot (kmsg/dmesg stamps)
         "ib": [{"device": "mlx5_0", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp",
                 "rate": "400 Gb/sec (4X NDR)", "link_layer": "InfiniBand"|"Ethernet"}],
         "modules": {"nvidia_peermem": bool, "nv_peer_mem": bool},   # GPUDirect RDMA loaded
