@@ -1,0 +1,91 @@
+"""`--launcher srun` inside a real allocation (`salloc -N 3` on the Slurm of the simulated
+cluster): the probe travels on srun's stdin to one task per node; nothing goes over SSH."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from tests.conftest import envcheck_exe, run_cli
+
+# sshd's default PATH for a non-interactive command: srun exports the caller's environment to the
+# tasks, so the same PATH makes the facts comparable with an audit over SSH
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def salloc(s, *argv, nodes=3, timeout=180, extra_env=None, **kw):
+    env = {"PATH": PATH, "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", **s.env, **(extra_env or {})}
+    return subprocess.run(["salloc", f"-N{nodes}", *argv], capture_output=True, text=True, timeout=timeout,
+                          env=env, **kw)
+
+
+def _comparable(facts):
+    facts = json.loads(json.dumps(facts))
+    for k in ("probe", "env", "interfaces"):
+        facts.pop(k, None)
+    h = facts.get("health") or {}
+    h.pop("seconds", None)
+    (h.get("kernel_log") or {}).pop("uptime_s", None)
+    return facts
+
+
+def test_audit_through_srun_reports_every_node_with_the_same_facts_as_over_ssh(slurm_cluster):
+    s = slurm_cluster
+    s.cluster.trust_all_host_keys()
+    r = salloc(s, envcheck_exe(), "audit", "--launcher", "srun", "--json")
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    doc = json.loads(r.stdout)
+    ssh = json.loads(run_cli("audit", *s.names, "--ssh-config", str(s.cluster.ssh_config), "--json",
+                             env={"PATH": PATH + ":" + os.path.dirname(envcheck_exe())}, timeout=180).stdout)
+    assert [h["host"] for h in doc["hosts"]] == s.names
+    assert all(h["error"] is None for h in doc["hosts"]), [h["error"] for h in doc["hosts"]]
+    for a, b in zip(doc["hosts"], ssh["hosts"]):
+        assert _comparable(a["facts"]) == _comparable(b["facts"]), a["host"]
+        assert [f["code"] for f in a["findings"]] == [f["code"] for f in b["findings"]]
+    assert doc["slurm"]["job_id"].isdigit() and doc["slurm"]["nodes"] == s.names
+    assert len(doc["slurm"]["steps"]) == 1 and doc["slurm"]["steps"][0].startswith(doc["slurm"]["job_id"] + ".")
+    assert sum(h.exec_count() for h in s) == 3            # the SSH audit's three, none from srun
+
+
+def test_large_allocations_go_in_steps_of_the_size_asked(slurm_cluster):
+    r = salloc(slurm_cluster, envcheck_exe(), "audit", "--launcher", "srun", "--step-size", "2", "--json")
+    doc = json.loads(r.stdout)
+    assert [h["host"] for h in doc["hosts"]] == slurm_cluster.names and all(h["facts"] for h in doc["hosts"])
+    assert len(set(doc["slurm"]["steps"])) == 2, doc["slurm"]
+
+
+def test_a_node_whose_slurmd_died_is_not_audited_with_sruns_reason_and_exit_3(slurm_cluster, tmp_path):
+    s, dead = slurm_cluster, slurm_cluster["node03"]
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    p = subprocess.Popen(["salloc", "-N3", "sh", "-c",
+                          f'touch {ready}; while [ ! -e {go} ]; do sleep 0.2; done; exec "$0" audit --launcher srun --json',
+                          envcheck_exe()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={"PATH": PATH, "HOME": "/root", **s.env})
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert p.poll() is None and time.monotonic() < deadline, p.stderr.read() if p.poll() is not None else "no allocation"
+            time.sleep(0.2)
+        s.kill_slurmd(dead)                                     # inside the allocation: Slurm still counts it up
+        t0 = time.monotonic()
+        go.touch()
+        out, err = p.communicate(timeout=120)
+        took = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        s.start_slurmd(dead)
+    assert p.returncode == 3 and took < 90, (p.returncode, took, err[-1500:])
+    hosts = {h["host"]: h for h in json.loads(out)["hosts"]}
+    assert hosts["node01"]["facts"] and hosts["node02"]["facts"]
+    assert hosts["node03"]["facts"] is None
+    assert "Task launch for StepId=" in hosts["node03"]["error"] and "failed on node node03" in hosts["node03"]["error"]
+    s.wait_nodes(lambda st: st in ("idle", "mixed"), timeout=90)
+
+
+def test_nothing_is_left_running_on_any_node(slurm_cluster):
+    assert {h.name: slurm_cluster.strays(h) for h in slurm_cluster} == {h.name: [] for h in slurm_cluster}
