@@ -11,6 +11,7 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all, local_python)
 from envcheck.cli.rankopts import BackendOpt, WorkerNprocOpt
+from envcheck.cli.slurmopts import StepSizeOpt
 from envcheck.errors import UsageError
 from envcheck.remote import LocalRemote
 
@@ -35,6 +36,9 @@ def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> Non
     check_launcher(launcher)
     if local and named_hosts:
         raise UsageError("--local checks this machine only; it takes no hosts", "drop --local, or the hosts")
+    if local and launcher == "srun":
+        raise UsageError("--local checks this machine only; --launcher srun reaches the allocation's nodes",
+                         "drop --local (inside an allocation), or --launcher srun")
     for path, flag in outputs:
         if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
             raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
@@ -79,7 +83,8 @@ def doctor(
     junit: Annotated[FileOpt, typer.Option("--junit", metavar="FILE", help="Write JUnit XML: a testcase per check per host.")] = None,
     prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
-    launcher: Annotated[str, typer.Option("--launcher", help="Start the all-reduce workers over ssh, or with srun inside a Slurm allocation.")] = "ssh",
+    launcher: Annotated[str, typer.Option("--launcher", help="Reach the nodes over ssh, or with srun inside a Slurm allocation (the audit's probe and the all-reduce's ranks).")] = "ssh",
+    step_size: StepSizeOpt = 64,
     backend: BackendOpt = "auto",
     nproc_per_node: WorkerNprocOpt = None,
     max_bytes: Annotated[str, typer.Option("--max-bytes", help="The one large all-reduce size.")] = "64M",
@@ -115,13 +120,16 @@ def doctor(
         be = make_backend(remotes, m, launcher=launcher, collective_timeout=collective_timeout,
                           node_python=node_python, forks=forks, timeout=timeout,
                           connect_timeout=connect_timeout, backend=backend, nproc_per_node=nproc_per_node,
-                          master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node)
+                          master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node,
+                          step_size=step_size)
         opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
                              bisect=bisect, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
         if which:
             note(which)
         report = run_doctor([r.name for r in remotes], opts, be, progress=None if json_out else note)
     report.notes += be.fleet_notes
+    if launcher == "srun":
+        report.slurm = be.slurm()
     code = health.exit_code(report.verdict, strict, sum(c.skipped for c in report.checks))
     _write_outputs(report, code, strict, junit, prometheus, json_out)
     raise typer.Exit(code)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import subprocess
 import time
 from typing import Dict, List, Optional, Sequence
 
@@ -78,7 +77,7 @@ def make_backend(remotes: Sequence[Remote], matrix, *, launcher: str = "ssh", co
                  node_python: Optional[str] = None, forks: int = 32, timeout: Optional[float] = None,
                  connect_timeout: float = 10.0, backend: str = "auto", nproc_per_node: Optional[int] = None,
                  master_port: Optional[int] = None, ifname: Optional[str] = None,
-                 gpus_per_node: Optional[int] = None) -> "DoctorBackend":
+                 gpus_per_node: Optional[int] = None, step_size: int = 64) -> "DoctorBackend":
     """The backend doctor's options ask for. One collective and the rendezvous get
     `collective_timeout` each; the whole run on a host four of them, at least two minutes."""
     check_launcher(launcher)
@@ -86,9 +85,10 @@ def make_backend(remotes: Sequence[Remote], matrix, *, launcher: str = "ssh", co
                  rendezvous_timeout=collective_timeout, run_timeout=max(120.0, 4 * collective_timeout),
                  master_port=master_port, ifname=ifname, node_python=node_python or "python3",
                  connect_timeout=connect_timeout, forks=forks)
+    extra = {"step_size": step_size} if launcher == "srun" else {}
     cls = SrunBackend if launcher == "srun" else DoctorBackend
     return cls(remotes, matrix, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar,
-               progress=None, gpus_per_node=gpus_per_node)
+               progress=None, gpus_per_node=gpus_per_node, **extra)
 
 
 def outcome_of(rep: Report) -> AllreduceOutcome:
@@ -108,56 +108,59 @@ def outcome_of(rep: Report) -> AllreduceOutcome:
 
 
 # ------------------------------------------------------------------ srun
-_FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
-
-
 class SrunBackend(DoctorBackend):
-    """The all-reduce started by srun (inside an allocation) instead of over SSH; the audit
-    still goes over SSH. The worker's JSON records come back on srun's stdout."""
+    """Inside a Slurm allocation: the audit's probe and the all-reduce's ranks both start with
+    srun (envcheck/slurm/srun.py), no SSH. The worker's JSON records come back on srun's stdout."""
 
-    def _free_port(self, host: str) -> int:
-        """A port free on the master node right now (asked over the same transport)."""
-        import shlex
-        r = self.by_name[host].run(f"{shlex.quote(self.opts.node_python)} -c {shlex.quote(_FREE_PORT)}", timeout=30)
-        try:
-            return int(r.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT ({r.error or r.tail(2)})",
-                             "pass --master-port")
+    def __init__(self, *args, step_size: int = 64, **kwargs):
+        super().__init__(*args, **kwargs)
+        from envcheck.slurm.srun import SrunRunner
+        self.runner = SrunRunner(step_size=step_size, job_name="envcheck-doctor")
+        self.job_id = ""
+
+    def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
+        from envcheck.audit.fleet import audit_batch
+        from envcheck.slurm.srun import require_allocation
+        self.job_id = require_allocation(hosts).job_id
+        fa = audit_batch(list(hosts), self.runner.run_all, self.matrix, deep=deep, node_python=self.node_python,
+                         timeout=self.timeout, gpus_per_node=self.gpus_per_node)
+        self.fleet_notes = [f"{f.severity}: {f.message}" for f in fa.fleet]
+        return fa.results
+
+    def slurm(self) -> Dict[str, object]:
+        return {"job_id": self.job_id, "steps": self.runner.step_ids()}
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
         from envcheck.doctor.srun import srun_argv
+        from envcheck.slurm.srun import free_port, rank_step
         if not shutil.which("srun"):
             raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
         nproc = self.opts.nproc_per_node or 1
-        worker = node_sources()["allreduce_worker.py"]
         size = str(max_bytes)
         args = ["--backend", self.opts.backend if self.opts.backend != "auto" else "nccl",
                 "--min-bytes", size, "--max-bytes", size, "--warmup", "1" if quick else "2",
                 "--iters", "3" if quick else "5", "--timeout", str(self.opts.timeout),
                 "--rendezvous-timeout", str(self.opts.rendezvous_timeout)]
-        port = self.opts.master_port or self._free_port(hosts[0])
-        argv = srun_argv(list(hosts), nproc_per_node=nproc, worker_source=worker, worker_args=args,
-                         python=self.opts.node_python, master_addr=self.opts.master_addr or hosts[0],
+        port = self.opts.master_port or free_port(self.runner, hosts[0], self.opts.node_python)
+        if not port:
+            raise UsageError(f"{hosts[0]}: cannot find a free port for MASTER_PORT through srun", "pass --master-port")
+        argv = srun_argv(list(hosts), nproc_per_node=nproc, worker_source=node_sources()["allreduce_worker.py"],
+                         worker_args=args, python=self.opts.node_python, master_addr=self.opts.master_addr or hosts[0],
                          master_port=port, timeout_s=self.opts.run_timeout,
                          env={"GLOO_SOCKET_IFNAME": self.opts.ifname, "NCCL_SOCKET_IFNAME": self.opts.ifname}
                          if self.opts.ifname else None)
         t0 = time.monotonic()
-        try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.opts.run_timeout + 60)
-        except subprocess.TimeoutExpired:
+        out, err, rc, killed = rank_step(self.runner, hosts, argv, self.opts.run_timeout + 60)
+        if killed:
             return AllreduceOutcome(list(hosts), False, error=f"srun did not finish in {self.opts.run_timeout:g} s")
-        rows = []
-        world = nproc * len(hosts)
-        for rec in parse_records(p.stdout):
-            if rec["type"] == "result":
-                rows.append(am.make_row(int(rec["bytes"]), am.dtype_size("float32"), "float32",
-                                        float(rec["time_us"]) / 1e6, world, rec.get("wrong")))
+        rows = [am.make_row(int(rec["bytes"]), am.dtype_size("float32"), "float32", float(rec["time_us"]) / 1e6,
+                            nproc * len(hosts), rec.get("wrong"))
+                for rec in parse_records(out) if rec["type"] == "result"]
         summary = am.summarize(rows)
         wrong = int(summary.get("wrong") or 0)
-        failed = None if p.returncode == 0 or wrong else {
-            "message": f"srun exited {p.returncode} after {time.monotonic() - t0:.0f} s: "
-                       + " ".join((p.stderr or "").strip().splitlines()[-2:])}
+        failed = None if rc == 0 or wrong else {
+            "message": f"srun exited {rc} after {time.monotonic() - t0:.0f} s: "
+                       + " ".join((err or "").strip().splitlines()[-2:])}
         v = judge(rows=len(rows), wrong=wrong, busbw=summary.get("busbw"), failure=failed)
         return AllreduceOutcome(list(hosts), v.ok, busbw_gbps=v.busbw, wrong=v.wrong,
                                 error="" if v.ok else v.message)

@@ -68,9 +68,10 @@ class DoctorReport:
     inventory: Dict[str, Dict[str, str]] = field(default_factory=dict)  # host -> key versions
     notes: List[str] = field(default_factory=list)
     duration: float = 0.0
+    slurm: Dict[str, Any] = field(default_factory=dict)   # --launcher srun: job_id, steps
 
     def to_dict(self) -> Dict[str, Any]:
-        return {
+        return {**({"slurm": dict(self.slurm)} if self.slurm else {}),
             "verdict": self.verdict,
             "hosts": list(self.hosts),
             "nodes": [asdict(n) for n in self.nodes],

@@ -20,7 +20,9 @@ from envcheck.errors import UsageError
 
 # $0 is the script name given after the -c string; "$@" the worker command, passed through
 # untouched so the worker source needs no quoting at all
-_WRAPPER = ('RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS" '
+# (the first task also names the step, for reports: `@ENVCHECK step JOB.STEP`)
+_WRAPPER = ('[ "$SLURM_PROCID" != 0 ] || echo "@ENVCHECK step $SLURM_JOB_ID.$SLURM_STEP_ID"; '
+            'RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS" '
             'GROUP_RANK="$SLURM_NODEID" exec "$@"')
 
 

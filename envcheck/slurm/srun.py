@@ -234,6 +234,31 @@ def describe(argv: Sequence[str]) -> str:
     return " ".join("<task>" if a == TASK else shlex.quote(a) for a in argv)
 
 
+_STEP_LINE = re.compile(r"^@ENVCHECK step (\S+)$", re.M)
+
+
+def rank_step(runner: SrunRunner, nodes: Sequence[str], argv: List[str], timeout: float):
+    """Run the ranks' step (argv from envcheck/doctor/srun.py: srun_argv): (stdout, stderr,
+    exit code, killed), recorded among the runner's steps with the id its first task printed."""
+    step = Step(list(nodes))
+    t0 = time.monotonic()
+    out, err, rc, killed = run_srun(argv, "", timeout)
+    m = _STEP_LINE.search(out)
+    step.step_id, step.rc, step.seconds = (m.group(1) if m else ""), rc, time.monotonic() - t0
+    runner.steps.append(step)
+    return out, err, rc, killed
+
+
+def free_port(runner: SrunRunner, node: str, python: str) -> Optional[int]:
+    """A TCP port free on `node` right now, asked through a one-task step (None: no answer)."""
+    code = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
+    r = runner.run_all([node], f"{shlex.quote(python)} -c {shlex.quote(code)}", "", 30.0)[node]
+    try:
+        return int(r.stdout.strip().splitlines()[-1]) if r.ok else None
+    except (ValueError, IndexError):
+        return None
+
+
 def audit(hosts: Sequence[str], matrix, *, step_size: int = STEP_SIZE, deep: bool = False,
           node_python: Optional[str] = None, timeout: Optional[float] = None,
           gpus_per_node: Optional[int] = None, srun: str = "srun"):

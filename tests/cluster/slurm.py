@@ -165,9 +165,12 @@ class SlurmCluster:
         text = self.conf_text()
         self.conf.write_text(text)
         (self.dir / "etc" / "cgroup.conf").write_text(self.CGROUP_CONF)
+        # on a Slurm cluster every node resolves every node's name (MASTER_ADDR=node01 under srun)
+        hosts = "127.0.0.1 localhost\n" + "".join(f"{h.ip} {h.name}\n" for h in self.cluster)
         for h in self.cluster:
             h.write_file(f"{NODE_CONF}/slurm.conf", text)
             h.write_file(f"{NODE_CONF}/cgroup.conf", self.CGROUP_CONF)
+            h.write_file("/etc/hosts", hosts)
 
     def reconfigure(self, settings: Mapping[str, Optional[str]], timeout: float = 30) -> None:
         """Change slurm.conf settings (None removes one) everywhere and have every daemon reread

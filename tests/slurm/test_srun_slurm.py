@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -85,6 +86,37 @@ def test_a_node_whose_slurmd_died_is_not_audited_with_sruns_reason_and_exit_3(sl
     assert hosts["node03"]["facts"] is None
     assert "Task launch for StepId=" in hosts["node03"]["error"] and "failed on node node03" in hosts["node03"]["error"]
     s.wait_nodes(lambda st: st in ("idle", "mixed"), timeout=90)
+
+
+def doctor(s, tmp_path, *extra, extra_env=None):
+    junit, prom = tmp_path / "d.xml", tmp_path / "d.prom"
+    r = salloc(s, envcheck_exe(), "doctor", "--launcher", "srun", "--backend", "gloo", "--no-deep",
+               "--no-expect-gpus", "--node-python", sys.executable, "--max-bytes", "1M",
+               "--collective-timeout", "60", "--json", "--junit", str(junit), "--prometheus", str(prom), *extra,
+               timeout=400, extra_env=extra_env)
+    return r, json.loads(r.stdout or "{}"), junit, prom
+
+
+def test_doctor_through_srun_runs_the_allreduce_across_the_allocation(slurm_cluster, tmp_path):
+    import junitparser
+    from prometheus_client.parser import text_string_to_metric_families
+    r, doc, junit, prom = doctor(slurm_cluster, tmp_path)
+    assert r.returncode == 0, (doc.get("nodes"), r.stderr[-2000:])
+    ar = [c for c in doc["checks"] if c["check"] == "allreduce"]
+    assert [(c["host"], c["status"]) for c in ar] == [(h, "PASS") for h in slurm_cluster.names]
+    assert [m["name"] for m in doc["measurements"] if m["name"] == "allreduce_busbw_gbps"]
+    job, steps = doc["slurm"]["job_id"], doc["slurm"]["steps"]
+    assert len(steps) == 3 and all(st.startswith(job + ".") for st in steps), steps   # probe, port, ranks
+    props = {p.name: p.value for suite in junitparser.JUnitXml.fromfile(str(junit)) for p in suite.properties()}
+    assert props == {"slurm_job_id": job, "slurm_steps": ",".join(steps)}
+    fam = {f.name: f for f in text_string_to_metric_families(prom.read_text())}
+    assert fam["envcheck_doctor_slurm_job"].samples[0].labels == {"job_id": job, "steps": ",".join(steps)}
+
+
+def test_doctor_through_srun_fails_a_perturbed_allreduce_as_corruption(slurm_cluster, tmp_path):
+    r, doc, _, _ = doctor(slurm_cluster, tmp_path, "--no-bisect", extra_env={"ENVCHECK_TEST_PERTURB_RANK": "1"})
+    assert r.returncode == 1, (doc.get("nodes"), r.stderr[-2000:])
+    assert all("data corruption" in n["reasons"][0] for n in doc["nodes"]), doc["nodes"]
 
 
 def test_nothing_is_left_running_on_any_node(slurm_cluster):
