@@ -6,6 +6,7 @@ import typer
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, check_options, run_allreduce
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt, check_launcher, srun_hosts
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, note, print_json
 from envcheck.allreduce.verdict import SLOW, judge_report
@@ -67,6 +68,8 @@ def nccl_test(
     min_busbw: MinBusbwOpt = None,
     plot: PlotOpt = None,
     json_out: JsonOpt = False,
+    launcher: LauncherOpt = "ssh",
+    step_size: StepSizeOpt = 64,
 ) -> None:
     """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]"""
     from envcheck.allreduce.render import plot as draw
@@ -80,18 +83,28 @@ def nccl_test(
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)
-    check_options(opts)
-    # its remote commands are the preflight's and the launchers' (bounded by the run itself)
-    with closing_all(HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()) as remotes:
-        opts.node_python, which = local_python(node_python, remotes)
-        if which:
-            note(which)
-        rep = run_allreduce(remotes, opts, None if json_out else note)
+    sizes = check_options(opts)
+    check_launcher(launcher)
+    meta = None
+    if launcher == "srun":   # ranks started by srun inside the allocation (envcheck/slurm/srun_ranks.py)
+        from envcheck.slurm import srun, srun_ranks
+        alloc = srun.require_allocation(srun_hosts(hosts))
+        runner = srun.SrunRunner(step_size=step_size, job_name="envcheck-nccl-test")
+        opts.node_python = node_python or "python3"
+        rep = srun_ranks.allreduce(alloc.nodes, opts, runner, sizes)
+        meta = srun.slurm_meta(alloc, runner)
+    else:
+        # its remote commands are the preflight's and the launchers' (bounded by the run itself)
+        with closing_all(HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()) as remotes:
+            opts.node_python, which = local_python(node_python, remotes)
+            if which:
+                note(which)
+            rep = run_allreduce(remotes, opts, None if json_out else note)
     verdict = judge_report(rep, min_busbw)
     if plot and rep.rows:
         draw(rep, plot)
     if json_out:
-        print_json(dict(rep.to_dict(), exit_code=verdict.exit_code))
+        print_json(dict(rep.to_dict(), exit_code=verdict.exit_code, **({"slurm": meta} if meta else {})))
     else:
         typer.echo(render_text(rep))
         if verdict.status == SLOW:

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import time
 from typing import Dict, List, Optional, Sequence
 
-from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
+from envcheck.allreduce.run import Options, Report, run_allreduce
 from envcheck.doctor.health import CheckResult
-from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
+from envcheck.allreduce.verdict import judge_report, preflight_refusals
 from envcheck.doctor.run import AllreduceOutcome
 from envcheck.errors import UsageError
 from envcheck.model import HostResult
@@ -52,7 +50,7 @@ class DoctorBackend:
         from envcheck.doctor.dcgm import run_dcgm
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
-    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
+    def one_size(self, max_bytes: int, quick: bool) -> Options:
         # one size (plus the worker's check pass); the bisection's runs are shorter still
         opts = dataclasses.replace(self.opts, min_bytes=max_bytes, max_bytes=max_bytes,
                                    warmup=1 if quick else 2, iters=3 if quick else 5)
@@ -61,7 +59,10 @@ class DoctorBackend:
             t = min(self.opts.timeout, BISECT_TIMEOUT)
             opts = dataclasses.replace(opts, timeout=t, rendezvous_timeout=min(self.opts.rendezvous_timeout, BISECT_TIMEOUT),
                                        run_timeout=min(self.opts.run_timeout, 4 * BISECT_TIMEOUT))
-        rep = run_allreduce([self.by_name[h] for h in hosts], opts, self.progress)
+        return opts
+
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
+        rep = run_allreduce([self.by_name[h] for h in hosts], self.one_size(max_bytes, quick), self.progress)
         return outcome_of(rep)
 
 
@@ -131,36 +132,7 @@ class SrunBackend(DoctorBackend):
         return {"job_id": self.job_id, "steps": self.runner.step_ids()}
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
-        from envcheck.doctor.srun import srun_argv
-        from envcheck.slurm.srun import free_port, rank_step
+        from envcheck.slurm.srun_ranks import allreduce
         if not shutil.which("srun"):
             raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
-        nproc = self.opts.nproc_per_node or 1
-        size = str(max_bytes)
-        args = ["--backend", self.opts.backend if self.opts.backend != "auto" else "nccl",
-                "--min-bytes", size, "--max-bytes", size, "--warmup", "1" if quick else "2",
-                "--iters", "3" if quick else "5", "--timeout", str(self.opts.timeout),
-                "--rendezvous-timeout", str(self.opts.rendezvous_timeout)]
-        port = self.opts.master_port or free_port(self.runner, hosts[0], self.opts.node_python)
-        if not port:
-            raise UsageError(f"{hosts[0]}: cannot find a free port for MASTER_PORT through srun", "pass --master-port")
-        argv = srun_argv(list(hosts), nproc_per_node=nproc, worker_source=node_sources()["allreduce_worker.py"],
-                         worker_args=args, python=self.opts.node_python, master_addr=self.opts.master_addr or hosts[0],
-                         master_port=port, timeout_s=self.opts.run_timeout,
-                         env={"GLOO_SOCKET_IFNAME": self.opts.ifname, "NCCL_SOCKET_IFNAME": self.opts.ifname}
-                         if self.opts.ifname else None)
-        t0 = time.monotonic()
-        out, err, rc, killed = rank_step(self.runner, hosts, argv, self.opts.run_timeout + 60)
-        if killed:
-            return AllreduceOutcome(list(hosts), False, error=f"srun did not finish in {self.opts.run_timeout:g} s")
-        rows = [am.make_row(int(rec["bytes"]), am.dtype_size("float32"), "float32", float(rec["time_us"]) / 1e6,
-                            nproc * len(hosts), rec.get("wrong"))
-                for rec in parse_records(out) if rec["type"] == "result"]
-        summary = am.summarize(rows)
-        wrong = int(summary.get("wrong") or 0)
-        failed = None if rc == 0 or wrong else {
-            "message": f"srun exited {rc} after {time.monotonic() - t0:.0f} s: "
-                       + " ".join((err or "").strip().splitlines()[-2:])}
-        v = judge(rows=len(rows), wrong=wrong, busbw=summary.get("busbw"), failure=failed)
-        return AllreduceOutcome(list(hosts), v.ok, busbw_gbps=v.busbw, wrong=v.wrong,
-                                error="" if v.ok else v.message)
+        return outcome_of(allreduce(list(hosts), self.one_size(max_bytes, quick), self.runner, [max_bytes]))

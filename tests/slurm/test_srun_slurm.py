@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,10 +18,10 @@ from tests.conftest import envcheck_exe, run_cli
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-def salloc(s, *argv, nodes=3, timeout=180, extra_env=None, **kw):
+def salloc(s, *argv, nodes=3, timeout=180, extra_env=None, per_node=1, **kw):
     env = {"PATH": PATH, "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8", **s.env, **(extra_env or {})}
-    return subprocess.run(["salloc", f"-N{nodes}", *argv], capture_output=True, text=True, timeout=timeout,
-                          env=env, **kw)
+    return subprocess.run(["salloc", f"-N{nodes}", f"--ntasks-per-node={per_node}", *argv], capture_output=True,
+                          text=True, timeout=timeout, env=env, **kw)
 
 
 def _comparable(facts):
@@ -117,6 +118,61 @@ def test_doctor_through_srun_fails_a_perturbed_allreduce_as_corruption(slurm_clu
     r, doc, _, _ = doctor(slurm_cluster, tmp_path, "--no-bisect", extra_env={"ENVCHECK_TEST_PERTURB_RANK": "1"})
     assert r.returncode == 1, (doc.get("nodes"), r.stderr[-2000:])
     assert all("data corruption" in n["reasons"][0] for n in doc["nodes"]), doc["nodes"]
+
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "launch" / "scripts"
+
+
+def test_nccl_test_through_srun_sweeps_sizes_across_the_allocation(slurm_cluster):
+    r = salloc(slurm_cluster, envcheck_exe(), "nccl-test", "--launcher", "srun", "--backend", "gloo",
+               "--node-python", sys.executable, "--min-bytes", "1K", "--max-bytes", "64K", "--factor", "8",
+               "--warmup", "1", "--iters", "2", "--json", timeout=300)
+    assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
+    doc = json.loads(r.stdout)
+    assert [row["bytes"] for row in doc["rows"]] == [1024, 8192, 65536] and doc["summary"]["wrong"] == 0
+    assert doc["world_size"] == 3 and doc["slurm"]["nodes"] == slurm_cluster.names
+    assert len(doc["slurm"]["steps"]) == 2          # the free port, the ranks
+
+
+def rank_lines(text):
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("[node"):
+            where, _, rest = line[1:].partition("] ")
+            host, rank = where.split(":")
+            out.setdefault((host, int(rank)), []).append(rest)
+    return out
+
+
+def test_launch_through_srun_trains_as_over_ssh(slurm_cluster):
+    ref = subprocess.run([sys.executable, str(SCRIPTS / "ddp_tiny.py"), "--single", "--world", "4"],
+                         capture_output=True, text=True, timeout=120)
+    want = [json.loads(x[len("PARAMS "):]) for x in ref.stdout.splitlines() if x.startswith("PARAMS ")][0]
+    r = salloc(slurm_cluster, envcheck_exe(), "launch", "--launcher", "srun", "--node-python", sys.executable,
+               "--nproc-per-node", "2", "--chdir", str(SCRIPTS), "--json", "--", "ddp_tiny.py", timeout=300,
+               nodes=2, per_node=2)
+    assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-2500:]
+    d = json.loads(r.stdout)
+    assert d["failure"] is None and d["world_size"] == 4 and d["master_addr"] == "node01"
+    lines = rank_lines(r.stderr)
+    assert sorted(lines) == [("node01", 0), ("node01", 1), ("node02", 2), ("node02", 3)]
+    for (host, rank), got in lines.items():
+        assert f"env MASTER_ADDR=node01 LOCAL_RANK={rank % 2} LOCAL_WORLD_SIZE=2 WORLD_SIZE=4" in got
+        (p,) = [json.loads(x[len("PARAMS "):]) for x in got if x.startswith("PARAMS ")]
+        flat = lambda ps: [v for row in ps for v in row]   # noqa: E731
+        assert flat(p) == pytest.approx(flat(want), abs=1e-5)
+
+
+def test_launch_through_srun_names_the_first_failing_rank_and_stops_the_others(slurm_cluster):
+    t0 = time.monotonic()
+    r = salloc(slurm_cluster, envcheck_exe(), "launch", "--launcher", "srun", "--node-python", sys.executable,
+               "--nproc-per-node", "1", "--chdir", str(SCRIPTS), "--no-audit", "--json", "--",
+               "ddp_tiny.py", "--raise-rank", "1", timeout=300)
+    assert r.returncode == 1, r.stdout[-1500:] + r.stderr[-2500:]
+    f = json.loads(r.stdout)["failure"]
+    assert (f["kind"], f["host"], f["rank"], f["exit_code"]) == ("rank_failed", "node02", 1, 1), f
+    assert "boom from rank 1" in "\n".join(rank_lines(r.stderr)[("node02", 1)])
+    assert time.monotonic() - t0 < 120
 
 
 def test_nothing_is_left_running_on_any_node(slurm_cluster):
