@@ -14,7 +14,7 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
                                    closing_all, local_python, progress_printer, HostSelection)
 from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
-from envcheck.audit.probe import probe_source
+from envcheck.audit.probe import show_probe as show_probe_text
 from envcheck.remote import LocalRemote
 from envcheck.report import render_audit
 
@@ -60,8 +60,10 @@ def audit(
     from envcheck.audit.fleet import audit_fleet, save_facts
     from envcheck.audit.render import to_json
 
-    if show_probe:
-        typer.echo(probe_source(), nl=False)
+    if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
+        command, script = show_probe_text(deep=deep, node_python=node_python)
+        note(f"on each node: {command}   (the script below on its stdin)")
+        typer.echo(script, nl=False)
         raise typer.Exit(EXIT_OK)
 
     m = load_matrix(matrix)
