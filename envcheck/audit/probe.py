@@ -13,15 +13,13 @@ import shlex
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
-from envcheck.errors import RemoteError
-from envcheck.facts.schema import SCHEMA, Facts
-from envcheck.matrix.pci import annotate as annotate_pci_gpus
+from envcheck.errors import RemoteError, UsageError
+from envcheck.facts.load import derive, validate
+from envcheck.facts.schema import Facts
 from envcheck.matrix.load import Matrix
 from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult, last_json_object
 from envcheck.rules import judge
-from envcheck.rules.cudnn import annotate as annotate_cudnn
-from envcheck.rules.nccl import annotate as annotate_nccl
 
 # The probe is several readable files shipped as ONE stdlib script: one part per component of the
 # node (envcheck/node/probe/<component>.py), each importing what it uses from the others. Joined,
@@ -163,10 +161,10 @@ def parse_probe_result(host: str, result: RunResult, node_python: Optional[str] 
     if facts is None:
         raise ProbeError(host, f"probe printed no JSON: {_head(result.stdout) or '(nothing)'}"
                          + (f"; stderr: {_tail(result.stderr)}" if result.stderr.strip() else ""))
-    if facts.get("schema") != SCHEMA:
-        raise ProbeError(host, f"probe printed facts of schema {facts.get('schema')!r}, "
-                         f"this envcheck reads schema {SCHEMA}", "use the same envcheck version everywhere")
-    return facts
+    try:
+        return validate(facts, "the probe printed facts that", schema_required=True)
+    except UsageError as e:
+        raise ProbeError(host, e.message, "use the same envcheck version everywhere") from e
 
 
 def probe_host(remote: Remote, *, deep: bool = False, node_python: Optional[str] = None,
@@ -186,9 +184,7 @@ def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
     """Probe one host and judge its facts with the rules; never raises for a host problem."""
     result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
     if result.facts is not None:
-        annotate_pci_gpus(result.facts, matrix)
-        annotate_nccl(result.facts, matrix)
-        annotate_cudnn(result.facts, matrix)
+        derive(result.facts, matrix)
         verdict = judge(result.facts, matrix)
         result.findings, result.skipped = verdict.findings, verdict.skipped
     return result
