@@ -32,10 +32,14 @@ _TO_SPACE = bytes(c if c in _WORDCHARS else 32 for c in range(256))
 # where a text says whose number it is: (library, the words, what follows them up to the number),
 # matched on the lower-case text at each place the words occur
 _NUMBER = (
-    ("CUDA runtime", "cuda error", re.compile(r"(?: code)?:? ?(\d{1,3})\b(?! ?%)")),
+    ("CUDA runtime", "cuda error", re.compile(r"(?: code)?:? ?(?:error code )?(\d{1,3})\b(?! ?%)")),
     ("CUDA runtime", "cudaerror", re.compile(r"(?:_t)?\W{0,3}(\d{1,3})\b")),
     ("CUDA driver", "curesult", re.compile(r"\W{0,3}(\d{1,3})\b")),
     ("CUDA driver", "cuda driver error", re.compile(r":? ?(\d{1,3})\b")),
+    # numba's CudaAPIError prints the driver's code in brackets: "CudaAPIError: [34]"
+    ("CUDA driver", "cudaapierror", re.compile(r":? ?\[(\d{1,3})\]")),
+    # the NVIDIA kernel module: "NVRM: Xid (PCI:0000:03:00): 79, ..." (and "XID 79" in tools)
+    ("NVIDIA driver (Xid)", "xid", re.compile(r"(?: \(pci:[0-9a-f:.]+\))?[: ]+(\d{1,3})\b")),
     ("NCCL", "ncclresult", re.compile(r"(?:_t)?\W{0,3}(\d)\b")),
     ("NCCL", "nccl error", re.compile(r":? ?(\d)\b")),
     ("errno", "errno", re.compile(r":? ?=? ?(\d{1,3})\b")),
@@ -96,9 +100,12 @@ def _ranked(rule: Dict[str, Any]) -> List[List[str]]:
     return [[c, first if i == 0 else "possible"] for i, c in enumerate(rule["causes"])]
 
 
-def _first_rule(rules: Sequence[Tuple[Optional[Pattern[str]], Dict[str, Any]]], key: str, lib: str):
+def _first_rule(rules: Sequence[Tuple[Optional[Pattern[str]], Dict[str, Any]]], key: str, lib: str,
+                paths: Sequence[str] = ()):
     for rx, r in rules:
         if r.get("lib") not in (None, lib):
+            continue
+        if "path" in r and not any(re.search(r["path"], p) for p in paths):
             continue
         if (rx.search(key) if rx is not None else key == r.get("name")):
             return r
@@ -110,14 +117,14 @@ def apply_causes(doc: Dict[str, Any], rules: Dict[str, Any]) -> Dict[str, Any]:
     text must also have) from the rules (tools/explain_catalogue/causes.yaml: the first rule that
     matches wins; `causes: []` says the message names no environment cause), and the key word
     ("w") it is found by."""
-    trules = [(re.compile(r["re"], re.I), r) for r in rules.get("templates", [])]
+    trules = [(re.compile(r.get("re", ""), re.I), r) for r in rules.get("templates", [])]
     crules = [(re.compile(r["re"]) if "re" in r else None, r) for r in rules.get("codes", [])]
     contexts = rules.get("contexts", {})
     for kind, items, rs, key in (("t", doc["templates"], trules, "t"), ("c", doc["codes"], crules, "name")):
         for item in items:
             for k in ("c", "w", "x"):
                 item.pop(k, None)
-            r = _first_rule(rs, item[key], item["lib"])
+            r = _first_rule(rs, item[key], item["lib"], [doc["sources"][i][1] for i in item["s"]])
             if not r or not r["causes"]:
                 continue
             text = item["t"] if kind == "t" else (item.get("text") or "")
@@ -127,6 +134,7 @@ def apply_causes(doc: Dict[str, Any], rules: Dict[str, Any]) -> Dict[str, Any]:
             item["c"] = _ranked(r)
             if w:
                 item["w"] = w
+
             if r.get("context"):
                 item["x"] = contexts[r["context"]]
     return doc
@@ -154,23 +162,26 @@ class Table:
         self.templates = [t for t in doc["templates"] if t.get("c")]
         self.codes = {c["name"]: c for c in doc["codes"] if c.get("c")}
         self.by_token = {n.lower(): c for n, c in self.codes.items()}
-        self.by_word: Dict[str, List[Tuple[str, Dict[str, Any]]]] = defaultdict(list)
+        self.by_word: Dict[str, List[Tuple[str, Dict[str, Any], str]]] = defaultdict(list)
         for t in self.templates:
-            self.by_word[t["w"]].append(("t", t))
+            self.by_word[t["w"]].append(("t", t, t["t"]))
         self.by_number: Dict[Tuple[str, int], Dict[str, Any]] = {}
         self.generic: Dict[str, List[Tuple[str, Dict[str, Any]]]] = defaultdict(list)
         described = set()
-        # the runtime's code before the driver's where both print the same description
+        # the runtime's code before the driver's where both print the same description; errno
+        # descriptions are plain English ("Connection timed out"): found by name or number only
         for c in sorted(self.codes.values(), key=lambda c: c["lib"] != "CUDA runtime"):
             if c.get("num") is not None:
                 self.by_number.setdefault((c["lib"], c["num"]), c)
-            if not c.get("text") or c["text"].lower() in described:
-                continue
-            described.add(c["text"].lower())
-            if c.get("w"):
-                self.by_word[c["w"]].append(("d", c))
-            elif c["lib"] in _FAMILY:
-                self.generic[_FAMILY[c["lib"]]].append((c["text"].lower(), c))
+            for text in [c["text"]] * bool(c.get("text")) + list(c.get("alt", ())):
+                if c["lib"] == "errno" or text.lower() in described:
+                    continue
+                described.add(text.lower())
+                w = key_word(text) if _distinctive(text) else None
+                if w:
+                    self.by_word[w].append(("d", c, text))
+                elif c["lib"] in _FAMILY:
+                    self.generic[_FAMILY[c["lib"]]].append((text.lower(), c))
         for descs in self.generic.values():
             descs.sort(key=lambda d: -len(d[0]))
         self._regex: Dict[str, Pattern[str]] = {}
@@ -278,11 +289,11 @@ def _template_match(tab: Table, item: Dict[str, Any], t: _Text):
 
 def _by_word(tab: Table, t: _Text) -> Iterator[Hit]:
     for w in t.words & tab.by_word.keys():
-        for kind, item in tab.by_word[w]:
+        for kind, item, text in tab.by_word[w]:
             if kind == "d":
-                i = t.lower.find(item["text"].lower())
+                i = t.lower.find(text.lower())
                 if i >= 0:
-                    yield from _code_hits(tab, item, i, i + len(item["text"]), "by its description", t)
+                    yield from _code_hits(tab, item, i, i + len(text), "by its description", t)
                 continue
             m = _template_match(tab, item, t)
             if m and t.has(item.get("x")):

@@ -156,6 +156,27 @@ def test_numbers_count_only_where_the_text_says_whose_number_it_is():
     assert explain("ValueError: invalid argument for --lr") == []
 
 
+def test_codes_in_the_forms_other_emitters_print_them():
+    # the kernel module's Xid line, numba's CudaAPIError, CUDA <= 4.x's description of code 46
+    assert explain("kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>")[0].id == "gpu-hardware-fault"
+    assert explain("NVRM: Xid (PCI:0000:3b:00): 13, Graphics Exception")[0].id == "illegal-memory-access"
+    assert explain("numba.cuda.cudadrv.driver.CudaAPIError: [34] Call to cuInit results in CUDA_ERROR_STUB_LIBRARY")[0].id \
+        == "cuda-stub-library"
+    assert explain("numba.cuda.cudadrv.driver.CudaAPIError: [34]")[0].id == "cuda-stub-library"
+    assert explain("RuntimeError: cuda runtime error (46) : all CUDA-capable devices are busy or unavailable")[0].id \
+        == "gpu-busy-or-unavailable"
+    # nvcc's own message without its "nvcc fatal :" prefix; NCCL's IB wrapper, whose call name a
+    # macro splices in, by the file that prints it
+    assert explain("Unsupported gpu architecture 'compute_90a'")[0].id == "nvcc-arch-unsupported"
+    assert explain("misc/ibvwrap.cc:262 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory")[0].id \
+        == "nccl-ib-error"
+
+
+def test_errno_descriptions_alone_name_nothing():
+    # "Connection timed out" is plain English: only an errno name or number counts
+    assert all(e.id != "rendezvous-refused" for e in explain("NCCL WARN socket: Connection timed out"))
+
+
 def test_a_generic_socket_errno_is_blamed_on_the_rendezvous_only_in_a_distributed_run():
     assert explain("requests.exceptions.ConnectionError: [Errno 111] ECONNREFUSED huggingface.co") == []
     found = explain("torch.distributed init_process_group: [Errno 111] ECONNREFUSED")

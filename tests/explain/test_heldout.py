@@ -14,8 +14,9 @@ from envcheck.explain.signatures import signatures
 
 HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout" / "heldout.yaml"
 ITEMS = yaml.safe_load(HELDOUT.read_text())
-# the figure docs/doctor.md states for this corpus
-RECALL_FLOOR = 0.72
+# docs/doctor.md states both figures: 72.5 % scored once before any change for these texts, then
+# 90.2 % after the changes that scoring prompted (no longer out-of-sample)
+RECALL_FLOOR = 0.90
 
 
 def _wanted(item):

@@ -232,9 +232,13 @@ def tidy(template: str) -> str:
     the wildcards at either end dropped (a search needs only the fixed text between them)."""
     t = " ".join(template.replace("\\", "/").replace("`", "'").split())
     t = re.sub(r"(?:\{\}\s*)+(?=\{\})", "", t)             # runs of wildcards are one
-    while t.startswith(WILD) or t.endswith(WILD):
-        t = t[2:].strip() if t.startswith(WILD) else t[:-2].strip()
-    return t
+    # a wildcard at either end, and the punctuation that only frames it ("{},", "'{}'"), say
+    # nothing a search needs
+    while True:
+        u = re.sub(r"^[^\w{}]*\{\}|\{\}[^\w{}]*$", "", t).strip()
+        if u == t:
+            return t
+        t = u
 
 
 def literal_runs(template: str) -> List[str]:

@@ -72,8 +72,10 @@ class Catalogue:
             entry["s"].append(i)
 
     def add_code(self, name: str, lib: str, num: Optional[int], text: Optional[str], repo: str,
-                 path: str, ref: str, since: Optional[str] = None) -> None:
+                 path: str, ref: str, since: Optional[str] = None, alt: Optional[str] = None) -> None:
         e = self.codes.setdefault(name, {"lib": lib, "num": None, "text": None, "s": []})
+        if alt and alt not in e.setdefault("alt", []):
+            e["alt"].append(alt)      # what an older release printed for the same code
         if num is not None and e["num"] is None:
             e["num"] = num
         if text and not e["text"]:
@@ -226,6 +228,15 @@ def read_local(cat: Catalogue, spec: Dict) -> None:
             if text:    # the library that prints the description first: it is what a match shows
                 cat.add_code(name, lib, int(num), text, *lib_src)
             cat.add_code(name, lib, int(num), None, *hdr_src)
+    for b in spec.get("binaries", ()):
+        if not os.path.exists(b["path"]):
+            print(f"gen: {b['path']} missing (install {b['package']}): skipped", file=sys.stderr)
+            continue
+        keep = re.compile(b["keep"])
+        for s in _strings(Path(b["path"]).read_bytes(), 12):
+            if keep.search(s) and " " in s:
+                cat.add_template(b["lib"], ex.printf_template(s), "debian:" + b["package"],
+                                 b["path"] + " (string table)", _deb_version(b["package"]))
     hc = spec["host_config"]
     if os.path.exists(hc["header"]):
         for fmt in re.findall(r"#error\s+--\s*(.+)", Path(hc["header"]).read_text()):
@@ -277,8 +288,11 @@ def read_errno(cat: Catalogue) -> None:
 
 def read_manual(cat: Catalogue, path: Path) -> None:
     for group in yaml.safe_load(path.read_text()):
+        src = (group["repo"], group["path"], group["ref"])
         for t in group["templates"]:
-            cat.add_template(group["lib"], t, group["repo"], group["path"], group["ref"])
+            cat.add_template(group["lib"], t, *src)
+        for c in group.get("codes", ()):
+            cat.add_code(c["name"], group["lib"], c.get("num"), c.get("text"), *src, alt=c.get("alt"))
 
 
 # --- output ----------------------------------------------------------------------------------
