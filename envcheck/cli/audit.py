@@ -8,13 +8,11 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
-                                 note, print_json, text_width)
+                                 note, print_json, show_probe_exit, text_width)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    closing_all, local_python, progress_printer, HostSelection)
-from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
-from envcheck.audit.probe import show_probe as show_probe_text
 from envcheck.remote import LocalRemote
 from envcheck.report import render_audit
 
@@ -61,10 +59,7 @@ def audit(
     from envcheck.audit.render import to_json
 
     if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
-        command, script = show_probe_text(deep=deep, node_python=node_python)
-        note(f"on each node: {command}   (the script below on its stdin)")
-        typer.echo(script, nl=False)
-        raise typer.Exit(EXIT_OK)
+        raise show_probe_exit(node_python=node_python, deep=deep)
 
     m = load_matrix(matrix)
     with closing_all(HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()) as remotes:

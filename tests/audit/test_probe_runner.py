@@ -158,3 +158,14 @@ def test_only_runs_the_sections_named_and_those_they_need():
 
 def test_show_probe_is_the_command_line_and_the_script():
     assert show_probe(only=["gpus", "net"]) == (probe_command(only=["gpus", "net"]), probe_source())
+
+
+@pytest.mark.parametrize("command", ["nccl-test", "launch"])
+def test_rank_commands_show_the_probe_they_run_with_their_sections(command):
+    from envcheck.allreduce.preflight import PROBE_SECTIONS
+    from tests.conftest import run_cli
+    proc = run_cli(command, "--show-probe", "--node-python", "/opt/py/bin/python3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == probe_source()
+    assert probe_command(node_python="/opt/py/bin/python3", only=PROBE_SECTIONS) in proc.stderr
+    assert "--only host,gpus,net,port,resources" in proc.stderr
