@@ -250,12 +250,14 @@ def rank_step(runner: SrunRunner, nodes: Sequence[str], argv: List[str], timeout
 
 
 def free_port(runner: SrunRunner, node: str, python: str) -> Optional[int]:
-    """A TCP port free on `node` right now, asked through a one-task step (None: no answer)."""
-    code = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
-    r = runner.run_all([node], f"{shlex.quote(python)} -c {shlex.quote(code)}", "", 30.0)[node]
+    """A TCP port free on `node` right now: the probe's port section through a one-task step
+    (None: no answer)."""
+    from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, probe_source
+    from envcheck.facts import views
+    r = runner.run_all([node], probe_command(node_python=python, only=["port"]), probe_source(), 30.0)[node]
     try:
-        return int(r.stdout.strip().splitlines()[-1]) if r.ok else None
-    except (ValueError, IndexError):
+        return views.node(parse_probe_result(node, r, python)).free_port
+    except ProbeError:
         return None
 
 
