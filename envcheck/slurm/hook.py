@@ -8,7 +8,7 @@ no network test), then what Slurm needs done about it:
 - prolog: never calls scontrol. A failing Prolog makes Slurm drain the node ("Prolog error") and
   requeue the job; the hook records its reason locally so the next healthcheck puts envcheck's
   reason in place of "Prolog error", or resumes the node once the fault is gone.
-- epilog: as healthcheck, plus the job's processes still holding a GPU (envcheck/slurm/gpuprocs.py).
+- epilog: as healthcheck, plus the job's processes still holding a GPU (the probe's gpu_processes section).
 Ownership of reasons and the decision: envcheck/slurm/policy.py. Every subprocess (the probe,
 scontrol, nvidia-smi) has its own timeout, all inside one deadline well within Slurm's 60 s.
 """
@@ -19,11 +19,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from envcheck.audit.probe import judge_result, probe_host
+from envcheck.audit.probe import judge_result, probe_host, run_probe
 from envcheck.doctor.checks import GPU_ONLY_CODES, checks_from_audit
 from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, WARN, CheckResult, exit_code, node_verdicts
+from envcheck.errors import RemoteError
+from envcheck.facts import views
+from envcheck.facts.recent import drop_stale_xids
 from envcheck.remote import LocalRemote
-from envcheck.slurm import gpuprocs
 from envcheck.slurm.nodes import Call, NodeState, Scontrol
 from envcheck.slurm.policy import (DRAIN, NOTHING, RESUME, SCRIPT_REASONS, Decision, clear_record, decide,
                                    read_record, reason_for, write_record)
@@ -47,7 +49,6 @@ class HookOptions:
     scontrol: str = "scontrol"
     scontrol_timeout: float = 5.0
     node_python: str = sys.executable
-    nvidia_smi: str = "nvidia-smi"
     job_id: str = ""                # the job an Epilog ends (SLURM_JOB_ID)
     dry_run: bool = False           # decide and say, never call scontrol
 
@@ -128,39 +129,30 @@ def local_checks(opts: HookOptions, matrix, deadline: float, notes: List[str],
     checks = [c for c in checks if c.check != "reach"]
     if job is not None:
         timeout = max(0.5, min(opts.scontrol_timeout, deadline - time.monotonic() - opts.scontrol_timeout))
-        checks.append(gpu_process_check(opts.node, job, opts.nvidia_smi, timeout))
+        checks.append(gpu_process_check(opts, job, timeout))
     return checks
 
 
-def drop_stale_xids(facts: Dict[str, Any], max_age: float) -> int:
-    """Remove the Xid events whose last line is older than max_age seconds (by the kernel log's
-    own stamps against the node's uptime); events without a stamp stay. Returns how many went."""
-    log = (facts.get("health") or {}).get("kernel_log") if isinstance(facts.get("health"), dict) else None
-    if not isinstance(log, dict):
-        return 0
-    up = log.get("uptime_s")
-    if not isinstance(up, (int, float)) or not isinstance(log.get("events"), list):
-        return 0
-    keep = [e for e in log["events"] if not (isinstance(e, dict) and isinstance(e.get("last_s"), (int, float))
-                                             and up - e["last_s"] > max_age)]
-    dropped = len(log["events"]) - len(keep)
-    log["events"] = keep
-    return dropped
-
-
-def gpu_process_check(node: str, job: str, nvidia_smi: str, timeout: float) -> CheckResult:
-    procs, why = gpuprocs.leftover(job, nvidia_smi, timeout)
-    whose = f"job {job}" if job else "no running job"
+def gpu_process_check(opts: HookOptions, job: str, timeout: float) -> CheckResult:
+    """The probe's gpu_processes section: the GPU processes of `job` (of any job when '': the
+    node runs none) still there."""
+    try:
+        procs, why = views.gpu_processes(run_probe(LocalRemote(opts.node), node_python=opts.node_python,
+                                                   only=["gpu_processes"], timeout=timeout))
+    except RemoteError as e:   # ProbeError included
+        procs, why = None, e.one_line()
+    node, whose = opts.node, (f"job {job}" if job else "no running job")
     if procs is None:
         return CheckResult(node, "gpu-processes", SKIP, f"not checked: {why}")
-    if not procs:
+    left = [p for p in procs if not job or p.slurm_job == job]
+    if not left:
         return CheckResult(node, "gpu-processes", PASS, f"no GPU process of {whose} left")
-    shown = ", ".join(p.describe() for p in procs[:4]) + (f" and {len(procs) - 4} more" if len(procs) > 4 else "")
+    shown = ", ".join(p.describe() for p in left[:4]) + (f" and {len(left) - 4} more" if len(left) > 4 else "")
     return CheckResult(
         node, "gpu-processes", FAIL,
-        f"{len(procs)} GPU process(es) of {whose} still running{' after it ended' if job else ''}: {shown}; "
+        f"{len(left)} GPU process(es) of {whose} still running{' after it ended' if job else ''}: {shown}; "
         f"the next job finds that GPU memory taken", code="gpu-processes-left",
-        fix=f"kill -9 {' '.join(str(p.pid) for p in procs)}; a process that does not die (state D) "
+        fix=f"kill -9 {' '.join(str(p.pid) for p in left)}; a process that does not die (state D) "
             f"needs a GPU reset or a reboot")
 
 

@@ -17,6 +17,7 @@ from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records
 from envcheck.doctor.srun import srun_argv
 from envcheck.errors import UsageError
+from envcheck.facts import views
 from envcheck.slurm.srun import SrunRunner, Step, cancel, free_port, rank_step
 
 # srun's words for a task that ended badly: "srun: error: node02: task 3: Exited with exit code 1"
@@ -134,7 +135,7 @@ def _audit_refuses(rep, hosts, runner: SrunRunner, python: str, lopts, matrix) -
     from envcheck.doctor.checks import GPU_ONLY_CODES
     from envcheck.model import ERROR
     audit = audit_batch(list(hosts), runner.run_all, matrix, node_python=python)
-    gpu_less = all(r.facts is not None and not r.facts.get("gpus") for r in audit.results)
+    gpu_less = all(r.facts is not None and not views.gpu_count(r.facts) for r in audit.results)
     rep.audit_errors = [{"host": r.host, "code": "unreachable", "message": r.error, "fix": "see srun's words"}
                         for r in audit.unreachable]
     rep.audit_errors += [{"host": f.host or r.host, "code": f.code, "message": f.message, "fix": f.fix}

@@ -62,6 +62,24 @@ def test_each_event_carries_when_it_was_logged_in_seconds_since_boot():
     assert isinstance(e["last_s"], float)
 
 
+def test_compute_apps_csv_with_commas_in_names_and_na_memory():
+    got = probe.parse_compute_apps("1234, /usr/bin/python3, 4580, 00000000:07:00.0\n"
+                                   "77, python, train,x, [N/A], 00000000:0F:00.0\nNo running processes found\n")
+    assert got == [{"pid": 1234, "name": "/usr/bin/python3", "memory_mib": 4580, "gpu": "00000000:07:00.0"},
+                   {"pid": 77, "name": "python, train,x", "memory_mib": None, "gpu": "00000000:0F:00.0"}]
+
+
+def test_a_process_belongs_to_the_slurm_job_its_environment_or_cgroup_names(tmp_path):
+    (tmp_path / "10").mkdir()
+    (tmp_path / "10" / "environ").write_bytes(b"PATH=/bin\0SLURM_JOB_ID=812\0")
+    (tmp_path / "11").mkdir()
+    (tmp_path / "11" / "environ").write_bytes(b"PATH=/bin\0")
+    (tmp_path / "11" / "cgroup").write_text("0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n")
+    (tmp_path / "12").mkdir()
+    (tmp_path / "12" / "cgroup").write_text("0::/user.slice\n")
+    assert [probe.slurm_job(p, str(tmp_path)) for p in (10, 11, 12, 13)] == ["812", "77", None, None]
+
+
 def test_a_flood_of_distinct_xids_is_capped_and_counted():
     text = "\n".join("NVRM: Xid (PCI:0000:%02x:00): 13, x" % (i % 256) + (" %d" % i) for i in range(300))
     text += "\n" + "\n".join("NVRM: Xid (PCI:0000:00:00): %d, y" % c for c in range(1, 200))

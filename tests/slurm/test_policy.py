@@ -10,8 +10,8 @@ from envcheck.doctor.health import FAIL, PASS, UNKNOWN, WARN, CheckResult
 from envcheck.errors import UsageError
 from envcheck.slurm import policy
 from envcheck.slurm.config import parse_duration
-from envcheck.slurm.gpuprocs import parse_compute_apps
-from envcheck.slurm.hook import HookOptions, drop_stale_xids, wanted
+from envcheck.facts.recent import drop_stale_xids
+from envcheck.slurm.hook import HookOptions, wanted
 from envcheck.slurm.nodes import NodeState, parse_show_node
 from envcheck.slurm.policy import DRAIN, NOTHING, RESUME, decide
 
@@ -123,13 +123,6 @@ def test_xids_older_than_the_window_are_dropped_and_unstamped_ones_kept():
     assert drop_stale_xids(facts, 24 * 3600.0) == 1
     assert [e["xid"] for e in facts["health"]["kernel_log"]["events"]] == [48, 13]
     assert drop_stale_xids({"health": {"kernel_log": {"events": []}}}, 1.0) == 0   # no uptime: nothing judged
-
-
-def test_compute_apps_csv_with_commas_in_names_and_na_memory():
-    got = parse_compute_apps("1234, /usr/bin/python3, 4580, 00000000:07:00.0\n"
-                             "77, python, train,x, [N/A], 00000000:0F:00.0\nNo running processes found\n")
-    assert [(p.pid, p.name, p.memory_mib, p.gpu) for p in got] == [
-        (1234, "/usr/bin/python3", 4580, "00000000:07:00.0"), (77, "python, train,x", None, "00000000:0F:00.0")]
 
 
 @pytest.mark.parametrize("text, seconds", [("3600", 3600), ("90m", 5400), ("24h", 86400), ("7d", 604800), ("1.5h", 5400)])
