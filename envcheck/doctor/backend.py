@@ -4,6 +4,7 @@ the doctor's terms (envcheck/doctor/run.py)."""
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import shutil
 import subprocess
 import time
@@ -11,9 +12,12 @@ from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
-from envcheck.doctor.health import CheckResult
 from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
+from envcheck.audit.fleet import audit_fleet
+from envcheck.doctor.dcgm import run_dcgm
+from envcheck.doctor.health import CheckResult
 from envcheck.doctor.run import AllreduceOutcome
+from envcheck.doctor.srun import srun_argv
 from envcheck.errors import UsageError
 from envcheck.model import HostResult
 from envcheck.remote import Remote
@@ -42,7 +46,6 @@ class DoctorBackend:
         self.fleet_notes: List[str] = []
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
-        from envcheck.audit.fleet import audit_fleet
         fa = audit_fleet([self.by_name[h] for h in hosts], self.matrix, deep=deep,
                          node_python=self.node_python, timeout=self.timeout, forks=self.forks,
                          gpus_per_node=self.gpus_per_node)
@@ -50,7 +53,6 @@ class DoctorBackend:
         return fa.results
 
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
-        from envcheck.doctor.dcgm import run_dcgm
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
@@ -117,7 +119,6 @@ class SrunBackend(DoctorBackend):
 
     def _free_port(self, host: str) -> int:
         """A port free on the master node right now (asked over the same transport)."""
-        import shlex
         r = self.by_name[host].run(f"{shlex.quote(self.opts.node_python)} -c {shlex.quote(_FREE_PORT)}", timeout=30)
         try:
             return int(r.stdout.strip().splitlines()[-1])
@@ -126,7 +127,6 @@ class SrunBackend(DoctorBackend):
                              "pass --master-port")
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
-        from envcheck.doctor.srun import srun_argv
         if not shutil.which("srun"):
             raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
         nproc = self.opts.nproc_per_node or 1
