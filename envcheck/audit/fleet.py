@@ -13,10 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
+from envcheck.audit.probe import audit_host
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from envcheck.audit.probe import (DEEP_PROBE_TIMEOUT, PROBE_TIMEOUT, ProbeError, judge_result,
+                                  parse_probe_result, probe_command, probe_source)
 from envcheck.model import Finding, HostResult, sort_findings, verdict_exit_code
 from envcheck.remote import Outcome, Remote, RunResult, fan_out
 from envcheck.rules.fleet import DriftRow, drift, fleet_findings
+from envcheck.rules.health import expected_gpus
 
 
 @dataclass
@@ -51,7 +55,6 @@ def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
     """Audit every host (the probe over one remote command each, at most `forks` at once), then
     compare the hosts. Host failures are data: they come back as HostResult.error.
     gpus_per_node: the GPU count every node must have (the PCI bus and the driver both)."""
-    from envcheck.audit.probe import audit_host
 
     def one(remote: Remote) -> HostResult:
         return audit_host(remote, matrix, deep=deep, node_python=node_python, timeout=timeout)
@@ -76,8 +79,6 @@ def audit_batch(hosts: Sequence[str], run_all: BatchRunner, matrix, *, deep: boo
                 gpus_per_node: Optional[int] = None) -> FleetAudit:
     """audit_fleet() through a transport that runs the probe on every host in one go (srun:
     envcheck/slurm/srun.py) instead of one remote command per host."""
-    from envcheck.audit.probe import (DEEP_PROBE_TIMEOUT, PROBE_TIMEOUT, ProbeError, judge_result,
-                                      parse_probe_result, probe_command, probe_source)
     t = timeout or (DEEP_PROBE_TIMEOUT if deep else PROBE_TIMEOUT)
     raw = run_all(list(hosts), probe_command(deep=deep, node_python=node_python), probe_source(), t)
     results = []
@@ -92,7 +93,6 @@ def audit_batch(hosts: Sequence[str], run_all: BatchRunner, matrix, *, deep: boo
 
 def _expect_gpus(results: List[HostResult], gpus_per_node: Optional[int]) -> None:
     if gpus_per_node is not None:
-        from envcheck.rules.health import expected_gpus
         for r in results:
             if r.reachable and r.facts is not None:
                 r.findings += expected_gpus(r.facts, gpus_per_node)

@@ -10,6 +10,7 @@ from envcheck.cli import app
 from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
                                  note, print_json, show_probe_exit, text_width)
 from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt
+from envcheck.cli.slurmopts import check_launcher, srun_hosts
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    closing_all, local_python, progress_printer, HostSelection)
@@ -58,8 +59,9 @@ def audit(
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
+    # lazy: the fleet audit and its renderer costs ~55 ms CPU at start-up (-X importtime, issue 26); only audit needs it
     from envcheck.audit.fleet import audit_fleet, save_facts
-    from envcheck.audit.render import to_json
+    from envcheck.audit.render import render, to_json
 
     if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
         raise show_probe_exit(node_python=node_python, deep=deep)
@@ -88,7 +90,6 @@ def audit(
         # one host reads the same whether it is this machine or one over SSH: its facts table
         typer.echo(render_audit(fleet.results, color))
     else:
-        from envcheck.audit.render import render
         if full:
             typer.echo(render_audit(fleet.results, color) + "\n")
         typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)
@@ -98,9 +99,9 @@ def audit(
 def _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_per_node, save, full,
                 json_out, strict) -> None:
     """`audit --launcher srun`: the allocation's nodes, the probe through srun (envcheck/slurm/srun.py)."""
+    # lazy: the fleet audit, its renderer and srun cost ~80 ms CPU at start-up (-X importtime, issue 26); only audit needs them
     from envcheck.audit.fleet import save_facts
     from envcheck.audit.render import render, to_json
-    from envcheck.cli.slurmopts import check_launcher, srun_hosts
     from envcheck.slurm import srun
 
     check_launcher(launcher)

@@ -5,12 +5,13 @@ from typing import Optional
 import typer
 
 from envcheck.allreduce import bandwidth as am
+from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
 from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt, check_launcher, srun_hosts
-from envcheck.cli import app
-from envcheck.allreduce.preflight import PROBE_SECTIONS
-from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
 from envcheck.allreduce.verdict import SLOW, judge_report
+from envcheck.allreduce.preflight import PROBE_SECTIONS
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
@@ -76,8 +77,6 @@ def nccl_test(
     """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]"""
     if show_probe:
         raise show_probe_exit(PROBE_SECTIONS, node_python)
-    from envcheck.allreduce.render import plot as draw
-    from envcheck.allreduce.render import render_text, require_matplotlib
 
     if plot:
         require_matplotlib()   # before the run, not after minutes of it
@@ -91,6 +90,7 @@ def nccl_test(
     check_launcher(launcher)
     meta = None
     if launcher == "srun":   # ranks started by srun inside the allocation (envcheck/slurm/srun_ranks.py)
+        # lazy: srun's ranks cost ~60 ms CPU at start-up (-X importtime, issue 26); only --launcher srun needs them
         from envcheck.slurm import srun, srun_ranks
         alloc = srun.require_allocation(srun_hosts(hosts))
         runner = srun.SrunRunner(step_size=step_size, job_name="envcheck-nccl-test")

@@ -12,18 +12,19 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.errors import UsageError
+from envcheck.matrix.load import load_matrix
+from envcheck.slurm import config
 
 # past the deadline, this much more before the process stops itself whatever it is doing
 HARD_STOP_GRACE = 3.0
 
 
 def _mode(mode: Optional[str]) -> str:
-    from envcheck.slurm.hook import MODES
     if mode is None:
         ctx = os.environ.get("SLURM_SCRIPT_CONTEXT", "")
         return {"prolog_slurmd": "prolog", "epilog_slurmd": "epilog"}.get(ctx, "healthcheck")
-    if mode not in MODES:
-        raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}",
+    if mode not in config.MODES:
+        raise UsageError(f"--mode {mode!r} is not one of {', '.join(config.MODES)}",
                          "use --mode healthcheck (HealthCheckProgram), prolog or epilog")
     return mode
 
@@ -65,8 +66,6 @@ def slurm_check(
     """Check this node as Slurm's HealthCheckProgram, Prolog or Epilog: drain it with an
     `envcheck:` reason when it fails, resume it when envcheck drained it and it passes.
     Example: envcheck slurm-check --print-config | sh"""
-    from envcheck.slurm import config
-
     the_mode = _mode(mode)
     since = config.parse_duration(xid_since, "--xid-since")
     hook_args = ((["--strict"] if strict else []) + (["--drain-unknown"] if drain_unknown else [])
@@ -79,7 +78,7 @@ def slurm_check(
         raise typer.Exit(0)
     # Slurm gives a HealthCheckProgram no PATH at all: the probe and scontrol need one
     os.environ.setdefault("PATH", config.DEFAULT_PATH)
-    from envcheck.matrix.load import load_matrix
+    # lazy: the hook (probe runner, rules, doctor's verdicts) costs ~70 ms CPU at start-up (-X importtime, issue 26); only slurm-check needs it
     from envcheck.slurm.hook import HookOptions, run_hook
     from envcheck.slurm.render import render_hook
 

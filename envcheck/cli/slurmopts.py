@@ -6,6 +6,7 @@ import typer
 
 from envcheck.cli.common import Annotated
 from envcheck.errors import UsageError
+from envcheck.hostlist import expand_hostlist
 
 LauncherOpt = Annotated[str, typer.Option(
     "--launcher", help="Reach the nodes over ssh, or with srun inside a Slurm allocation (hosts: the job's nodes).")]
@@ -20,5 +21,4 @@ def check_launcher(launcher: str) -> None:
 
 def srun_hosts(hosts: Optional[Sequence[str]]) -> List[str]:
     """Node names from HOSTS arguments (Slurm hostlists expanded); [] = the allocation's."""
-    from envcheck.hostlist import expand_hostlist
     return [n for h in (hosts or []) for n in expand_hostlist(h)]

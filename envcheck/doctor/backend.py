@@ -8,10 +8,14 @@ import shutil
 from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce.run import Options, Report, run_allreduce
-from envcheck.doctor.health import CheckResult
 from envcheck.allreduce.verdict import judge_report, preflight_refusals
+from envcheck.audit.fleet import audit_batch, audit_fleet
+from envcheck.doctor.dcgm import run_dcgm
+from envcheck.doctor.health import CheckResult
 from envcheck.doctor.run import AllreduceOutcome
 from envcheck.errors import UsageError
+from envcheck.slurm.srun import SrunRunner, require_allocation
+from envcheck.slurm.srun_ranks import allreduce as srun_allreduce
 from envcheck.model import HostResult
 from envcheck.remote import Remote
 
@@ -39,7 +43,6 @@ class DoctorBackend:
         self.fleet_notes: List[str] = []
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
-        from envcheck.audit.fleet import audit_fleet
         fa = audit_fleet([self.by_name[h] for h in hosts], self.matrix, deep=deep,
                          node_python=self.node_python, timeout=self.timeout, forks=self.forks,
                          gpus_per_node=self.gpus_per_node)
@@ -47,7 +50,6 @@ class DoctorBackend:
         return fa.results
 
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
-        from envcheck.doctor.dcgm import run_dcgm
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
     def one_size(self, max_bytes: int, quick: bool) -> Options:
@@ -115,13 +117,10 @@ class SrunBackend(DoctorBackend):
 
     def __init__(self, *args, step_size: int = 64, **kwargs):
         super().__init__(*args, **kwargs)
-        from envcheck.slurm.srun import SrunRunner
         self.runner = SrunRunner(step_size=step_size, job_name="envcheck-doctor")
         self.job_id = ""
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
-        from envcheck.audit.fleet import audit_batch
-        from envcheck.slurm.srun import require_allocation
         self.job_id = require_allocation(hosts).job_id
         fa = audit_batch(list(hosts), self.runner.run_all, self.matrix, deep=deep, node_python=self.node_python,
                          timeout=self.timeout, gpus_per_node=self.gpus_per_node)
@@ -132,7 +131,6 @@ class SrunBackend(DoctorBackend):
         return {"job_id": self.job_id, "steps": self.runner.step_ids()}
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
-        from envcheck.slurm.srun_ranks import allreduce
         if not shutil.which("srun"):
             raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
-        return outcome_of(allreduce(list(hosts), self.one_size(max_bytes, quick), self.runner, [max_bytes]))
+        return outcome_of(srun_allreduce(list(hosts), self.one_size(max_bytes, quick), self.runner, [max_bytes]))

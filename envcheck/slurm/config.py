@@ -15,6 +15,7 @@ from typing import List, Optional, Sequence
 
 from envcheck.errors import UsageError
 
+MODES = ("healthcheck", "prolog", "epilog")
 DEFAULT_WRAPPER = "/usr/local/sbin/envcheck-slurm-hook"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}

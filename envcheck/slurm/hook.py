@@ -30,7 +30,6 @@ from envcheck.slurm.nodes import Call, NodeState, Scontrol
 from envcheck.slurm.policy import (DRAIN, NOTHING, RESUME, SCRIPT_REASONS, Decision, clear_record, decide,
                                    read_record, reason_for, write_record)
 
-MODES = ("healthcheck", "prolog", "epilog")
 DEFAULT_DEADLINE = 40.0           # Slurm kills a HealthCheckProgram, Prolog or Epilog at 60 s
 DEFAULT_XID_SINCE = 24 * 3600.0
 STATE_DIR = "/var/lib/envcheck"

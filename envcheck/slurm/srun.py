@@ -28,6 +28,10 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from envcheck.errors import UsageError
+from envcheck.audit.fleet import audit_batch
+from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, probe_source
+from envcheck.facts import views
+from envcheck.hostlist import expand_hostlist
 from envcheck.remote import RunResult, kill_group
 
 TAG = "@ENVCHECK"
@@ -61,7 +65,6 @@ def allocation(env: Mapping[str, str] = os.environ) -> Optional[Allocation]:
     job = env.get("SLURM_JOB_ID") or env.get("SLURM_JOBID")
     if not nodelist or not job:
         return None
-    from envcheck.hostlist import expand_hostlist
     return Allocation(job, expand_hostlist(nodelist))
 
 
@@ -252,8 +255,6 @@ def rank_step(runner: SrunRunner, nodes: Sequence[str], argv: List[str], timeout
 def free_port(runner: SrunRunner, node: str, python: str) -> Optional[int]:
     """A TCP port free on `node` right now: the probe's port section through a one-task step
     (None: no answer)."""
-    from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, probe_source
-    from envcheck.facts import views
     r = runner.run_all([node], probe_command(node_python=python, only=["port"]), probe_source(), 30.0)[node]
     try:
         return views.node(parse_probe_result(node, r, python)).free_port
@@ -266,7 +267,6 @@ def audit(hosts: Sequence[str], matrix, *, step_size: int = STEP_SIZE, deep: boo
           gpus_per_node: Optional[int] = None, srun: str = "srun"):
     """The fleet audit of the allocation's nodes (or of `hosts`, which must be in it) through
     srun: (FleetAudit, {"job_id", "steps", "nodes"})."""
-    from envcheck.audit.fleet import audit_batch
     alloc = require_allocation(hosts)
     runner = SrunRunner(srun, step_size, "envcheck-audit")
     fleet = audit_batch(alloc.nodes, runner.run_all, matrix, deep=deep, node_python=node_python,

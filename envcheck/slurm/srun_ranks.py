@@ -17,6 +17,11 @@ from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records
 from envcheck.doctor.srun import srun_argv
 from envcheck.errors import UsageError
+from envcheck.audit.fleet import audit_batch
+from envcheck.doctor.checks import GPU_ONLY_CODES
+from envcheck.launch.outcome import exit_code
+from envcheck.launch.run import Report as LaunchReport
+from envcheck.model import ERROR
 from envcheck.facts import views
 from envcheck.slurm.srun import SrunRunner, Step, cancel, free_port, rank_step
 
@@ -90,8 +95,6 @@ def launch(hosts: Sequence[str], lopts, runner: SrunRunner, on_line: Optional[Ca
     """The user's script (`launch --launcher srun`): lopts is envcheck.launch.run.Options; every
     rank's output live through on_line(host, rank, line) (srun --label says the rank); the first
     rank to fail named from srun's own words; srun stops the others. Returns launch's Report."""
-    from envcheck.launch.outcome import exit_code
-    from envcheck.launch.run import Report as LaunchReport
     if lopts.local_rank_arg:
         raise UsageError("--local-rank-arg is not available with --launcher srun", "read LOCAL_RANK from the environment")
     if lopts.sync:
@@ -131,9 +134,6 @@ def launch(hosts: Sequence[str], lopts, runner: SrunRunner, on_line: Optional[Ca
 
 def _audit_refuses(rep, hosts, runner: SrunRunner, python: str, lopts, matrix) -> bool:
     """launch's preflight audit, through srun: its error findings refuse the run unless --force."""
-    from envcheck.audit.fleet import audit_batch
-    from envcheck.doctor.checks import GPU_ONLY_CODES
-    from envcheck.model import ERROR
     audit = audit_batch(list(hosts), runner.run_all, matrix, node_python=python)
     gpu_less = all(r.facts is not None and not views.gpu_count(r.facts) for r in audit.results)
     rep.audit_errors = [{"host": r.host, "code": "unreachable", "message": r.error, "fix": "see srun's words"}
