@@ -50,7 +50,7 @@ def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> Non
 
 
 def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: FileOpt,
-                   prometheus: FileOpt, json_out: bool) -> None:
+                   prometheus: FileOpt, json_out: bool, actions=None) -> None:
     # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.render import render_junit, render_prometheus, render_table, write_atomic
     if junit:
@@ -58,9 +58,14 @@ def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: 
     if prometheus:
         write_atomic(prometheus, render_prometheus(report))
     if json_out:
-        print_json(dict(report.to_dict(), exit_code=code))
+        print_json(dict(report.to_dict(), exit_code=code,
+                        **({"slurm_actions": [a.to_dict() for a in actions]} if actions is not None else {})))
     else:
         typer.echo(render_table(report), nl=False)
+        if actions:
+            # lazy: Slurm's rendering costs ~30 ms CPU at start-up (-X importtime, issue 26); only --drain-failed needs it
+            from envcheck.slurm.render import render_actions
+            typer.echo(render_actions(actions), nl=False)
 
 
 def _load_baseline(path: Path) -> health.DoctorReport:
@@ -88,6 +93,8 @@ def doctor(
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
     launcher: Annotated[str, typer.Option("--launcher", help="Reach the nodes over ssh, or with srun inside a Slurm allocation (the audit's probe and the all-reduce's ranks).")] = "ssh",
     step_size: StepSizeOpt = 64,
+    drain_failed: Annotated[bool, typer.Option("--drain-failed", help="Drain each FAIL node in Slurm with the reason 'envcheck: <code>: <summary>' (never over a reason envcheck did not write); without the rights, print the scontrol lines.")] = False,
+    resume_passed: Annotated[bool, typer.Option("--resume-passed", help="Resume each passing node that envcheck drained (never one drained for another reason).")] = False,
     backend: BackendOpt = "auto",
     nproc_per_node: WorkerNprocOpt = None,
     max_bytes: Annotated[str, typer.Option("--max-bytes", help="The one large all-reduce size.")] = "64M",
@@ -134,5 +141,10 @@ def doctor(
     if launcher == "srun":
         report.slurm = be.slurm()
     code = health.exit_code(report.verdict, strict, sum(c.skipped for c in report.checks))
-    _write_outputs(report, code, strict, junit, prometheus, json_out)
+    actions = None
+    if drain_failed or resume_passed:
+        # lazy: Slurm's node actions cost ~5 ms CPU at start-up (-X importtime, issue 26); only these flags need them
+        from envcheck.slurm.drain import act
+        actions = act(report, drain=drain_failed, resume=resume_passed, strict=strict)
+    _write_outputs(report, code, strict, junit, prometheus, json_out, actions)
     raise typer.Exit(code)

@@ -17,18 +17,18 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from envcheck.audit.probe import judge_result, probe_host, run_probe
 from envcheck.doctor.checks import GPU_ONLY_CODES, checks_from_audit
-from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, WARN, CheckResult, exit_code, node_verdicts
+from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, CheckResult, exit_code, node_verdicts
 from envcheck.errors import RemoteError
 from envcheck.facts import views
 from envcheck.facts.recent import drop_stale_xids
 from envcheck.remote import LocalRemote
 from envcheck.slurm.nodes import Call, NodeState, Scontrol
-from envcheck.slurm.policy import (DRAIN, NOTHING, RESUME, SCRIPT_REASONS, Decision, clear_record, decide,
-                                   read_record, reason_for, write_record)
+from envcheck.slurm.policy import (DRAIN, NOTHING, SCRIPT_REASONS, Decision, clear_record, decide, read_record,
+                                   wanted, write_record)
 
 DEFAULT_DEADLINE = 40.0           # Slurm kills a HealthCheckProgram, Prolog or Epilog at 60 s
 DEFAULT_XID_SINCE = 24 * 3600.0
@@ -90,7 +90,7 @@ def run_hook(opts: HookOptions, matrix) -> HookReport:
             rep.notes.append(f"cannot read the node's state from Slurm ({call.why()})")
     rep.checks = local_checks(opts, matrix, deadline, rep.notes, gpu_job(opts, node))
     rep.verdict = node_verdicts([opts.node], rep.checks)[0].verdict
-    rep.want, rep.reason = wanted(rep.verdict, rep.checks, opts)
+    rep.want, rep.reason = wanted(rep.verdict, rep.checks, opts.strict, opts.drain_unknown)
     if opts.mode == "prolog":
         _prolog(opts, rep)
     else:
@@ -153,20 +153,6 @@ def gpu_process_check(opts: HookOptions, job: str, timeout: float) -> CheckResul
         f"the next job finds that GPU memory taken", code="gpu-processes-left",
         fix=f"kill -9 {' '.join(str(p.pid) for p in left)}; a process that does not die (state D) "
             f"needs a GPU reset or a reboot")
-
-
-def wanted(verdict: str, checks: List[CheckResult], opts: HookOptions) -> Tuple[str, str]:
-    """What the verdict asks Slurm for, and envcheck's reason when that is a drain."""
-    if verdict == PASS or (verdict == WARN and not opts.strict):
-        return RESUME, ""
-    if verdict == UNKNOWN and not opts.drain_unknown:
-        return NOTHING, ""
-    bad = [c for c in checks if c.status == verdict]
-    codes = [code for c in bad for code in (c.code.split(",") if c.code else [c.check])]
-    first = bad[0]
-    summary = first.message.split(". ")[0].split("; ")[0]
-    more = f" (+{len(codes) - 1} more)" if len(codes) > 1 else ""
-    return DRAIN, reason_for(codes[0], summary + more)
 
 
 def _prolog(opts: HookOptions, rep: HookReport) -> None:

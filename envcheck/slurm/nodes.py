@@ -155,8 +155,9 @@ class Scontrol:
         self.calls.append(c)
         return c
 
-    def show(self, names: Sequence[str]) -> "tuple[Dict[str, NodeState], Call]":
-        c = self._run("-o", "show", "node", ",".join(names))
+    def show(self, names: Sequence[str] = ()) -> "tuple[Dict[str, NodeState], Call]":
+        """These nodes (all of the cluster's when none are named)."""
+        c = self._run("-o", "show", "node", *([",".join(names)] if names else []))
         return (parse_show_node(c.stdout) if c.ok else {}), c
 
     def drain(self, name: str, reason: str) -> Call:

@@ -18,8 +18,9 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
+from envcheck.doctor.health import PASS, UNKNOWN, WARN, CheckResult
 from envcheck.slurm.nodes import NodeState
 
 PREFIX = "envcheck:"
@@ -78,6 +79,24 @@ def decide(want: str, node: NodeState, reason: str = "", record: Optional[Dict[s
     if not ours:
         return Decision(NOTHING, f"drained for a reason envcheck did not write, kept: {node.reason!r}")
     return Decision(RESUME, f"healthy again; drained by envcheck for {node.reason!r}")
+
+
+def wanted(verdict: str, checks: List[CheckResult], strict: bool = False,
+           drain_unknown: bool = False) -> Tuple[str, str]:
+    """What a node's verdict (and its checks) asks of Slurm: DRAIN with envcheck's reason (FAIL;
+    WARN with strict; UNKNOWN with drain_unknown), RESUME (PASS, or WARN), or NOTHING (UNKNOWN:
+    a node that could not be checked is neither drained nor resumed)."""
+    if verdict == PASS or (verdict == WARN and not strict):
+        return RESUME, ""
+    if verdict == UNKNOWN and not drain_unknown:
+        return NOTHING, ""
+    bad = [c for c in checks if c.status == verdict]
+    if not bad:
+        return NOTHING, ""
+    codes = [code for c in bad for code in (c.code.split(",") if c.code else [c.check])]
+    summary = bad[0].message.split(". ")[0].split("; ")[0]
+    more = f" (+{len(codes) - 1} more)" if len(codes) > 1 else ""
+    return DRAIN, reason_for(codes[0], summary + more)
 
 
 # ---- the node's local record: a Prolog/Epilog failure envcheck caused -----------------------

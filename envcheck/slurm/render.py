@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import List
 
 from envcheck.doctor.health import PASS, SKIP
+from envcheck.slurm.drain import NodeAction
 from envcheck.slurm.hook import HookReport
 
 
@@ -24,3 +25,21 @@ def render_hook(rep: HookReport) -> str:
         lines.append(f"  {c.line()} -> {'ok' if c.ok else c.why()}")
     lines += [f"note: {n}" for n in rep.notes]
     return "\n".join(lines) + "\n"
+
+
+def render_actions(actions: List[NodeAction]) -> str:
+    """doctor --drain-failed / --resume-passed: what was done to which node, and the scontrol
+    lines left for an operator."""
+    lines: List[str] = []
+    for a in actions:
+        if a.action == "nothing":
+            lines.append(f"slurm: {a.node}: nothing done: {a.why}")
+        elif a.done:
+            lines.append(f"slurm: {a.node}: {'drained' if a.action == 'drain' else 'resumed'} ({a.why})")
+        else:
+            lines.append(f"slurm: {a.node}: not {'drained' if a.action == 'drain' else 'resumed'}: {a.error}")
+    todo = [a.command for a in actions if a.command and not a.done]
+    if todo:
+        lines.append("As a Slurm operator, run:")
+        lines += [f"  {c}" for c in todo]
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -11,9 +11,8 @@ from envcheck.errors import UsageError
 from envcheck.slurm import policy
 from envcheck.slurm.config import parse_duration
 from envcheck.facts.recent import drop_stale_xids
-from envcheck.slurm.hook import HookOptions, wanted
 from envcheck.slurm.nodes import NodeState, parse_show_node
-from envcheck.slurm.policy import DRAIN, NOTHING, RESUME, decide
+from envcheck.slurm.policy import DRAIN, NOTHING, RESUME, decide, wanted
 
 SHOW = (Path(__file__).resolve().parent.parent / "fixtures" / "slurm" / "scontrol-show-node.txt").read_text()
 
@@ -90,7 +89,7 @@ def test_wanted_names_the_first_failing_code_and_counts_the_rest():
     cs = checks(("driver", FAIL, "NVIDIA GPUs on the PCI bus and no driver. More text", "driver-not-found"),
                 ("torch", FAIL, "CPU-only torch; other", "torch-cpu-only,torch-other"),
                 ("cuda", WARN, "w", "cuda-x"))
-    want, reason = wanted(FAIL, cs, HookOptions("healthcheck", "n"))
+    want, reason = wanted(FAIL, cs)
     assert want == DRAIN
     assert reason == "envcheck: driver-not-found: NVIDIA GPUs on the PCI bus and no driver (+2 more)"
 
@@ -101,7 +100,7 @@ def test_wanted_names_the_first_failing_code_and_counts_the_rest():
 ])
 def test_warn_drains_only_when_strict_and_unknown_only_when_asked(verdict, strict, unknown, want):
     cs = checks(("probe", verdict, "the probe did not finish: timed out", "probe-failed"))
-    got, _ = wanted(verdict, cs, HookOptions("healthcheck", "n", strict=strict, drain_unknown=unknown))
+    got, _ = wanted(verdict, cs, strict=strict, drain_unknown=unknown)
     assert got == want
 
 
