@@ -114,12 +114,6 @@ def test_doctor_through_srun_runs_the_allreduce_across_the_allocation(slurm_clus
     assert fam["envcheck_doctor_slurm_job"].samples[0].labels == {"job_id": job, "steps": ",".join(steps)}
 
 
-def test_doctor_through_srun_fails_a_perturbed_allreduce_as_corruption(slurm_cluster, tmp_path):
-    r, doc, _, _ = doctor(slurm_cluster, tmp_path, "--no-bisect", extra_env={"ENVCHECK_TEST_PERTURB_RANK": "1"})
-    assert r.returncode == 1, (doc.get("nodes"), r.stderr[-2000:])
-    assert all("data corruption" in n["reasons"][0] for n in doc["nodes"]), doc["nodes"]
-
-
 SCRIPTS = Path(__file__).resolve().parent.parent / "launch" / "scripts"
 
 
