@@ -39,6 +39,7 @@ class NodeFacts:
     error: Optional[str] = None
     cpus: Optional[int] = None
     mem_available: Optional[int] = None     # bytes (MemAvailable), None where unknown
+    ib_ports: List[Dict[str, Any]] = field(default_factory=list)   # active ones, with rate_gbps
 
 
 
@@ -67,7 +68,8 @@ def gather_facts(remotes: Sequence[Remote], python: Optional[str], launcher_src:
             return NodeFacts(r.name, error=f"cannot run {python or 'python3'} on the node: {why}")
         return NodeFacts(r.name, doc.get("hostname", ""), int(doc.get("gpus") or 0),
                          doc.get("interfaces") or [], doc.get("free_port"),
-                         cpus=doc.get("cpus"), mem_available=doc.get("mem_available"))
+                         cpus=doc.get("cpus"), mem_available=doc.get("mem_available"),
+                         ib_ports=doc.get("ib_ports") or [])
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))

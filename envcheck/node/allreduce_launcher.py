@@ -1,8 +1,9 @@
 """envcheck all-reduce launcher: the node side of `envcheck nccl-test`, stdlib only, Python >= 3.6.
 
 Modes (first argument), each printing JSON on stdout:
-  facts                         interfaces (ip -o -4 addr), GPU count (nvidia-smi -L), hostname,
-                                a free TCP port
+  facts                         interfaces (ip -o -4 addr) with their sysfs speed, active
+                                InfiniBand ports and their rate, GPU count (nvidia-smi -L),
+                                hostname, a free TCP port
   free-port --addr A            a TCP port free on this host
   listen --addr A --port P --expect N --timeout T
                                 the preflight listener on the master: accepts N connections
@@ -72,9 +73,54 @@ def facts(_args):
         pass
     out({"hostname": socket.gethostname(), "gpus": gpus, "gpu_error": gpu_err, "free_port": port,
          "cpus": os.cpu_count(), "mem_available": mem,
-         "interfaces": [{"name": k, "addrs": v} for k, v in sorted(ifaces.items())],
-         "interfaces_error": ifaces_err, "python": sys.version.split()[0]})
+         "interfaces": [{"name": k, "addrs": v, "speed": link_speed(k)} for k, v in sorted(ifaces.items())],
+         "interfaces_error": ifaces_err, "ib_ports": ib_rates(), "python": sys.version.split()[0]})
     return 0
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except (OSError, ValueError):   # EINVAL: a link that is down, or a driver without a speed
+        return None
+
+
+def link_speed(name):
+    """The rate the kernel reports for the interface, Mb/s (sysfs `speed`); None when unknown
+    (-1: no carrier or a virtual device that does not say)."""
+    text = read_text("/sys/class/net/%s/speed" % name)
+    try:
+        speed = int(text)
+    except (TypeError, ValueError):
+        return None
+    return speed if speed > 0 else None
+
+
+def ib_rates(root="/sys/class/infiniband"):
+    """Active InfiniBand/RoCE ports and their rate in Gb/s ('400 Gb/sec (4X NDR)' -> 400)."""
+    ports = []
+    try:
+        devices = sorted(os.listdir(root))
+    except OSError:
+        return ports
+    for dev in devices:
+        pdir = os.path.join(root, dev, "ports")
+        try:
+            names = sorted(os.listdir(pdir))
+        except OSError:
+            continue
+        for port in names:
+            d = os.path.join(pdir, port)
+            state, rate = read_text(os.path.join(d, "state")) or "", read_text(os.path.join(d, "rate")) or ""
+            try:
+                gbps = float(rate.split()[0])
+            except (IndexError, ValueError):
+                gbps = None
+            if "ACTIVE" in state and gbps:
+                ports.append({"device": dev, "port": port, "rate_gbps": gbps,
+                              "link_layer": read_text(os.path.join(d, "link_layer"))})
+    return ports
 
 
 def free_port(args):
