@@ -1,10 +1,7 @@
 """envcheck all-reduce launcher: the node side of `envcheck nccl-test`, stdlib only, Python >= 3.6.
 
-Modes (first argument), each printing JSON on stdout:
-  facts                         interfaces (ip -o -4 addr) with their sysfs speed, active
-                                InfiniBand ports and their rate, GPU count (nvidia-smi -L),
-                                hostname, a free TCP port
-  free-port --addr A            a TCP port free on this host
+Modes (first argument), each printing JSON on stdout (what a node has, GPUs, interfaces, a
+free port, is read by the node probe, envcheck/node/probe/, like every other fact):
   listen --addr A --port P --expect N --timeout T
                                 the preflight listener on the master: accepts N connections
   connect --addr A --port P --timeout T
@@ -31,109 +28,6 @@ def out(record):
         os.write(1, (json.dumps(record, sort_keys=True) + "\n").encode())
     except OSError:   # the controller is gone: the caller's cleanup must still run
         pass
-
-
-def facts(_args):
-    ifaces = {}
-    try:
-        text = subprocess.check_output(["ip", "-o", "-4", "addr", "show"],
-                                       stderr=subprocess.DEVNULL, timeout=10).decode()
-        for line in text.splitlines():
-            parts = line.split()
-            if len(parts) >= 4 and parts[2] == "inet":
-                ifaces.setdefault(parts[1].split("@")[0], []).append(parts[3])
-        ifaces_err = None
-    except (OSError, subprocess.SubprocessError) as e:
-        ifaces_err = "cannot list interfaces with `ip -o -4 addr`: %s" % e
-    gpus, gpu_err = None, None
-    try:
-        text = subprocess.check_output(["nvidia-smi", "-L"], stderr=subprocess.STDOUT,
-                                       timeout=20).decode()
-        gpus = sum(1 for line in text.splitlines() if line.startswith("GPU "))
-    except OSError:
-        gpus = 0     # no nvidia-smi: no GPUs to use
-    except (subprocess.SubprocessError, ValueError) as e:
-        gpus, gpu_err = 0, "nvidia-smi -L failed: %s" % e
-    port = None
-    s = socket.socket()
-    try:
-        s.bind(("", 0))   # a port free now, for MASTER_PORT when the user names none
-        port = s.getsockname()[1]
-    except OSError:
-        pass
-    finally:
-        s.close()
-    mem = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    mem = int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    out({"hostname": socket.gethostname(), "gpus": gpus, "gpu_error": gpu_err, "free_port": port,
-         "cpus": os.cpu_count(), "mem_available": mem,
-         "interfaces": [{"name": k, "addrs": v, "speed": link_speed(k)} for k, v in sorted(ifaces.items())],
-         "interfaces_error": ifaces_err, "ib_ports": ib_rates(), "python": sys.version.split()[0]})
-    return 0
-
-
-def read_text(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except (OSError, ValueError):   # EINVAL: a link that is down, or a driver without a speed
-        return None
-
-
-def link_speed(name):
-    """The rate the kernel reports for the interface, Mb/s (sysfs `speed`); None when unknown
-    (-1: no carrier or a virtual device that does not say)."""
-    text = read_text("/sys/class/net/%s/speed" % name)
-    try:
-        speed = int(text)
-    except (TypeError, ValueError):
-        return None
-    return speed if speed > 0 else None
-
-
-def ib_rates(root="/sys/class/infiniband"):
-    """Active InfiniBand/RoCE ports and their rate in Gb/s ('400 Gb/sec (4X NDR)' -> 400)."""
-    ports = []
-    try:
-        devices = sorted(os.listdir(root))
-    except OSError:
-        return ports
-    for dev in devices:
-        pdir = os.path.join(root, dev, "ports")
-        try:
-            names = sorted(os.listdir(pdir))
-        except OSError:
-            continue
-        for port in names:
-            d = os.path.join(pdir, port)
-            state, rate = read_text(os.path.join(d, "state")) or "", read_text(os.path.join(d, "rate")) or ""
-            try:
-                gbps = float(rate.split()[0])
-            except (IndexError, ValueError):
-                gbps = None
-            if "ACTIVE" in state and gbps:
-                ports.append({"device": dev, "port": port, "rate_gbps": gbps,
-                              "link_layer": read_text(os.path.join(d, "link_layer"))})
-    return ports
-
-
-def free_port(args):
-    s = socket.socket()
-    try:
-        s.bind((args.addr, 0))
-        out({"ok": True, "port": s.getsockname()[1]})
-    except OSError as e:
-        out({"ok": False, "error": "cannot bind %s: %s" % (args.addr, e.strerror or e)})
-        return 1
-    finally:
-        s.close()
-    return 0
 
 
 def listen(args):
@@ -268,9 +162,6 @@ def rank_logs(children, host, lines):
 def main(argv=None):
     ap = argparse.ArgumentParser(description="envcheck all-reduce launcher")
     sub = ap.add_subparsers(dest="mode")
-    sub.add_parser("facts")
-    p = sub.add_parser("free-port")
-    p.add_argument("--addr", default="")
     p = sub.add_parser("listen")
     p.add_argument("--addr", default="")
     p.add_argument("--port", type=int, required=True)
@@ -289,8 +180,7 @@ def main(argv=None):
     p.add_argument("--run-id", default="")
     p.add_argument("worker_args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
-    modes = {"facts": facts, "free-port": free_port, "listen": listen, "connect": connect,
-             "launch": launch}
+    modes = {"listen": listen, "connect": connect, "launch": launch}
     if args.mode not in modes:
         ap.error("a mode is required: " + ", ".join(sorted(modes)))
     return modes[args.mode](args)

@@ -1,19 +1,16 @@
 """What the link allows (envcheck/allreduce/linkrate.py) from the facts the preflight reads, and the
-launcher's own reading of sysfs `speed` and InfiniBand port rates (a planted sysfs tree for IB,
-which does not exist here; the real /sys/class/net for the interfaces)."""
+probe's reading of sysfs `speed` (section net) and InfiniBand port rates (section ib; a planted
+sysfs tree, IB does not exist here; the real /sys/class/net for the interfaces)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
 from envcheck.allreduce.linkrate import Link, node_link, of_run, percent, slowest
-from tests.conftest import REPO
 
-LAUNCHER = REPO / "envcheck" / "node" / "allreduce_launcher.py"
 ETH = [{"name": "lo", "addrs": ["127.0.0.1/8"], "speed": None},
        {"name": "eth0", "addrs": ["10.0.0.2/24"], "speed": 25000}]
 IB = [{"device": "mlx5_0", "port": "1", "rate_gbps": 400.0, "link_layer": "InfiniBand"},
@@ -44,13 +41,8 @@ def test_ranks_of_one_node_share_its_link_and_the_slower_node_bounds_the_run():
     assert of_run(links, ranks, ["c"]) is None
 
 
-def _launcher_fn(name, *args):
-    code = (f"import sys, json; sys.path.insert(0, {str(LAUNCHER.parent)!r}); import allreduce_launcher as l; "
-            f"print(json.dumps(l.{name}(*{args!r})))")
-    return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
-
-
-def test_the_launcher_reads_active_infiniband_ports_and_their_rate(tmp_path):
+def test_the_probe_ib_section_keeps_the_active_ports_with_their_rate(tmp_path):
+    from tests.node.probe_helpers import load_probe
     for dev, state, rate in (("mlx5_0", "4: ACTIVE", "400 Gb/sec (4X NDR)"), ("mlx5_1", "1: DOWN", "400 Gb/sec (4X NDR)"),
                              ("mlx5_2", "4: ACTIVE", "200 Gb/sec (4X HDR)")):
         d = tmp_path / dev / "ports" / "1"
@@ -58,13 +50,15 @@ def test_the_launcher_reads_active_infiniband_ports_and_their_rate(tmp_path):
         (d / "state").write_text(state + "\n")
         (d / "rate").write_text(rate + "\n")
         (d / "link_layer").write_text("InfiniBand\n")
-    ports = _launcher_fn("ib_rates", str(tmp_path))
+    ports = load_probe().collect_ib_rates(root=str(tmp_path))
     assert [(p["device"], p["rate_gbps"]) for p in ports] == [("mlx5_0", 400.0), ("mlx5_2", 200.0)]
 
 
-def test_the_launcher_facts_give_every_interface_its_sysfs_speed_or_none():
-    r = subprocess.run([sys.executable, str(LAUNCHER), "facts"], capture_output=True, text=True, timeout=60)
+def test_the_probe_gives_every_interface_its_sysfs_speed_or_none():
+    from tests.node.probe_helpers import PROBE
+    r = subprocess.run([sys.executable, str(PROBE), "--only", "net,ib"], capture_output=True, text=True, timeout=60)
     doc = json.loads(r.stdout)
+    assert doc["interfaces"], r.stderr
     for i in doc["interfaces"]:
         raw = None
         try:
@@ -73,4 +67,3 @@ def test_the_launcher_facts_give_every_interface_its_sysfs_speed_or_none():
             pass
         assert i["speed"] == (raw if raw and raw > 0 else None), i
     assert doc["ib_ports"] == [] or all(p["rate_gbps"] for p in doc["ib_ports"])
-    assert os.path.isdir("/sys/class/net")
