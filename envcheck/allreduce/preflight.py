@@ -64,9 +64,10 @@ PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources", "ib")
 
 def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: float,
                  forks: int) -> List[NodeFacts]:
+    source = probe_source()   # once, not in every host's thread
+
     def one(r: Remote) -> NodeFacts:
-        res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=probe_source(),
-                    timeout=timeout)
+        res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=source, timeout=timeout)
         if res.error:   # unreachable, auth, host key, timeout: the transport's own words
             return NodeFacts(r.name, error=res.error)
         try:

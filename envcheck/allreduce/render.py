@@ -2,15 +2,13 @@
 plot. Nothing here runs anything."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List
+from typing import List
 
 from envcheck.allreduce.run import Report
 from envcheck.allreduce.bandwidth import human_size
 from envcheck.allreduce.linkrate import of_run, percent
+from envcheck.allreduce.pairs import PairVerdict, against, call_message
 from envcheck.errors import UsageError
-
-if TYPE_CHECKING:
-    from envcheck.allreduce.pairs import PairVerdict
 
 _TYPE_NAMES = {"float32": "float", "float": "float", "float16": "half", "half": "half",
                "bfloat16": "bfloat16", "float64": "double", "double": "double",
@@ -78,10 +76,9 @@ def render_text(rep: Report) -> str:
     return "\n".join(lines)
 
 
-def render_pairs(v: "PairVerdict") -> str:
+def render_pairs(v: PairVerdict) -> str:
     """nccl-test --pairs: a line per pair and rail (its best try), the named ones marked, then
     what they were compared with and what the pairs name."""
-    from envcheck.allreduce.pairs import against, call_message
     lines = ["#", "# Pairs: disjoint node pairs all-reducing at the same time, one group per rail (best of its tries)",
              f"# {'round':>5} {'rail':>4}  {'pair':<27} {'size':>6} {'time':>10} {'algbw':>8} {'busbw':>8} "
              f"{'%link':>6} {'#wrong':>6}",
@@ -104,6 +101,7 @@ def plot(rep: Report, path: str) -> None:
     """busbw against message size, log2 x axis. matplotlib is an optional extra."""
     mpl = require_matplotlib()
     mpl.use("Agg")
+    # lazy: matplotlib.pyplot costs ~750 ms CPU (-X importtime), an optional extra for --plot only
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -121,7 +119,7 @@ def plot(rep: Report, path: str) -> None:
 
 def require_matplotlib():
     try:
-        import matplotlib
+        import matplotlib  # lazy: ~750 ms CPU with pyplot, an optional extra for --plot only
     except ImportError:
         raise UsageError("--plot needs matplotlib, which is not installed",
                          "pip install 'envcheck[plot]' (or pip install matplotlib)") from None
