@@ -7,6 +7,8 @@ import dataclasses
 import shutil
 from typing import Dict, List, Optional, Sequence
 
+from envcheck.allreduce.linkrate import of_run
+from envcheck.allreduce.pairs import figures_of, pair_spec
 from envcheck.allreduce.run import Options, Report, run_allreduce
 from envcheck.allreduce.verdict import judge_report, preflight_refusals
 from envcheck.audit.fleet import audit_batch, audit_fleet
@@ -23,6 +25,7 @@ from envcheck.remote import Remote
 # not start there); a timeout names the rank that waited, which is usually not the broken one
 _CULPRIT_KINDS = ("rank_lost", "setup", "host", "missing_rank")
 BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
+FLEET_BUDGET = 2.0      # seconds of timed all-reduces at the one size: fewer iterations through a slow link
 
 
 class DoctorBackend:
@@ -52,10 +55,12 @@ class DoctorBackend:
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
-    def one_size(self, max_bytes: int, quick: bool) -> Options:
-        # one size (plus the worker's check pass); the bisection's runs are shorter still
+    def one_size(self, max_bytes: int, quick: bool, pairs: bool = False) -> Options:
+        # one size (plus the worker's check pass), then the pair rounds in the same run; the
+        # bisection's runs are shorter still
         opts = dataclasses.replace(self.opts, min_bytes=max_bytes, max_bytes=max_bytes,
-                                   warmup=1 if quick else 2, iters=3 if quick else 5)
+                                   warmup=1 if quick else 2, iters=3 if quick else 5, budget=FLEET_BUDGET,
+                                   pairs=pair_spec(max_bytes) if pairs else None)
         if quick:
             # a bisection step only tells good from bad: a hung subset must not cost minutes
             t = min(self.opts.timeout, BISECT_TIMEOUT)
@@ -63,9 +68,13 @@ class DoctorBackend:
                                        run_timeout=min(self.opts.run_timeout, 4 * BISECT_TIMEOUT))
         return opts
 
-    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
-        rep = run_allreduce([self.by_name[h] for h in hosts], self.one_size(max_bytes, quick), self.progress)
-        return outcome_of(rep)
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False,
+                  pairs: bool = False) -> AllreduceOutcome:
+        rep = run_allreduce([self.by_name[h] for h in hosts], self.one_size(max_bytes, quick, pairs), self.progress)
+        out = outcome_of(rep)
+        out.pairs = figures_of(rep)
+        out.allowed_gbps = of_run(rep.links, rep.ranks)
+        return out
 
 
 LAUNCHERS = ("ssh", "srun")
@@ -130,7 +139,10 @@ class SrunBackend(DoctorBackend):
     def slurm(self) -> Dict[str, object]:
         return {"job_id": self.job_id, "steps": self.runner.step_ids()}
 
-    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False,
+                  pairs: bool = False) -> AllreduceOutcome:
+        # the pair rounds are not started by srun yet: the result carries none (doctor then
+        # isolates by bisection, as before)
         if not shutil.which("srun"):
             raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
         return outcome_of(srun_allreduce(list(hosts), self.one_size(max_bytes, quick), self.runner, [max_bytes]))
