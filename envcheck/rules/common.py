@@ -12,7 +12,7 @@ from envcheck.facts import schema as F
 from envcheck.matrix import pci as pci_ids
 from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
-from envcheck.versions import (cu_tag_to_version, major, parse_compute_capability, parse_torch,
+from envcheck.versions import (cu_tag_to_version, is_prerelease, major, parse_compute_capability, parse_torch,
                                version_to_cu_tag, vkey)
 from envcheck.versions import major_minor as mm  # the rules' short name for 'X.Y'
 
@@ -52,22 +52,24 @@ def torch_build(f: F.Facts, m: Matrix) -> Optional[TorchBuild]:
         public, local = parse_torch(text)
     except VersionError:
         return None
+    full = F.package_version(f, "torch") or text
     if not local:  # the package metadata may carry the local tag the derived section dropped
-        pkg = F.package_version(f, "torch") or ""
-        local = pkg.partition("+")[2].lower() or None
+        local = full.partition("+")[2].lower() or None
     tag = F.torch_local(f) or local
     cuda = F.torch_cuda(f) or F.deep_torch_cuda(f)
     rec = m.torch(public)
     if tag == "cpu":
         return TorchBuild(public, "cpu", None, "cpu", rec)
-    if tag and tag.startswith("cu"):
+    if tag and tag.startswith("cu") and cu_tag_to_version(tag):
         return TorchBuild(public, tag, cuda and mm(cuda) or cu_tag_to_version(tag), "local-tag", rec)
     if cuda:
         try:
             return TorchBuild(public, version_to_cu_tag(cuda), mm(cuda), F.torch_cuda_source(f) or "deep", rec)
         except VersionError:
             pass
-    default = m.pypi_variant(public)
+    # PyPI serves final releases without a label only: a source or vendor build (+git…, NGC's
+    # 2.1.0a0+32f93b1) or a pre-release (2.1.0rc1, a nightly) is no PyPI wheel
+    default = m.pypi_variant(public) if not tag and not is_prerelease(full) else None
     if default:
         return TorchBuild(public, default, cu_tag_to_version(default), "pypi-default", rec)
     return TorchBuild(public, None, None, "unknown", rec)

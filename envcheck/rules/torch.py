@@ -29,8 +29,11 @@ def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
                         "update envcheck (or pass --matrix FILE with a newer compat_matrix.yaml)",
                         src(m, "torch_previous"))]
     if tb.tag is None:
+        full = F.package_version(f, "torch") or text
+        what = ("is not on PyPI and carries no +cuXYZ tag" if full == tb.version
+                else f"({full}) is a pre-release or a source/vendor build, not a PyPI wheel with a +cuXYZ tag")
         return [Finding(WARNING, "torch-variant-unknown", "torch",
-                        f"torch {tb.version} is not on PyPI and carries no +cuXYZ tag, so which CUDA build it is "
+                        f"torch {tb.version} {what}, so which CUDA build it is "
                         f"is unknown; the CUDA checks for torch were skipped.",
                         f"give the variant, e.g. --torch {tb.version}+{list(tb.record['variants'])[-1]}",
                         tb.record["source"])]

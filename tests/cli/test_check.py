@@ -198,3 +198,21 @@ def test_strict_makes_a_skipped_check_exit_1_and_json_lists_it():
     for s in doc["skipped"]:
         assert set(s) == {"check", "component", "reason", "needs"} and s["reason"]
     assert run_cli("check", "--strict", *ORIGIN).returncode == 0
+
+
+def test_versions_users_really_have_are_accepted():
+    """Issue 21 item 5: pre-releases and dev builds are versions; nvcc's build number is its release."""
+    r = run_cli("check", "--json", "--numpy", "2.1.0rc1", "--torch", "2.4.0.dev20240501+cu121", "--gpu", "sm_86")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert not [f for f in doc["findings"] if f["code"] == "torch-unknown"]
+    r = run_cli("check", "--json", "--cuda", "12.2.140", "--driver", "535.54.03")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and not [f for f in doc["findings"] if f["code"] == "cuda-unknown"], r.stdout
+    # judged as the 12.2 toolkit: a driver below 12.2's minimum is named against CUDA 12.2
+    low = json.loads(run_cli("check", "--json", "--cuda", "12.2.140", "--driver", "530.30.02").stdout)
+    assert any("CUDA 12.2" in f["message"] for f in low["findings"] if f["code"] == "driver-too-old-for-toolkit")
+    # a source or vendor build is accepted and said to be one; a typo in +cuXYZ is still refused
+    src = json.loads(run_cli("check", "--json", "--torch", "2.1.0a0+git32f93b1", "--gpu", "A100").stdout)
+    assert [f["code"] for f in src["findings"]] == ["torch-variant-unknown"]
+    assert run_cli("check", "--torch", "2.1.0+cu12x").returncode == 2
