@@ -39,8 +39,8 @@ def test_a_driver_excludes_stacks_that_need_a_newer_one_with_the_rule_message(m)
 def test_the_origin_stack_is_offered_for_a_turing_gpu_with_its_playbook(m):
     p = make_plan(m, "sm_75", torch="1.1.0", python="3.7")
     assert [s.label for s in p.allowed] == ["torch 1.1.0+cu100"]
-    # the cu90 wheel embeds PTX, but its CUDA 9.0 toolkit cannot build for Turing
-    assert any("cannot build for" in r for r in p.excluded[0].reasons)
+    # the cu90 wheel embeds PTX and CUDA 9.0 builds sm_70 cubins Turing runs, but its CUDA 9 libraries fail there
+    assert any("do not support sm_75" in r for r in p.excluded[0].reasons)
     cu100 = p.allowed[0]
     assert cu100.playbook and cu100.playbook.endswith("cuda10.0-cudnn7.6-torch1.1.yaml")
     assert cu100.cuda == "10.0.130" and cu100.cudnn.startswith("7.6") and cu100.torchvision == "0.3.0"

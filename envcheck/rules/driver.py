@@ -28,8 +28,11 @@ def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
     return ok[-1] if ok else None
 
 
-def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "", alternatives=()) -> list:
-    """alternatives: the remedies besides the driver upgrade (what to use with this driver instead)."""
+def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "", alternatives=(),
+           stay: bool = True) -> list:
+    """alternatives: the remedies besides the driver upgrade (what to use with this driver instead);
+    stay: whether staying on an older CUDA with this driver is a way out (not where the driver
+    cannot drive the host's GPUs at all)."""
     need: Optional[DriverNeed] = m.driver_need(cuda)
     if need is None:
         # an unknown CUDA family: the cuda/torch "unknown" rules say so; this check cannot run
@@ -42,7 +45,7 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
     if need.unconfirmed:
         extra += f" (the matrix marks CUDA {need.cuda}'s minimum as unconfirmed)"
     newest = _newest_supported(m, driver)
-    alt = f", or stay at CUDA <= {newest} which this driver fully supports" if newest else ""
+    alt = f", or stay at CUDA <= {newest} which this driver fully supports" if newest and stay else ""
     want = need.release_min or need.family_min
     if need.minor_version_compat and need.family_min and at_least(driver, need.family_min):
         return [Finding(
@@ -106,10 +109,11 @@ def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     if not driver or not cuda:
         return []
     newest = _newest_supported(m, driver)
+    stay = not _predates(f, m, driver)
     alt = (remedy.toolkit(newest, f"use CUDA {newest}, which driver {driver} supports (envcheck install-cuda {newest})",
-                          f"driver {driver} supports CUDA <= {newest}"),) if newest else ()
+                          f"driver {driver} supports CUDA <= {newest}"),) if newest and stay else ()
     return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit",
-                  alternatives=alt)
+                  alternatives=alt, stay=stay)
 
 
 @needs("driver", "torch")
@@ -117,8 +121,9 @@ def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
     driver, tb = F.driver_version(f), torch_build(f, m)
     if not driver or not tb or not tb.cuda:
         return []
+    stay = not _predates(f, m, driver)
     return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note(),
-                  _wheels_for(m, driver, tb))
+                  _wheels_for(m, driver, tb) if stay else (), stay=stay)
 
 
 def _wheels_for(m: Matrix, driver: str, tb) -> tuple:
@@ -133,6 +138,25 @@ def _wheels_for(m: Matrix, driver: str, tb) -> tuple:
     return tuple(out[:2])
 
 
+def _first_driver(m: Matrix, arch: dict) -> Optional[str]:
+    """The first driver for an architecture: the minimum of the first CUDA that supports it (a
+    proxy: NVIDIA publishes no per-GPU driver floor; its runfile bundles such a driver)."""
+    first = m.driver_need(arch["first_cuda"])
+    return first.release_min if first else None
+
+
+def _predates(f: F.Facts, m: Matrix, driver: str) -> list:
+    """(name, cc, arch, first driver) of each GPU whose architecture came with a later driver
+    branch than this one: that driver cannot drive it at all."""
+    out = []
+    for name, cc in gpu_ccs(f, m):
+        arch = m.arch(cc) if cc else None
+        first = _first_driver(m, arch) if arch else None
+        if first and vkey(driver)[0] < vkey(first)[0]:
+            out.append((name, cc, arch, first))
+    return out
+
+
 @needs("driver", "gpu")
 def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
     driver = F.driver_version(f)
@@ -144,16 +168,23 @@ def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
         if not arch:
             out.append(_gpu_skip("driver_vs_gpu", "driver", name, cc))
             continue
-        first = m.driver_need(arch["first_cuda"]) if arch else None
-        if first and first.release_min and not at_least(driver, first.release_min):
-            # a proxy: the driver of the first toolkit for the architecture; NVIDIA publishes no
-            # per-GPU driver floor, so this is a warning, not an error
+        first = _first_driver(m, arch)
+        if first and not at_least(driver, first):
+            # a whole driver branch older than the one the architecture arrived with cannot drive
+            # it (error); within that branch, an earlier build may already know it (warning)
+            older = vkey(driver)[0] < vkey(first)[0]
+            upgrade = f"upgrade the NVIDIA driver to >= {first}"
+            said = ("cannot drive it: the driver does not know this GPU" if older else
+                    "may not know it (its branch gained the architecture late)")
+            sm = f"sm_{cc[0]}{cc[1]}"
+            gpu = f"{sm} ({arch['name']})" if name in (sm, f"{cc[0]}.{cc[1]}") else f"{name} ({arch['name']}, {sm})"
             out.append(Finding(
-                WARNING, "driver-too-old-for-gpu", "driver",
-                f"Driver {driver} predates {name} ({arch['name']}, sm_{cc[0]}{cc[1]}), which arrived with CUDA "
-                f"{arch['first_cuda']} (drivers >= {first.release_min}): the driver likely does not know this GPU "
-                f"(nvidia-smi: 'No devices were found'; CUDA: 'no CUDA-capable device is detected').",
-                f"upgrade the NVIDIA driver to >= {first.release_min}", arch["source"]))
+                ERROR if older else WARNING, "driver-too-old-for-gpu", "driver",
+                f"Driver {driver} predates {gpu}, which arrived with CUDA "
+                f"{arch['first_cuda']} (drivers >= {first}), and {said} (nvidia-smi: 'No devices were found'; "
+                f"CUDA: 'no CUDA-capable device is detected').",
+                upgrade, arch["source"],
+                remedies=(remedy.driver(first, upgrade, f"{name} needs driver >= {first}", upgrade),)))
         last = arch and arch["last_driver_branch"]
         # a branch's later updates carry higher numbers on Windows (R470: 471.xx - 474.xx, R580:
         # 581.xx, 582.xx), and the next branch after each last one starts 10 or more above it

@@ -50,16 +50,19 @@ def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
 
 @needs("torch", "gpu")  # a +cpu torch is a finding only where GPUs are
 def torch_cpu_with_gpus(f: F.Facts, m: Matrix) -> List[Finding]:
+    """On a GPU training host a CPU-only torch trains nothing on the GPUs: an error."""
     tb = torch_build(f, m)
     if not tb or tb.tag != "cpu" or not gpu_ccs(f, m):
         return []
-    fix = "install a CUDA build of torch"
-    if tb.record and tb.record["pypi"]:
-        fix = torch_install_cmd(m, tb.version, tb.record["pypi"], tb.version)
-    return [Finding(WARNING, "torch-cpu-build", "torch",
-                    f"torch {tb.label()} is a CPU-only build on a host with GPUs: torch.cuda.is_available() is False "
-                    f"and .cuda() fails with 'Torch not compiled with CUDA enabled'.", fix,
-                    tb.record["source"] if tb.record else src(m, "torch_previous"))]
+    fix, wheels = "install a CUDA build of torch", ()
+    if tb.record and (tb.record["pypi"] or tb.record["variants"]):
+        tag = tb.record["pypi"] or list(tb.record["variants"])[-1]
+        fix = torch_install_cmd(m, tb.version, tag, tb.version)
+        wheels = (remedy.wheel(m, tb.version, tag, f"the GPUs need a CUDA build of torch {tb.version}", fix),)
+    return [Finding(ERROR, "torch-cpu-build", "torch",
+                    f"torch {tb.label()} is a CPU-only build on a host with GPUs: torch.cuda.is_available() is False, "
+                    f".cuda() fails with 'Torch not compiled with CUDA enabled', and nothing trains on the GPUs.", fix,
+                    tb.record["source"] if tb.record else src(m, "torch_previous"), remedies=wheels)]
 
 
 def _companion(f: F.Facts, m: Matrix, name: str) -> List[Finding]:

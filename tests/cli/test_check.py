@@ -216,3 +216,21 @@ def test_versions_users_really_have_are_accepted():
     src = json.loads(run_cli("check", "--json", "--torch", "2.1.0a0+git32f93b1", "--gpu", "A100").stdout)
     assert [f["code"] for f in src["findings"]] == ["torch-variant-unknown"]
     assert run_cli("check", "--torch", "2.1.0+cu12x").returncode == 2
+
+
+def test_the_verdict_classes_of_issue_21():
+    """Same-major lower-minor targets warn with the TORCH_CUDA_ARCH_LIST fix (exit 0); a driver a
+    whole branch older than the GPU's architecture, and a CPU-only torch with GPUs, are errors."""
+    r = run_cli("check", "--json", "--cuda", "11.0", "--gpu", "sm_86")
+    assert r.returncode == 0, r.stdout
+    (w,) = json.loads(r.stdout)["findings"]
+    assert w["severity"] == "warning" and "TORCH_CUDA_ARCH_LIST" in w["fix"] and "sm_80" in w["message"]
+    r = run_cli("check", "--json", "--driver", "450.80.02", "--gpu", "RTX 3090")
+    assert r.returncode == 1
+    (e,) = json.loads(r.stdout)["findings"]
+    assert e["code"] == "driver-too-old-for-gpu" and e["severity"] == "error" and "455.23" in e["fix"]
+    # a driver that cannot drive the GPU is not told to "stay at CUDA <= X" instead
+    r = run_cli("check", "--json", "--driver", "410.48", "--cuda", "11.1", "--gpu", "RTX 3090")
+    assert all("stay at CUDA" not in f["fix"] for f in json.loads(r.stdout)["findings"]), r.stdout
+    r = run_cli("check", "--torch", "2.4.0+cpu", "--gpu", "A100")
+    assert r.returncode == 1 and "torch-cpu-build" in r.stdout

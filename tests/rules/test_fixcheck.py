@@ -206,7 +206,17 @@ def test_every_remedy_over_the_corpus_names_known_edits_and_applies(m):
     assert seen >= 20
 
 
-def test_findings_without_errors_are_left_as_the_rules_gave_them(m):
-    f = stack_facts(torch="2.4.0+cu124", torchvision="0.19.0+cu121", matrix=m)  # a warning only
+def test_a_fix_offered_with_a_warning_goes_through_the_same_check(m):
+    """Issue 21, item 2: a warning's fix is tried as an error's is (here torch's own build brings
+    the torchvision that matches it); a warning without remedies is left as the rule gave it."""
+    f = stack_facts(torch="2.4.0+cu124", torchvision="0.19.0+cu121", matrix=m)
     (w,) = [x for x in judge(f, m).findings if x.code == "torchvision-cuda-mismatch"]
-    assert w.fix_check is None and "fix_check" not in w.to_dict()
+    assert w.fix_check is not None and w.fix_check.status == "verified"
+    f = stack_facts(cuda="11.0", gpu="sm_86", matrix=m)
+    (w,) = [x for x in judge(f, m).findings if x.code == "gpu-arch-too-new-for-toolkit"]
+    assert w.severity == "warning" and w.fix_check.status == "verified" and "TORCH_CUDA_ARCH_LIST" in w.fix
+    f = stack_facts(driver="535.54.03", cuda="12.4", matrix=m)  # minor-version compatibility: text only
+    (w,) = [x for x in judge(f, m).findings if x.code == "driver-too-old-for-toolkit"]
+    assert w.severity == "warning" and w.fix_check is None and "fix_check" not in w.to_dict()
+
+

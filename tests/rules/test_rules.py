@@ -71,7 +71,7 @@ FAILURES = [
     (dict(driver="525.60.13", torch="2.4.0+cu124"), "driver-too-old-for-torch", "driver", WARNING,
      ["550.54.14"]),
     (dict(driver="550.54.15", gpu="K80"), "driver-too-new-for-gpu", "driver", ERROR, ["R470"]),
-    (dict(driver="410.48", gpu="A100"), "driver-too-old-for-gpu", "driver", WARNING, ["No devices were found"]),
+    (dict(driver="410.48", gpu="A100"), "driver-too-old-for-gpu", "driver", ERROR, ["No devices were found"]),
     (dict(torch="1.8.0+cu102", gpu="A100"), "gpu-no-kernel", "gpu", ERROR,
      ["no kernel image is available for execution on the device", "sm_80"]),
     (dict(torch="2.4.0+cu121", gpu="B200"), "gpu-no-kernel", "gpu", ERROR, ["sm_100"]),
@@ -111,7 +111,7 @@ FAILURES = [
     (dict(torch="2.4.0+cu117"), "torch-variant-unknown", "torch", WARNING, ["cu117"]),
     (dict(torchvision="0.99.0"), "torchvision-unknown", "torchvision", WARNING, ["does not know torchvision"]),
     (dict(gpu="Radeon RX 7900"), "gpu-unknown", "gpu", WARNING, ["does not know the GPU"]),
-    (dict(torch="2.4.0+cpu", gpu="A100"), "torch-cpu-build", "torch", WARNING, ["Torch not compiled with CUDA"]),
+    (dict(torch="2.4.0+cpu", gpu="A100"), "torch-cpu-build", "torch", ERROR, ["Torch not compiled with CUDA"]),
 ]
 
 
@@ -348,3 +348,22 @@ def test_a_gpu_given_as_its_arch_is_not_named_twice(m, gpu):
     msgs = [f.message for f in judge(m, gpu=gpu, torch="1.1.0", cuda="10.0") if f.component == "gpu"]
     assert msgs and all("sm_120" in x for x in msgs)
     assert not [x for x in msgs if "sm_120 (sm_120" in x or "12.0 (sm_120" in x]
+
+
+def test_torch_cuda_arch_list_decides_the_lower_target_case(m):
+    """CUDA 11.0 on an sm_86 GPU: unset -> a warning; a list the toolkit builds and the GPU runs ->
+    nothing; a list naming 8.6 -> nvcc's own error; no same-major cubin at all (CUDA 10.2) -> error."""
+    def judged(cuda, arch_list):
+        f = stack_facts(cuda=cuda, gpu="sm_86", matrix=m)
+        if arch_list is not None:
+            f["env"] = {"TORCH_CUDA_ARCH_LIST": arch_list}
+        return [(x.code, x.severity) for x in evaluate(f, m) if x.component == "gpu"]
+    assert judged("11.0", None) == [("gpu-arch-too-new-for-toolkit", WARNING)]
+    assert judged("11.0", "7.5;8.0+PTX") == [] and judged("11.0", "Turing") == []
+    assert judged("11.0", "8.0 8.6") == [("gpu-arch-too-new-for-toolkit", ERROR)]
+    assert judged("10.2", None) == [("gpu-arch-too-new-for-toolkit", ERROR)]
+
+
+def test_a_driver_in_the_architectures_own_branch_but_below_it_is_only_a_warning(m):
+    f = stack_facts(driver="455.20", gpu="sm_86", matrix=m)
+    assert [(x.code, x.severity) for x in evaluate(f, m)] == [("driver-too-old-for-gpu", WARNING)]
