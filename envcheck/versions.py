@@ -14,6 +14,7 @@ that is not a toolkit release, and cuda_release() maps it (and the other printed
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
@@ -29,7 +30,7 @@ _MAX_LEN = 80             # the longest real one, a nightly with a git label, is
 
 
 def _release_ok(v: Version) -> bool:
-    return all(len(str(p)) <= _MAX_FIELD_DIGITS for p in v.release) and len(v.release) <= 6
+    return len(v.release) <= 6 and all(p < 10 ** _MAX_FIELD_DIGITS for p in v.release)
 
 
 def pep440(text: Optional[str], what: str = "version", example: str = "12.4") -> Version:
@@ -56,7 +57,15 @@ def vkey(text: str, what: str = "version") -> Key:
     '7.5.0-3ubuntu1'). Raises VersionError naming `what` on garbage."""
     if text is None:
         raise VersionError(f"{what}: no version given", f"give {what} as digits and dots, e.g. 12.4")
-    s = str(text)
+    key = _key(str(text))
+    if key is None:
+        raise VersionError(f"{what}: cannot parse version {str(text)[:40]!r}",
+                           f"give {what} as digits and dots, e.g. 12.4")
+    return key
+
+
+@lru_cache(maxsize=4096)  # the rules ask about the same few hundred versions over and over
+def _key(s: str) -> Optional[Key]:
     if len(s) <= _MAX_LEN and s.isascii():
         try:
             v = Version(s.strip())
@@ -66,7 +75,7 @@ def vkey(text: str, what: str = "version") -> Key:
             pass
     m = _NUMERIC.match(s)
     if not m or any(len(p) > _MAX_FIELD_DIGITS for p in m.group(1).split(".")):
-        raise VersionError(f"{what}: cannot parse version {s[:40]!r}", f"give {what} as digits and dots, e.g. 12.4")
+        return None
     return tuple(int(p) for p in m.group(1).split("."))
 
 
