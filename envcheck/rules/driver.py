@@ -11,7 +11,8 @@ from envcheck.matrix.load import DriverNeed, Matrix
 from envcheck.rules import remedy
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import driver_state
-from envcheck.rules.common import gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, torch_build, torch_install_cmd
+from envcheck.rules.common import (gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, toolkit_step, torch_build,
+                                   torch_install_cmd)
 from envcheck.versions import at_least, cu_tag_to_version, vkey
 
 INSUFFICIENT = "'CUDA driver version is insufficient for CUDA runtime version'"
@@ -103,14 +104,25 @@ def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
         src(m, "rn_t3"))]
 
 
+def _installed(f: F.Facts) -> Optional[str]:
+    """The driver version to judge against a CUDA: the running one, else the installed userspace
+    (its kernel module not loaded, or another version loaded): the driver that runs once the module
+    loads or the node reboots, which is what the driver-state finding tells the user to do."""
+    if F.driver_version(f):
+        return F.driver_version(f)
+    if F.has(f, "pci_gpus") and not F.pci_gpus(f):
+        return None  # a CPU machine: its leftover NVIDIA packages run nothing
+    return F.driver_userspace(f).get("version")
+
+
 @needs("driver", "cuda")
 def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
-    driver, cuda = F.driver_version(f), F.cuda_version(f)
+    driver, cuda = _installed(f), F.cuda_version(f)
     if not driver or not cuda:
         return []
     newest = _newest_supported(m, driver)
     stay = not _predates(f, m, driver)
-    alt = (remedy.toolkit(newest, f"use CUDA {newest}, which driver {driver} supports (envcheck install-cuda {newest})",
+    alt = (remedy.toolkit(newest, f"{toolkit_step(f, newest)}: driver {driver} supports it",
                           f"driver {driver} supports CUDA <= {newest}"),) if newest and stay else ()
     return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit",
                   alternatives=alt, stay=stay)
@@ -118,7 +130,7 @@ def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
 
 @needs("driver", "torch")
 def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
-    driver, tb = F.driver_version(f), torch_build(f, m)
+    driver, tb = _installed(f), torch_build(f, m)
     if not driver or not tb or not tb.cuda:
         return []
     stay = not _predates(f, m, driver)

@@ -9,7 +9,7 @@ from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import kernels, remedy
-from envcheck.rules.common import (CC, arch_runs, gpu_ccs, gpu_skip, mm, needs, src, torch_build,
+from envcheck.rules.common import (CC, arch_runs, gpu_ccs, gpu_skip, mm, needs, src, toolkit_step, torch_build,
                                    torch_install_cmd)
 from envcheck.versions import at_least, compare, cu_tag_to_version
 
@@ -205,7 +205,7 @@ def _toolkits(m: Matrix, f: F.Facts, low: Optional[str], high: Optional[str], wh
     tb = torch_build(f, m)
     want = [v for v in fits if tb and tb.cuda and mm(v) == tb.cuda][-1:]
     edge = [v for v in fits if mm(v) == mm(fits[0 if low else -1])][-1:] if fits else []
-    return tuple(remedy.toolkit(v, f"install CUDA {v} (envcheck install-cuda {mm(v)})", why)
+    return tuple(remedy.toolkit(v, toolkit_step(f, v), why)
                  for v in dict.fromkeys(want + edge))
 
 

@@ -11,7 +11,7 @@ from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import remedy
 from envcheck.rules.common import gpu_ccs, major, needs, src, torch_build, torch_install_cmd
-from envcheck.versions import compare, cu_tag_to_version, parse_torch, vkey
+from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
 
 
 def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -205,4 +205,36 @@ def numpy_vs_torch(f: F.Facts, m: Matrix) -> list:
         first["torchvision_source"])]
 
 
-RULES = [torch_unknown, torch_cpu_with_gpus, torchvision_pairing, torchaudio_pairing, numpy_vs_torch]
+def numpy_older_than_build(f: F.Facts, m: Matrix) -> list:
+    """numpy the other way: older than the C API the torch wheel was compiled against (the matrix's
+    torch.numpy_api.builds, per release and Python)."""
+    rec, tb, np = m.data["torch"].get("numpy_api"), torch_build(f, m), F.numpy_version(f)
+    if not rec or not tb or not np:
+        return []
+    builds = [b for b in rec["builds"] if b["torch"] == tb.version]
+    if not builds:
+        return []
+    py = F.python_version(f)
+    try:
+        build = next((b for b in builds if py and major_minor(py) == b["python"]), None)
+        have = vkey(np)
+    except VersionError:
+        return []
+    if build is None:
+        return [] if py else [Skipped("numpy_older_than_build", "torch", f"which Python's torch {tb.version} wheel "
+                                      "this is, is unknown (the numpy C API it needs depends on it)", "pass --python X.Y")]
+    need = rec["api"][build["api"]]
+    if have >= vkey(need):
+        return []
+    mine = [k for k, first in rec["api"].items() if vkey(first) <= have][-1:] or ["older"]
+    pin = f'"numpy>={need},<2"' if vkey(tb.version) < vkey((m.numpy2() or {}).get("torch", "0")) else f'"numpy>={need}"'
+    return [Finding(
+        ERROR, "torch-numpy-too-old", "torch",
+        f"torch {tb.version}'s wheels for Python {build['python']} were compiled against numpy's C API {build['api']} "
+        f"(numpy >= {need}) but numpy {np} is installed: import torch warns 'Failed to initialize NumPy: module "
+        f"compiled against API version {build['api']} but this version of numpy is {mine[0]}', and torch.from_numpy(), "
+        f"tensor.numpy() and DataLoader workers fail.", f"pip install {pin}", build["source"])]
+
+
+RULES = [torch_unknown, torch_cpu_with_gpus, torchvision_pairing, torchaudio_pairing, numpy_vs_torch,
+         numpy_older_than_build]

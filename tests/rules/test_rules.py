@@ -367,3 +367,53 @@ def test_torch_cuda_arch_list_decides_the_lower_target_case(m):
 def test_a_driver_in_the_architectures_own_branch_but_below_it_is_only_a_warning(m):
     f = stack_facts(driver="455.20", gpu="sm_86", matrix=m)
     assert [(x.code, x.severity) for x in evaluate(f, m)] == [("driver-too-old-for-gpu", WARNING)]
+
+
+def test_issue_21_item_9_pip_cudnn_is_judged_as_torch_loads_it(m):
+    # --cudnn is the cuDNN the torch process loads (pip's, built for torch's CUDA): not nvcc's business
+    f = stack_facts(torch="2.1.2+cu121", cudnn="8.9.2", cuda="10.2", matrix=m)
+    assert not [x for x in evaluate(f, m) if x.component == "cudnn"]
+    # a refused pip cuDNN: the fix names the pip package pinned to torch's build
+    f = stack_facts(torch="2.4.0+cu121", cudnn="9.0.0", matrix=m)
+    (e,) = [x for x in evaluate(f, m) if x.code == "cudnn-refused-by-torch"]
+    assert 'pip install "nvidia-cudnn-cu12==9.1.0.*"' in e.fix
+
+
+def test_issue_21_item_9_a_system_cudnn_of_a_lower_minor_shadowing_pips_is_an_error(m):
+    f = probe_facts(
+        cudnn={"version": "9.0.0", "libs": [{"path": "/usr/local/cuda/lib64/libcudnn.so.9", "version": "9.0.0"}]},
+        packages={"torch": {"version": "2.4.0+cu124"}, "nvidia-cudnn-cu12": {"version": "9.1.0.70"}},
+        torch={"version": "2.4.0", "local": "cu124", "cuda": "12.4", "cuda_source": "local-tag"},
+        env={"LD_LIBRARY_PATH": "/usr/local/cuda/lib64"})
+    assert _one(evaluate(f, m), "cudnn-shadows-torch").severity == ERROR
+    f["cudnn"]["libs"][0]["version"] = f["cudnn"]["version"] = "9.3.0"  # a newer minor: torch accepts it
+    assert _one(evaluate(f, m), "cudnn-shadows-torch").severity == WARNING
+
+
+def test_issue_21_item_9_the_installed_userspace_driver_is_judged_against_torch(m):
+    f = probe_facts(driver={"version": None, "state": "module-not-loaded", "userspace": {"version": "470.182.03"}},
+                    pci_gpus=[{"address": "0000:3b:00.0", "vendor_id": "0x10de", "device_id": "0x20b0"}],
+                    packages={"torch": {"version": "2.4.0+cu124"}},
+                    torch={"version": "2.4.0", "local": "cu124", "cuda": "12.4", "cuda_source": "local-tag"})
+    assert _one(evaluate(f, m), "driver-too-old-for-torch").severity == ERROR
+
+
+@pytest.mark.parametrize("torch,loaded,refused", [
+    ("0.4.1", "7.3.1", True), ("0.4.1", "7.1.2", False),    # 0.x: the same minor, even a newer one refused
+    ("1.0.0", "7.5.0", False), ("1.0.0", "7.3.1", True)])   # 1.0 on: a newer minor is fine, an older one not
+def test_issue_21_item_6_torchs_cudnn_rule_is_the_releases_own(m, torch, loaded, refused):
+    f = stack_facts(torch=torch, cudnn=loaded, matrix=m)
+    found = [x for x in evaluate(f, m) if x.code == "cudnn-refused-by-torch"]
+    assert bool(found) == refused
+    if found and torch.startswith("0."):
+        assert "cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7301" in found[0].message
+
+
+def test_issue_21_item_7_numpy_older_than_the_c_api_torch_was_built_against(m):
+    f = stack_facts(torch="1.11.0+cu113", python="3.10", numpy="1.21.5", matrix=m)
+    e = _one(evaluate(f, m), "torch-numpy-too-old")
+    assert e.severity == ERROR and "module compiled against API version 0xf but this version of numpy is 0xe" in e.message
+    assert e.fix == 'pip install "numpy>=1.22.0,<2"'
+    for ok in (dict(numpy="1.22.4"), dict(numpy="1.21.5", python="3.9")):  # new enough, or another Python's wheel
+        args = {**dict(torch="1.11.0+cu113", python="3.10", numpy="1.21.5"), **ok}
+        assert not [x for x in evaluate(stack_facts(matrix=m, **args), m) if x.code == "torch-numpy-too-old"]
