@@ -215,3 +215,99 @@ def test_no_module_outside_the_node_scripts_is_over_400_lines():
     assert sizes["envcheck/cli/doctor.py"] > 50   # the sizes are real files' sizes
     bad = sorted((n, m) for m, n in sizes.items() if n > MAX_MODULE_LINES)
     assert bad == [], f"modules over {MAX_MODULE_LINES} lines: split them by subject"
+
+
+# ---- one reader of a node, one reader of a facts document (issue 23) ----
+
+# What reads a node, in the words a shell snippet or argv would hold. Only the node probe
+# (envcheck/node/probe/) says them in code. The pure core (rules/, matrix/, facts/) runs nothing
+# (test_the_core_knows_no_transport_but_the_remote_interface): there they are advice in a
+# finding's fix or the schema's description, and docstrings anywhere are prose.
+NODE_READS = ("nvidia-smi", "version.json", "sudo -n true", "ip -o")
+# Not moved yet: the installers' own facts scripts (install-cuda, install-cudnn, env) still read
+# privilege and the toolkit at a path themselves, and install-cuda's transactional install script
+# checks the version file it just installed. The set must only shrink: the test fails on a new
+# reader and on a listed module that no longer reads (so the list cannot go stale).
+NODE_READS_NOT_YET_MOVED = {"envcheck/install/common.py", "envcheck/install/cuda_script.py",
+                            "envcheck/install/cuda_spec.py", "envcheck/install/cudnn.py"}
+
+
+def _docstrings(tree: ast.AST) -> set:
+    return {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+
+
+def _node_reads(tree: ast.AST) -> Iterator[Tuple[int, str]]:
+    docs = _docstrings(tree)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            for word in NODE_READS:
+                if word in n.value:
+                    yield n.lineno, word
+
+
+def _node_readers() -> dict:
+    pure = ("envcheck/node/probe/", "envcheck/rules/", "envcheck/matrix/", "envcheck/facts/")
+    return {m: sorted(set(_node_reads(t))) for m, t in TREES.items()
+            if not m.startswith(pure) and list(_node_reads(t))}
+
+
+def test_the_node_read_detector_sees_a_planted_reader():
+    planted = ast.parse('def gpus(r):\n    """Count with nvidia-smi (prose)."""\n'
+                        '    return r.run(f"nvidia-smi -L; ip -o -4 addr show {x}")\n')
+    assert sorted(w for _, w in _node_reads(planted)) == ["ip -o", "nvidia-smi"]
+
+
+def test_only_the_node_probe_reads_a_node():
+    readers = _node_readers()
+    assert "envcheck/node/allreduce_launcher.py" not in readers   # nccl-test's own `facts` mode is gone
+    assert set(readers) == NODE_READS_NOT_YET_MOVED, readers
+
+
+# The top-level keys of a facts document (envcheck/facts/schema.py). Outside facts/ a command
+# reads them through facts/schema.py's accessors or facts/views.py's typed views: indexing the
+# dict (f["gpus"], facts.get("torch"), a private _get(f, "driver", …)) is a second reader of it.
+FACT_KEYS = {"schema", "origin", "probe", "hostname", "machine_id", "os", "python", "driver", "gpus",
+             "pci_gpus", "cuda", "cudnn", "packages", "torch", "deep", "numpy", "nccl", "gcc", "env",
+             "interfaces", "health", "errors", "privilege", "disk", "toolkit", "port", "resources", "tools"}
+# Not moved yet (rules/ is being changed by issue 21's work; the derivations that write derived
+# facts, rules/nccl.py and rules/cudnn.py `annotate`, and the remedies that edit a copy, move to
+# facts/ after it lands). The set must only shrink, as above.
+FACT_INDEXING_NOT_YET_MOVED = {"envcheck/explain/verdict.py", "envcheck/report.py", "envcheck/rules/cudnn.py",
+                               "envcheck/rules/fleet.py", "envcheck/rules/nccl.py", "envcheck/rules/remedy.py"}
+
+
+def _is_facts(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id in ("f", "facts")) or \
+        (isinstance(node, ast.Attribute) and node.attr == "facts")
+
+
+def _key(node: ast.AST) -> str:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+def _facts_indexing(tree: ast.AST) -> Iterator[Tuple[int, str]]:
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and _is_facts(n.value) and _key(n.slice) in FACT_KEYS:
+            yield n.lineno, _key(n.slice)
+        elif isinstance(n, ast.Call) and len(n.args) >= 1:
+            f = n.func
+            if (isinstance(f, ast.Attribute) and f.attr in ("get", "setdefault", "pop") and _is_facts(f.value)
+                    and _key(n.args[0]) in FACT_KEYS):
+                yield n.lineno, _key(n.args[0])
+            elif (isinstance(f, ast.Name) and f.id.startswith("_") and len(n.args) >= 2 and _is_facts(n.args[0])
+                  and _key(n.args[1]) in FACT_KEYS):
+                yield n.lineno, _key(n.args[1])
+
+
+def test_the_facts_indexing_detector_sees_a_planted_reader():
+    planted = ast.parse('def n(f, r):\n    return f["gpus"], r.facts.get("torch"), _get(f, "driver", "v"), '
+                        'f.get("name"), doc["gpus"]\n')
+    assert sorted(k for _, k in _facts_indexing(planted)) == ["driver", "gpus", "torch"]
+
+
+def test_only_facts_indexes_a_facts_document():
+    readers = {m: sorted(set(_facts_indexing(t))) for m, t in TREES.items()
+               if not m.startswith(("envcheck/facts/", "envcheck/node/")) and list(_facts_indexing(t))}
+    assert set(readers) == FACT_INDEXING_NOT_YET_MOVED, readers

@@ -11,17 +11,15 @@ import ast
 import re
 import shlex
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
-from envcheck.errors import RemoteError
-from envcheck.facts.schema import SCHEMA, Facts
-from envcheck.matrix.pci import annotate as annotate_pci_gpus
+from envcheck.errors import RemoteError, UsageError
+from envcheck.facts.load import derive, validate
+from envcheck.facts.schema import Facts
 from envcheck.matrix.load import Matrix
 from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult, last_json_object
 from envcheck.rules import judge
-from envcheck.rules.cudnn import annotate as annotate_cudnn
-from envcheck.rules.nccl import annotate as annotate_nccl
 
 # The probe is several readable files shipped as ONE stdlib script: one part per component of the
 # node (envcheck/node/probe/<component>.py), each importing what it uses from the others. Joined,
@@ -34,6 +32,9 @@ _PART_HEADER = re.compile(r"\A(?:#[^\n]*\n)+\n")
 PROBE_TIMEOUT = 60.0        # the whole probe, connection excluded; each command in it has 15 s
 DEEP_PROBE_TIMEOUT = 240.0  # --deep imports torch and initialises CUDA on every GPU
 EXIT_NOT_FOUND = 127        # what sh says when the interpreter is not there
+# the interpreters tried on a node, in order: minimal RHEL 8/9 images have no python3 on PATH but
+# /usr/libexec/platform-python (the system's own python3); `python` last, for old images
+NODE_PYTHONS = ("python3", "/usr/libexec/platform-python", "python")
 
 
 class ProbeError(RemoteError):
@@ -102,27 +103,45 @@ def probe_source() -> str:
     return "\n\n".join(chunks)
 
 
-def probe_command(*, deep: bool = False, node_python: Optional[str] = None) -> str:
+def probe_args(*, deep: bool = False, only: Sequence[str] = (), paths: Sequence[str] = ()) -> List[str]:
+    """The probe's own arguments: --deep, the sections asked for (none: the audit's document),
+    the places the disk and toolkit sections look at."""
+    return (["--deep"] if deep else []) + (["--only", ",".join(only)] if only else []) + \
+        [a for p in paths for a in ("--path", p)]
+
+
+def probe_command(*, deep: bool = False, node_python: Optional[str] = None,
+                  only: Sequence[str] = (), paths: Sequence[str] = ()) -> str:
     """The one command line that runs the probe from stdin.
 
     Wrapped in `sh -c` because over SSH it runs in the user's login shell, which may be csh or
-    fish; python3 first, then `python` for old images where only that name exists.
+    fish; the first of NODE_PYTHONS there runs it (python for old images where only that name
+    exists, platform-python on minimal RHEL images that have no python3 on PATH).
     """
-    args = ["--deep"] if deep else []
+    args = probe_args(deep=deep, only=only, paths=paths)
     if node_python:
         return " ".join(shlex.quote(a) for a in [node_python, "-", *args])
-    script = ('if command -v python3 >/dev/null 2>&1; then exec python3 - "$@"; '
-              'else exec python - "$@"; fi')
+    tries = " ".join(shlex.quote(p) for p in NODE_PYTHONS)
+    script = (f'for p in {tries}; do if command -v "$p" >/dev/null 2>&1; then exec "$p" - "$@"; fi; '
+              f'done; echo "envcheck-probe: none of {", ".join(NODE_PYTHONS)} here" >&2; exit {EXIT_NOT_FOUND}')
     return " ".join(shlex.quote(a) for a in ["sh", "-c", script, "envcheck-probe", *args])
 
 
+def show_probe(*, deep: bool = False, node_python: Optional[str] = None, only: Sequence[str] = (),
+               paths: Sequence[str] = ()) -> Tuple[str, str]:
+    """Exactly what runs on a node for a command (`--show-probe`): (the command line, the script
+    it reads on stdin)."""
+    return probe_command(deep=deep, node_python=node_python, only=only, paths=paths), probe_source()
+
+
 def run_probe(remote: Remote, *, deep: bool = False, node_python: Optional[str] = None,
-              timeout: Optional[float] = None) -> Facts:
-    """Run the probe on `remote` and return its facts. Raises ProbeError naming the host and
-    why: unreachable, timed out, no interpreter, crashed (with the tail of stderr), no JSON."""
+              timeout: Optional[float] = None, only: Sequence[str] = (), paths: Sequence[str] = ()) -> Facts:
+    """Run the probe on `remote` and return its facts (with `only`: those sections, and the
+    ones they need). Raises ProbeError naming the host and why: unreachable, timed out, no
+    interpreter, crashed (with the tail of stderr), no JSON."""
     if timeout is None:
         timeout = DEEP_PROBE_TIMEOUT if deep else PROBE_TIMEOUT
-    command = probe_command(deep=deep, node_python=node_python)
+    command = probe_command(deep=deep, node_python=node_python, only=only, paths=paths)
     result = remote.run(command, stdin=probe_source(), timeout=timeout)
     return parse_probe_result(remote.name, result, node_python=node_python)
 
@@ -132,7 +151,7 @@ def parse_probe_result(host: str, result: RunResult, node_python: Optional[str] 
     if result.error:
         raise ProbeError(host, f"probe did not run: {result.error}")
     if result.exit_code == EXIT_NOT_FOUND:
-        which = node_python or "python3 (or python)"
+        which = node_python or " or ".join(NODE_PYTHONS)
         raise ProbeError(host, f"{which} not found: {_tail(result.stderr, 2)}",
                          "install python3 on the node, or name its interpreter with --node-python PATH")
     if result.exit_code != 0:
@@ -142,10 +161,10 @@ def parse_probe_result(host: str, result: RunResult, node_python: Optional[str] 
     if facts is None:
         raise ProbeError(host, f"probe printed no JSON: {_head(result.stdout) or '(nothing)'}"
                          + (f"; stderr: {_tail(result.stderr)}" if result.stderr.strip() else ""))
-    if facts.get("schema") != SCHEMA:
-        raise ProbeError(host, f"probe printed facts of schema {facts.get('schema')!r}, "
-                         f"this envcheck reads schema {SCHEMA}", "use the same envcheck version everywhere")
-    return facts
+    try:
+        return validate(facts, "the probe printed facts that", schema_required=True)
+    except UsageError as e:
+        raise ProbeError(host, e.message, "use the same envcheck version everywhere") from e
 
 
 def probe_host(remote: Remote, *, deep: bool = False, node_python: Optional[str] = None,
@@ -165,9 +184,7 @@ def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
     """Probe one host and judge its facts with the rules; never raises for a host problem."""
     result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
     if result.facts is not None:
-        annotate_pci_gpus(result.facts, matrix)
-        annotate_nccl(result.facts, matrix)
-        annotate_cudnn(result.facts, matrix)
+        derive(result.facts, matrix)
         verdict = judge(result.facts, matrix)
         result.findings, result.skipped = verdict.findings, verdict.skipped
     return result

@@ -8,13 +8,11 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
-                                 note, print_json, text_width)
+                                 note, print_json, show_probe_exit, text_width)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    closing_all, local_python, progress_printer, HostSelection)
-from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
-from envcheck.audit.probe import probe_source
 from envcheck.remote import LocalRemote
 from envcheck.report import render_audit
 
@@ -60,9 +58,8 @@ def audit(
     from envcheck.audit.fleet import audit_fleet, save_facts
     from envcheck.audit.render import to_json
 
-    if show_probe:
-        typer.echo(probe_source(), nl=False)
-        raise typer.Exit(EXIT_OK)
+    if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
+        raise show_probe_exit(node_python=node_python, deep=deep)
 
     m = load_matrix(matrix)
     with closing_all(HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()) as remotes:

@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
+from envcheck.audit.probe import show_probe
 from envcheck.errors import EnvcheckError
 
 from typing import Annotated  # noqa: F401 - the command modules take it from here
@@ -18,6 +19,9 @@ MatrixOpt = Annotated[Optional[Path], typer.Option(
     "--matrix", envvar="ENVCHECK_MATRIX", metavar="FILE",
     help="Use this compat matrix instead of the packaged compat_matrix.yaml.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON only, nothing else on stdout.")]
+ShowProbeOpt = Annotated[bool, typer.Option(
+    "--show-probe", help="Print what this command runs on the nodes to read them (the probe script, "
+                         "read-only, stdlib; its command line on stderr), and exit.")]
 GpusPerNodeOpt = Annotated[Optional[int], typer.Option(
     "--gpus-per-node", metavar="N", min=1,
     help="Every node must have N GPUs, on the PCI bus and in the driver's list; fewer is an error.")]
@@ -26,6 +30,15 @@ GpusPerNodeOpt = Annotated[Optional[int], typer.Option(
 def note(message: str) -> None:
     """`envcheck: message` on stderr: progress and notes, never on stdout (which may be JSON)."""
     typer.echo(f"envcheck: {message}", err=True)
+
+
+def show_probe_exit(only=(), node_python: Optional[str] = None, deep: bool = False) -> "typer.Exit":
+    """--show-probe: the probe script on stdout (runnable as saved), the exact command line that
+    runs it with this command's sections on stderr; returns the Exit to raise."""
+    command, script = show_probe(deep=deep, node_python=node_python, only=only)
+    note(f"on each node: {command}   (the script below on its stdin)")
+    typer.echo(script, nl=False)
+    return typer.Exit(0)
 
 
 def die(message: str, code: int = 2) -> "typer.Exit":

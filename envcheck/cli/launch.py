@@ -10,7 +10,9 @@ import typer
 from typer.core import TyperCommand
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, note, print_json
+from envcheck.allreduce.preflight import PROBE_SECTIONS
+from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note, print_json,
+                                 show_probe_exit)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
                                    HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
                                    SshConfigOpt, StrictHostKeysOpt, UserOpt, closing_all,
@@ -113,8 +115,11 @@ def launch(
     connect_timeout: ConnectTimeoutOpt = 10.0,
     forks: ForksOpt = 32,
     json_out: JsonOpt = False,
+    show_probe: ShowProbeOpt = False,
 ) -> None:
     """Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: envcheck launch node[01-02] --nproc-per-node 8 -- train.py"""
+    if show_probe:
+        raise show_probe_exit(PROBE_SECTIONS, node_python)
     from envcheck.launch.render import render_text
     from envcheck.launch.run import Options, parse_env, run_launch
 

@@ -14,7 +14,9 @@ from envcheck.allreduce.run import Options, Report, node_sources, parse_records,
 from envcheck.doctor.health import CheckResult
 from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
 from envcheck.doctor.run import AllreduceOutcome
-from envcheck.errors import UsageError
+from envcheck.audit.probe import run_probe
+from envcheck.errors import RemoteError, UsageError
+from envcheck.facts import views
 from envcheck.model import HostResult
 from envcheck.remote import Remote
 
@@ -108,22 +110,22 @@ def outcome_of(rep: Report) -> AllreduceOutcome:
 
 
 # ------------------------------------------------------------------ srun
-_FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
-
-
 class SrunBackend(DoctorBackend):
     """The all-reduce started by srun (inside an allocation) instead of over SSH; the audit
     still goes over SSH. The worker's JSON records come back on srun's stdout."""
 
     def _free_port(self, host: str) -> int:
-        """A port free on the master node right now (asked over the same transport)."""
-        import shlex
-        r = self.by_name[host].run(f"{shlex.quote(self.opts.node_python)} -c {shlex.quote(_FREE_PORT)}", timeout=30)
+        """A port free on the master node right now (the probe's port section, over the same
+        transport)."""
         try:
-            return int(r.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT ({r.error or r.tail(2)})",
+            port = views.node(run_probe(self.by_name[host], node_python=self.opts.node_python,
+                                        only=["port"], timeout=30)).free_port
+        except RemoteError as e:  # ProbeError included: unreachable, no interpreter, crashed
+            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT ({e.one_line()})",
                              "pass --master-port")
+        if not port:
+            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT", "pass --master-port")
+        return port
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
         from envcheck.doctor.srun import srun_argv

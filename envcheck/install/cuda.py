@@ -230,7 +230,7 @@ def _preflight(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
             else:
                 p.problems.append(msg + " (fix: pick a CUDA that supports it, or pass --force)")
     if not f.gpus:
-        p.notes.append("no GPU visible (no nvidia-smi): the architecture check was skipped")
+        p.notes.append("no GPU listed by the driver: the architecture check was skipped")
     if spec.generation == "new":
         if f.installer_log_uid is not None and f.installer_log_uid != 0:
             p.problems.append(f"/tmp/cuda-installer.log exists and belongs to uid {f.installer_log_uid}; the CUDA "

@@ -89,7 +89,8 @@ def nvml_facts(nv):
                     gpu[key] = fn()
                 except Exception as e:
                     ERRORS.append("nvml %s of GPU %d: %s" % (key, i, e))
-            for sec in [sec for sec in SECTIONS.values() if sec.per_gpu]:
+            for sec in [sec for sec in SECTIONS.values() if sec.per_gpu and
+                        (Settings.only is None or sec.name in Settings.only)]:
                 gpu[sec.name] = safely("nvml %s of GPU %d" % (sec.name, i), lambda: sec.per_gpu(nv, h))
             gpus.append(gpu)
         return version, cuda, gpus
