@@ -136,7 +136,7 @@ def validate(data: Any, file: Optional[str] = None) -> None:
     """Raise MatrixError for the first problem found in a loaded matrix document."""
     c = _Checker(file)
     c.mapping(data, "", ["schema", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpus", "archs"],
-              ["sources", "chips"])
+              ["sources", "chips", "forward_compat"])
     if data["schema"] != SCHEMA_VERSION:
         c.fail("schema", f"unsupported schema {data['schema']!r}; this envcheck reads schema {SCHEMA_VERSION}")
     if "sources" in data:
@@ -151,6 +151,8 @@ def validate(data: Any, file: Optional[str] = None) -> None:
     tv = _companion(c, data["torchvision"], "torchvision")
     ta = _companion(c, data["torchaudio"], "torchaudio")
     _torch(c, data["torch"], minors, tv, ta, cudnn_builds)
+    if "forward_compat" in data:
+        schema_torch.check_forward_compat(c, data["forward_compat"])
 
 
 def _archs(c: _Checker, archs: Any) -> Set[str]:

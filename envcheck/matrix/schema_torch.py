@@ -51,3 +51,16 @@ def check_numpy_api(c: Any, rec: Any, releases: List[str]) -> None:
         if b["api"] not in api:
             c.fail(f"{p}.api", f"{b['api']!r} is not in torch.numpy_api.api")
         c.url(b["source"], f"{p}.source")
+
+
+def check_forward_compat(c: Any, rec: Any) -> None:
+    c.mapping(rec, "forward_compat", ["drivers", "gpus", "source", "gpus_source"], ["note"])
+    for i, d in enumerate(c.seq(rec["drivers"], "forward_compat.drivers", True)):
+        c.mapping(d, f"forward_compat.drivers[{i}]", ["branch", "min", "source"], [])
+        c.url(d["source"], f"forward_compat.drivers[{i}].source")
+        c.integer(d["branch"], f"forward_compat.drivers[{i}].branch")
+        if c.version(d["min"], f"forward_compat.drivers[{i}].min", fields=(2, 3)).split(".")[0] != str(d["branch"]):
+            c.fail(f"forward_compat.drivers[{i}].min", f"{d['min']} is not in branch R{d['branch']}")
+    c.strings(rec["gpus"], "forward_compat.gpus", True)
+    c.url(rec["source"], "forward_compat.source")
+    c.url(rec["gpus_source"], "forward_compat.gpus_source")

@@ -13,7 +13,7 @@ from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import driver_state
 from envcheck.rules.common import (gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, toolkit_step, torch_build,
                                    torch_install_cmd)
-from envcheck.versions import at_least, cu_tag_to_version, vkey
+from envcheck.versions import at_least, cu_tag_to_version, major_minor, vkey
 
 INSUFFICIENT = "'CUDA driver version is insufficient for CUDA runtime version'"
 
@@ -30,7 +30,7 @@ def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
 
 
 def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "", alternatives=(),
-           stay: bool = True) -> list:
+           stay: bool = True, forward: tuple = ()) -> list:
     """alternatives: the remedies besides the driver upgrade (what to use with this driver instead);
     stay: whether staying on an older CUDA with this driver is a way out (not where the driver
     cannot drive the host's GPUs at all)."""
@@ -56,6 +56,18 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
             f"compatibility with a limited feature set, and PTX built by this CUDA fails with 'the "
             f"provided PTX was compiled with an unsupported toolchain'.",
             f"upgrade the NVIDIA driver to >= {need.release_min}{alt}", need.source)]
+    compat = forward and _forward_compat(m, driver, cuda, forward)
+    if compat:
+        return [Finding(
+            WARNING, code, "driver",
+            f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){extra}, but {compat} is a data-center "
+            f"GPU and R{vkey(driver)[0]} a forward-compatible branch: {what} runs only with NVIDIA's CUDA "
+            f"forward-compatibility package (cuda-compat, which NGC containers ship); without it, it fails with "
+            f"{INSUFFICIENT}.", f"upgrade the NVIDIA driver to >= {want}, or install the cuda-compat package of "
+            f"CUDA {major_minor(need.cuda)} (a container from NGC has it)", src(m, "forward_compat"),
+            remedies=(remedy.driver(want, f"upgrade the NVIDIA driver to >= {want}",
+                                    f"CUDA {need.cuda} needs driver >= {want}",
+                                    f"upgrade the NVIDIA driver to >= {want}"),))]
     floor = ""
     if need.minor_version_compat and need.family_min:
         floor = f" (and below the CUDA {major(cuda)}.x minimum {need.family_min})"
@@ -69,6 +81,24 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
         remedies=(remedy.driver(want, f"upgrade the NVIDIA driver to >= {want}",
                                 f"CUDA {need.cuda} needs driver >= {want}",
                                 f"upgrade the NVIDIA driver to >= {want}"), *alternatives))]
+
+
+def _forward_compat(m: Matrix, driver: str, cuda: str, gpus: tuple) -> Optional[str]:
+    """The GPUs' name when every one is a data-center board CUDA `cuda` still builds for and the
+    driver is on a branch NVIDIA's forward-compatibility package supports (matrix forward_compat);
+    None otherwise."""
+    fc = m.data.get("forward_compat") or {}
+    branch = next((d for d in fc.get("drivers") or [] if d["branch"] == vkey(driver)[0]), None)
+    if not branch or not at_least(driver, branch["min"]) or not gpus:
+        return None
+    words = [w.lower() for w in fc.get("gpus") or []]
+    for name, cc in gpus:
+        arch = m.arch(cc) if cc else None
+        if arch is None or (arch.get("last_cuda") and vkey(arch["last_cuda"]) < vkey(major_minor(cuda))):
+            return None
+        if not any(w in re.split(r"[\s_-]+", name.lower()) for w in words):
+            return None
+    return ", ".join(dict.fromkeys(n for n, _ in gpus))
 
 
 def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -125,7 +155,7 @@ def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     alt = (remedy.toolkit(newest, f"{toolkit_step(f, newest)}: driver {driver} supports it",
                           f"driver {driver} supports CUDA <= {newest}"),) if newest and stay else ()
     return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit",
-                  alternatives=alt, stay=stay)
+                  alternatives=alt, stay=stay, forward=tuple(gpu_ccs(f, m)))
 
 
 @needs("driver", "torch")
@@ -135,7 +165,7 @@ def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     stay = not _predates(f, m, driver)
     return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note(),
-                  _wheels_for(m, driver, tb) if stay else (), stay=stay)
+                  _wheels_for(m, driver, tb) if stay else (), stay=stay, forward=tuple(gpu_ccs(f, m)))
 
 
 def _wheels_for(m: Matrix, driver: str, tb) -> tuple:

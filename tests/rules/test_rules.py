@@ -392,7 +392,8 @@ def test_issue_21_item_9_a_system_cudnn_of_a_lower_minor_shadowing_pips_is_an_er
 
 def test_issue_21_item_9_the_installed_userspace_driver_is_judged_against_torch(m):
     f = probe_facts(driver={"version": None, "state": "module-not-loaded", "userspace": {"version": "470.182.03"}},
-                    pci_gpus=[{"address": "0000:3b:00.0", "vendor_id": "0x10de", "device_id": "0x20b0"}],
+                    pci_gpus=[{"address": "0000:3b:00.0", "vendor_id": "0x10de", "device_id": "0x2204"}],
+                    gpus=[],
                     packages={"torch": {"version": "2.4.0+cu124"}},
                     torch={"version": "2.4.0", "local": "cu124", "cuda": "12.4", "cuda_source": "local-tag"})
     assert _one(evaluate(f, m), "driver-too-old-for-torch").severity == ERROR
@@ -417,3 +418,14 @@ def test_issue_21_item_7_numpy_older_than_the_c_api_torch_was_built_against(m):
     for ok in (dict(numpy="1.22.4"), dict(numpy="1.21.5", python="3.9")):  # new enough, or another Python's wheel
         args = {**dict(torch="1.11.0+cu113", python="3.10", numpy="1.21.5"), **ok}
         assert not [x for x in evaluate(stack_facts(matrix=m, **args), m) if x.code == "torch-numpy-too-old"]
+
+
+@pytest.mark.parametrize("gpu,severity", [("A10", WARNING), ("Tesla T4", WARNING), ("RTX 3090", ERROR)])
+def test_a_forward_compatible_branch_on_a_data_center_gpu_is_a_warning(m, gpu, severity):
+    # vllm-project/vllm#7943: A10 on driver 470.129.06 runs a CUDA 12.1 torch inside an NGC container
+    # (cuda-compat); GeForce boards get no forward compatibility
+    found = _one(evaluate(stack_facts(driver="470.129.06", torch="2.4.0+cu121", gpu=gpu, matrix=m), m),
+                 "driver-too-old-for-torch")
+    assert found.severity == severity
+    if severity == WARNING:
+        assert "cuda-compat" in found.fix and "forward" in found.message
