@@ -4,6 +4,7 @@ the Python a variant's wheels exist for (`variants.<tag>.python`); called by
 envcheck/matrix/schema.py with its checker, which reports the first problem with its key path."""
 from __future__ import annotations
 
+import re
 from typing import Any, List
 
 from envcheck.versions import vkey
@@ -54,13 +55,18 @@ def check_numpy_api(c: Any, rec: Any, releases: List[str]) -> None:
 
 
 def check_forward_compat(c: Any, rec: Any) -> None:
-    c.mapping(rec, "forward_compat", ["drivers", "gpus", "source", "gpus_source"], ["note"])
-    for i, d in enumerate(c.seq(rec["drivers"], "forward_compat.drivers", True)):
-        c.mapping(d, f"forward_compat.drivers[{i}]", ["branch", "min", "source"], [])
-        c.url(d["source"], f"forward_compat.drivers[{i}].source")
-        c.integer(d["branch"], f"forward_compat.drivers[{i}].branch")
-        if c.version(d["min"], f"forward_compat.drivers[{i}].min", fields=(2, 3)).split(".")[0] != str(d["branch"]):
-            c.fail(f"forward_compat.drivers[{i}].min", f"{d['min']} is not in branch R{d['branch']}")
+    c.mapping(rec, "forward_compat", ["releases", "gpus", "gpus_source"], ["note"])
+    last = None
+    for i, r in enumerate(c.seq(rec["releases"], "forward_compat.releases", True)):
+        p = f"forward_compat.releases[{i}]"
+        c.mapping(r, p, ["cuda", "drivers", "source"], [])
+        cuda = c.version(r["cuda"], f"{p}.cuda", fields=(2,))
+        if last is not None and vkey(cuda) <= vkey(last):
+            c.fail(f"{p}.cuda", f"{cuda} is not after {last} (releases are in CUDA order)")
+        last = cuda
+        c.url(r["source"], f"{p}.source")
+        for j, d in enumerate(c.strings(r["drivers"], f"{p}.drivers", True)):
+            if not re.fullmatch(r"R\d{3}", d):
+                c.version(d, f"{p}.drivers[{j}]", fields=(2, 3))
     c.strings(rec["gpus"], "forward_compat.gpus", True)
-    c.url(rec["source"], "forward_compat.source")
     c.url(rec["gpus_source"], "forward_compat.gpus_source")

@@ -58,15 +58,16 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
             f"upgrade the NVIDIA driver to >= {need.release_min}{alt}", need.source)]
     compat = forward and _forward_compat(m, driver, cuda, forward)
     if compat:
+        names, source = compat
+        fix = (f"upgrade the NVIDIA driver to >= {want}, or install the cuda-compat package of CUDA "
+               f"{major_minor(need.cuda)} (a container from NGC has it)")
         return [Finding(
             WARNING, code, "driver",
-            f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){extra}, but {compat} is a data-center "
+            f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){extra}, but {names} is a data-center "
             f"GPU and R{vkey(driver)[0]} a forward-compatible branch: {what} runs only with NVIDIA's CUDA "
             f"forward-compatibility package (cuda-compat, which NGC containers ship); without it, it fails with "
-            f"{INSUFFICIENT}.", f"upgrade the NVIDIA driver to >= {want}, or install the cuda-compat package of "
-            f"CUDA {major_minor(need.cuda)} (a container from NGC has it)", src(m, "forward_compat"),
-            remedies=(remedy.driver(want, f"upgrade the NVIDIA driver to >= {want}",
-                                    f"CUDA {need.cuda} needs driver >= {want}",
+            f"{INSUFFICIENT}.", fix, source,
+            remedies=(remedy.driver(want, fix, f"CUDA {need.cuda} needs driver >= {want}",
                                     f"upgrade the NVIDIA driver to >= {want}"),))]
     floor = ""
     if need.minor_version_compat and need.family_min:
@@ -83,22 +84,28 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
                                 f"upgrade the NVIDIA driver to >= {want}"), *alternatives))]
 
 
-def _forward_compat(m: Matrix, driver: str, cuda: str, gpus: tuple) -> Optional[str]:
-    """The GPUs' name when every one is a data-center board CUDA `cuda` still builds for and the
-    driver is on a branch NVIDIA's forward-compatibility package supports (matrix forward_compat);
-    None otherwise."""
+def _forward_compat(m: Matrix, driver: str, cuda: str, gpus: tuple) -> Optional[tuple]:
+    """(the GPUs' names, the source) when every GPU is a data-center board CUDA `cuda` still builds
+    for and NVIDIA's forward-compatibility package runs that CUDA on the driver's branch (matrix
+    forward_compat: the first release at or above the CUDA); None otherwise."""
     fc = m.data.get("forward_compat") or {}
-    branch = next((d for d in fc.get("drivers") or [] if d["branch"] == vkey(driver)[0]), None)
-    if not branch or not at_least(driver, branch["min"]) or not gpus:
+    want = vkey(major_minor(cuda))
+    releases = [r for r in fc.get("releases") or [] if vkey(r["cuda"]) >= want]
+    if not releases or not gpus or want[0] < vkey(fc["releases"][0]["cuda"])[0]:
+        return None
+    rel = releases[0]
+    branch = vkey(driver)[0]
+    if not any(d == f"R{branch}" if d.startswith("R") else vkey(d)[0] == branch and at_least(driver, d)
+               for d in rel["drivers"]):
         return None
     words = [w.lower() for w in fc.get("gpus") or []]
     for name, cc in gpus:
         arch = m.arch(cc) if cc else None
-        if arch is None or (arch.get("last_cuda") and vkey(arch["last_cuda"]) < vkey(major_minor(cuda))):
+        if arch is None or (arch.get("last_cuda") and vkey(arch["last_cuda"]) < want):
             return None
         if not any(w in re.split(r"[\s_-]+", name.lower()) for w in words):
             return None
-    return ", ".join(dict.fromkeys(n for n, _ in gpus))
+    return ", ".join(dict.fromkeys(n for n, _ in gpus)), rel["source"]
 
 
 def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:

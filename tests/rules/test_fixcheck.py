@@ -125,7 +125,7 @@ def test_a_driver_too_old_for_the_toolkit_gets_a_verified_upgrade(m):
                     gpu="NVIDIA A100-SXM4-80GB", matrix=m)
     for code in ("driver-too-old-for-toolkit", "driver-too-old-for-torch"):
         w = one(judge(f, m).findings, code)
-        assert w.severity == WARNING and w.fix_check.status == VERIFIED
+        assert w.severity == WARNING and w.fix_check.status == VERIFIED and "cuda-compat" in w.fix
 
 
 def test_a_driver_upgrade_a_kepler_gpu_cannot_take_is_replaced_by_an_older_toolkit(m):

@@ -429,3 +429,17 @@ def test_a_forward_compatible_branch_on_a_data_center_gpu_is_a_warning(m, gpu, s
     assert found.severity == severity
     if severity == WARNING:
         assert "cuda-compat" in found.fix and "forward" in found.message
+
+
+@pytest.mark.parametrize("cuda,driver,gpu,severity", [
+    ("10.1", "384.111", "Tesla V100-SXM2-16GB", WARNING),   # NGC 19.03/19.10: R384 >= 384.111 on Tesla
+    ("10.1", "384.81", "Tesla V100-SXM2-16GB", ERROR),      # below the branch's minimum
+    ("11.8", "418.67", "Tesla V100-SXM2-16GB", ERROR),      # R418 left the list before 11.7
+    ("13.0", "545.23.08", "NVIDIA A100-SXM4-80GB", ERROR),  # R545 is not in CUDA 13.0's list
+    ("13.0", "535.104.05", "NVIDIA A100-SXM4-80GB", WARNING),
+    ("9.2", "384.111", "Tesla V100-SXM2-16GB", ERROR),      # forward compatibility begins with CUDA 10
+    ("9.0", "384.111", "Tesla V100-SXM2-16GB", None)])      # CUDA 9.0 needs 384.81: no finding
+def test_forward_compatibility_follows_the_cuda_release(m, cuda, driver, gpu, severity):
+    found = [x for x in evaluate(stack_facts(cuda=cuda, driver=driver, gpu=gpu, matrix=m), m)
+             if x.code == "driver-too-old-for-toolkit"]
+    assert [x.severity for x in found] == ([severity] if severity else [])
