@@ -8,11 +8,14 @@ module crosses a line.
   modules keep real annotations (typer evaluates them; Python 3.9's typer cannot evaluate strings);
 - library modules (everything outside cli/ and node/) never print and never exit the process;
 - imports point down: cli/ -> subsystems (audit, allreduce, doctor, install, …) -> core (model,
-  versions, errors, hostlist, remote, hosts, matrix, facts, rules); rules, matrix and facts are pure.
+  versions, errors, hostlist, remote, hosts, matrix, facts, rules); rules, matrix and facts are pure;
+- imports sit at the top of a module, unless a measured start-up cost keeps one lazy (and says so);
+- no package reaches into another package's private (`_name`) modules, functions or constants.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Iterator, List, Tuple
 
@@ -215,6 +218,82 @@ def test_no_module_outside_the_node_scripts_is_over_400_lines():
     assert sizes["envcheck/cli/doctor.py"] > 50   # the sizes are real files' sizes
     bad = sorted((n, m) for m, n in sizes.items() if n > MAX_MODULE_LINES)
     assert bad == [], f"modules over {MAX_MODULE_LINES} lines: split them by subject"
+
+
+# An import inside a function hides the real import graph from a reader; it is allowed only where
+# it pays at start-up (issue 26: `envcheck check`, `explain` and `--help` within 0.15 s), and then
+# it says what it saves, measured: `# lazy: <what> costs ~N ms CPU …` on its line or right above
+# (one note for a block of imports).
+LAZY_NOTE = re.compile(r"#\s*lazy:.*\b\d+ ms")
+
+
+def _lazy_note(lines: List[str], lineno: int) -> bool:
+    """The import's own line, or the comments (and imports) just above it carry a measured note."""
+    i = lineno - 1
+    if LAZY_NOTE.search(lines[i]):
+        return True
+    i -= 1
+    while i >= 0 and lines[i].lstrip().startswith(("#", "import ", "from ")):
+        if LAZY_NOTE.search(lines[i]):
+            return True
+        i -= 1
+    return False
+
+
+def test_imports_sit_at_the_top_unless_a_measured_cost_keeps_them_lazy():
+    lazy, bad = [], []
+    for m, t in _controller_modules().items():
+        lines = (PKG.parent / m).read_text().splitlines()
+        for fn in ast.walk(t):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    (lazy if _lazy_note(lines, node.lineno) else bad).append(f"{m}:{node.lineno}")
+    assert lazy, "the walk found the lazy imports it is meant to hold (fabric's, matplotlib's)"
+    assert bad == [], ("imports inside functions without a measured `# lazy: … N ms` note: move "
+                       "them to the top of the module, or measure (python -X importtime) and say why")
+
+
+def _owner(dotted: str) -> str:
+    """The package a module belongs to: envcheck.allreduce for envcheck.allreduce.run; a module
+    directly under envcheck (envcheck.report) is its own."""
+    return ".".join(dotted.split(".")[:2])
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _reaches_into_private(module: str, tree: ast.AST) -> Iterator[Tuple[int, str]]:
+    me = _owner(module[:-3].replace("/", ".").replace(".__init__", ""))
+    aliases = {}   # local name -> the other package's module (or name) it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and _top(node.module or "") == "envcheck":
+            if _owner(node.module) == me:
+                continue
+            for a in node.names:
+                dotted = f"{node.module}.{a.name}"
+                if any(_private(p) for p in dotted.split(".")):
+                    yield node.lineno, dotted
+                aliases[a.asname or a.name] = dotted
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if _top(a.name) == "envcheck" and _owner(a.name) != me:
+                    if any(_private(p) for p in a.name.split(".")):
+                        yield node.lineno, a.name
+                    aliases[a.asname or a.name] = a.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases and _private(node.attr)):
+            yield node.lineno, f"{aliases[node.value.id]}.{node.attr}"
+
+
+def test_no_package_reaches_into_another_package_s_private_names():
+    """A `_name` is its package's own business: free to change without a look elsewhere. Another
+    package that needs it asks for a public name (as launch needs nccl-test's preflight)."""
+    bad = [(m, ln, n) for m, t in _controller_modules().items() for ln, n in _reaches_into_private(m, t)]
+    assert bad == [], "a module uses another package's private names: " + repr(bad)
 
 
 # ---- one reader of a node, one reader of a facts document (issue 23) ----

@@ -73,6 +73,7 @@ def plot(rep: Report, path: str) -> None:
     """busbw against message size, log2 x axis. matplotlib is an optional extra."""
     mpl = require_matplotlib()
     mpl.use("Agg")
+    # lazy: matplotlib.pyplot costs ~750 ms CPU (-X importtime), an optional extra for --plot only
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -90,7 +91,7 @@ def plot(rep: Report, path: str) -> None:
 
 def require_matplotlib():
     try:
-        import matplotlib
+        import matplotlib  # lazy: ~750 ms CPU with pyplot, an optional extra for --plot only
     except ImportError:
         raise UsageError("--plot needs matplotlib, which is not installed",
                          "pip install 'envcheck[plot]' (or pip install matplotlib)") from None

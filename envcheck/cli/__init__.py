@@ -2,6 +2,9 @@
 
 Each command is in its own module below; importing it registers it on `app`.
 """
+import importlib
+import sys
+
 import typer
 
 app = typer.Typer(
@@ -37,8 +40,6 @@ def main() -> None:
     """The console script. Click's own usage errors (a bad option value, an unknown option, a
     missing argument) are printed as one line naming the fix, like every other envcheck error,
     instead of Typer's multi-line box."""
-    import importlib
-    import sys
 
     # click's exceptions, wherever this Typer takes them from (Typer >= 0.29 vendors click)
     exc = importlib.import_module(typer.BadParameter.__module__)

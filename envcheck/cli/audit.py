@@ -55,8 +55,9 @@ def audit(
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
+    # lazy: the fleet audit and its renderer costs ~55 ms CPU at start-up (-X importtime, issue 26); only audit needs it
     from envcheck.audit.fleet import audit_fleet, save_facts
-    from envcheck.audit.render import to_json
+    from envcheck.audit.render import render, to_json
 
     if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
         raise show_probe_exit(node_python=node_python, deep=deep)
@@ -82,7 +83,6 @@ def audit(
         # one host reads the same whether it is this machine or one over SSH: its facts table
         typer.echo(render_audit(fleet.results, color))
     else:
-        from envcheck.audit.render import render
         if full:
             typer.echo(render_audit(fleet.results, color) + "\n")
         typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)

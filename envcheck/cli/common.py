@@ -2,6 +2,9 @@
 options that mean the same thing everywhere (--matrix, --json)."""
 import functools
 import json
+import math
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
@@ -9,7 +12,7 @@ from typing import Any, Callable, Optional, TypeVar
 import typer
 
 from envcheck.audit.probe import show_probe
-from envcheck.errors import EnvcheckError
+from envcheck.errors import EnvcheckError, UsageError
 
 from typing import Annotated  # noqa: F401 - the command modules take it from here
 
@@ -54,8 +57,6 @@ def check_numbers(params: Any) -> None:
     """Every command's numeric options by name: durations (*timeout) are > 0, finite and at most
     a week; ports (*port) are 1-65535; GB/s thresholds are finite and >= 0. Click accepts nan
     and inf as floats, and min=/max= are easy to forget on one option of many."""
-    import math
-    from envcheck.errors import UsageError
 
     for name, v in params.items():
         flag = "--" + name.replace("_", "-")
@@ -91,7 +92,6 @@ def print_json(obj: Any) -> None:
 
 def color_wanted(stream: Any = None) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set to anything (no-color.org)."""
-    import os
     if os.environ.get("NO_COLOR"):
         return False
     stream = sys.stdout if stream is None else stream
@@ -100,5 +100,4 @@ def color_wanted(stream: Any = None) -> bool:
 
 def text_width() -> int:
     """Where long messages wrap: the terminal's width ($COLUMNS when piped, else 100), 60..120."""
-    import shutil
     return max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))

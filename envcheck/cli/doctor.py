@@ -1,25 +1,27 @@
+import os
+import tempfile
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from envcheck import inputs
 from envcheck.allreduce import bandwidth as am
-from envcheck.doctor import health
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, note, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all, local_python)
 from envcheck.cli.rankopts import BackendOpt, WorkerNprocOpt
+from envcheck.doctor import health
 from envcheck.errors import UsageError
+from envcheck.matrix.load import load_matrix
 from envcheck.remote import LocalRemote
 
 FileOpt = Optional[Path]
 
 
 def _check_writable(path: Path, flag: str) -> None:
-    import os
-    import tempfile
     d = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(d))
@@ -31,6 +33,7 @@ def _check_writable(path: Path, flag: str) -> None:
 
 def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> None:
     """Refuse what cannot work before anything runs, not after minutes of it."""
+    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import check_launcher
     check_launcher(launcher)
     if local and named_hosts:
@@ -44,6 +47,7 @@ def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> Non
 
 def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: FileOpt,
                    prometheus: FileOpt, json_out: bool) -> None:
+    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.render import render_junit, render_prometheus, render_table, write_atomic
     if junit:
         write_atomic(junit, render_junit(report, strict=strict))
@@ -56,7 +60,6 @@ def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: 
 
 
 def _load_baseline(path: Path) -> health.DoctorReport:
-    from envcheck import inputs
     fix = "save a good run with `envcheck doctor --json > FILE`"
     doc = inputs.parse_json(inputs.read_text(str(path), "--baseline", fix), f"--baseline {path}", fix)
     if not isinstance(doc, dict) or "verdict" not in doc or "checks" not in doc:
@@ -102,9 +105,9 @@ def doctor(
     json_out: JsonOpt = False,
 ) -> None:
     """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
-    from envcheck.doctor.run import DoctorOptions, run_doctor
+    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import make_backend
-    from envcheck.matrix.load import load_matrix
+    from envcheck.doctor.run import DoctorOptions, run_doctor
 
     _check_inputs(launcher, local, bool(hosts or hosts_file), ((junit, "--junit"), (prometheus, "--prometheus")))
     base = _load_baseline(baseline) if baseline else None

@@ -4,12 +4,15 @@ from typing import List, Optional
 
 import typer
 
+from envcheck import inputs
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, IdentityOpt, NodePythonOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
 from envcheck.errors import UsageError
 from envcheck.explain import match as lib
+from envcheck.explain.verdict import verdicts, exit_code
+from envcheck.matrix.load import load_matrix
 from envcheck.remote import LocalRemote
 
 WIDTH = 100
@@ -79,7 +82,6 @@ def explain(
         raise UsageError("explain: --local audits this machine only; it takes no hosts", "drop --local, or the hosts")
     stdin_text = None
     if text is None or text == "-":
-        from envcheck import inputs
         stdin_text = None if sys.stdin is None or sys.stdin.isatty() else inputs.read_stream(
             sys.stdin, "stdin", "paste the error message itself, or the tail of the log")
     found = lib.explain(lib.read_text(text, stdin_text))
@@ -91,9 +93,9 @@ def explain(
                   "to check the whole stack", 2)
     diagnosis = None
     if hosts or hosts_file or local:
+        # lazy: the fleet audit costs ~40 ms CPU at start-up (-X importtime, issue 26), and
+        # `explain TEXT` alone (no hosts) must answer fast
         from envcheck.audit.fleet import audit_fleet
-        from envcheck.explain.verdict import verdicts
-        from envcheck.matrix.load import load_matrix
         # --local: this machine even inside a Slurm allocation (no $SLURM_JOB_NODELIST fan-out)
         remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
         try:
@@ -105,7 +107,6 @@ def explain(
         diagnosis = verdicts(found, fa.results)
     code = 0
     if diagnosis is not None:
-        from envcheck.explain.verdict import exit_code
         code = exit_code(diagnosis)
     if json_out:
         doc = {"known": True, "environment": lib.top_environment_cause(found) is not None,

@@ -120,6 +120,7 @@ def launch(
     """Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: envcheck launch node[01-02] --nproc-per-node 8 -- train.py"""
     if show_probe:
         raise show_probe_exit(PROBE_SECTIONS, node_python)
+    # lazy: launch (and the audit it runs) costs ~110 ms CPU at start-up (-X importtime, issue 26); only launch needs it
     from envcheck.launch.render import render_text
     from envcheck.launch.run import Options, parse_env, run_launch
 

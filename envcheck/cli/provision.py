@@ -5,10 +5,14 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.report import outcome_body
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection)
+from envcheck.cli.install import sudo_password_source
+from envcheck.errors import UsageError
+from envcheck.matrix.load import load_matrix
+from envcheck.provision.playbooks import load_playbook
+from envcheck.report import outcome_body
 
 
 @app.command("provision")
@@ -35,14 +39,11 @@ def provision_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Bring every host to a playbook's stack, validated first, idempotent. Example: envcheck provision cuda12.4-cudnn9.1-torch2.5 node[01-04] --files ~/downloads --dry-run"""
-    from envcheck.cli.install import sudo_password_source
-    from envcheck.matrix.load import load_matrix
-    from envcheck.provision.playbooks import load_playbook
+    # lazy: provision (every installer) costs ~120 ms CPU at start-up (-X importtime, issue 26); only provision needs it
     from envcheck.provision.run import ProvisionOptions, exit_code, provision, to_json
 
     pb = load_playbook(playbook)
     if files is not None and not files.is_dir():
-        from envcheck.errors import UsageError
         raise UsageError(f"--files {files}: not a directory", "give the directory holding the runfile and archive")
     m = load_matrix(matrix)
     remotes = HostSelection.from_params(ctx.params).remotes()

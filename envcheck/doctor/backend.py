@@ -11,10 +11,13 @@ from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
-from envcheck.doctor.health import CheckResult
 from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
-from envcheck.doctor.run import AllreduceOutcome
+from envcheck.audit.fleet import audit_fleet
 from envcheck.audit.probe import run_probe
+from envcheck.doctor.dcgm import run_dcgm
+from envcheck.doctor.health import CheckResult
+from envcheck.doctor.run import AllreduceOutcome
+from envcheck.doctor.srun import srun_argv
 from envcheck.errors import RemoteError, UsageError
 from envcheck.facts import views
 from envcheck.model import HostResult
@@ -44,7 +47,6 @@ class DoctorBackend:
         self.fleet_notes: List[str] = []
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
-        from envcheck.audit.fleet import audit_fleet
         fa = audit_fleet([self.by_name[h] for h in hosts], self.matrix, deep=deep,
                          node_python=self.node_python, timeout=self.timeout, forks=self.forks,
                          gpus_per_node=self.gpus_per_node)
@@ -52,7 +54,6 @@ class DoctorBackend:
         return fa.results
 
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
-        from envcheck.doctor.dcgm import run_dcgm
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
@@ -128,7 +129,6 @@ class SrunBackend(DoctorBackend):
         return port
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
-        from envcheck.doctor.srun import srun_argv
         if not shutil.which("srun"):
             raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
         nproc = self.opts.nproc_per_node or 1

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from envcheck import inputs
 from envcheck.errors import UsageError, VersionError
 from envcheck.facts.load import validate
 from envcheck.facts.schema import SCHEMA, Facts
@@ -93,7 +94,6 @@ def _gpu(text: str, matrix: Optional[Matrix]) -> Dict[str, Any]:
 
 def load_facts_file(path: Path) -> Facts:
     """A saved facts document, or an audit --json document with exactly one host."""
-    from envcheck import inputs
     fix = "give a file written by `envcheck audit --json` or the probe"
     doc = inputs.parse_json(inputs.read_text(str(path), "facts file", fix), str(path), fix)
     if not isinstance(doc, dict):
