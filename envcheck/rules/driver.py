@@ -101,8 +101,9 @@ def _forward_compat(m: Matrix, driver: str, cuda: str, gpus: tuple) -> Optional[
     words = [w.lower() for w in fc.get("gpus") or []]
     for name, cc in gpus:
         arch = m.arch(cc) if cc else None
-        if arch is None or (arch.get("last_cuda") and vkey(arch["last_cuda"]) < want):
-            return None
+        if arch is None or (arch.get("last_cuda") and vkey(arch["last_cuda"]) < want) \
+                or vkey(arch.get("first_cuda") or "0") > want:
+            return None  # a CUDA that does not know this GPU, or no longer builds for it
         if not any(w in re.split(r"[\s_-]+", name.lower()) for w in words):
             return None
     return ", ".join(dict.fromkeys(n for n, _ in gpus)), rel["source"]
@@ -162,7 +163,7 @@ def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     alt = (remedy.toolkit(newest, f"{toolkit_step(f, newest)}: driver {driver} supports it",
                           f"driver {driver} supports CUDA <= {newest}"),) if newest and stay else ()
     return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit",
-                  alternatives=alt, stay=stay, forward=tuple(gpu_ccs(f, m)))
+                  alternatives=alt, stay=stay, forward=tuple(gpu_ccs(f, m)) if stay else ())
 
 
 @needs("driver", "torch")
@@ -172,7 +173,7 @@ def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     stay = not _predates(f, m, driver)
     return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note(),
-                  _wheels_for(m, driver, tb) if stay else (), stay=stay, forward=tuple(gpu_ccs(f, m)))
+                  _wheels_for(m, driver, tb) if stay else (), stay=stay, forward=tuple(gpu_ccs(f, m)) if stay else ())
 
 
 def _wheels_for(m: Matrix, driver: str, tb) -> tuple:

@@ -434,6 +434,7 @@ def test_a_forward_compatible_branch_on_a_data_center_gpu_is_a_warning(m, gpu, s
 @pytest.mark.parametrize("cuda,driver,gpu,severity", [
     ("10.1", "384.111", "Tesla V100-SXM2-16GB", WARNING),   # NGC 19.03/19.10: R384 >= 384.111 on Tesla
     ("10.1", "384.81", "Tesla V100-SXM2-16GB", ERROR),      # below the branch's minimum
+    ("10.1", "384.111", "NVIDIA A100-SXM4-80GB", ERROR),    # CUDA 10 does not know Ampere; R384 cannot drive it
     ("11.8", "418.67", "Tesla V100-SXM2-16GB", ERROR),      # R418 left the list before 11.7
     ("13.0", "545.23.08", "NVIDIA A100-SXM4-80GB", ERROR),  # R545 is not in CUDA 13.0's list
     ("13.0", "535.104.05", "NVIDIA A100-SXM4-80GB", WARNING),
