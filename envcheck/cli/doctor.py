@@ -90,7 +90,8 @@ def doctor(
     ifname: Annotated[Optional[str], typer.Option("--ifname", help="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME for the all-reduce.")] = None,
     master_port: Annotated[Optional[int], typer.Option("--master-port", help="MASTER_PORT (default: a free one).")] = None,
     collective_timeout: Annotated[float, typer.Option("--collective-timeout", metavar="SECONDS", help="Seconds one collective or the rendezvous may take.")] = 60.0,
-    bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails or is slow, re-test halves and pairs to name the node.")] = True,
+    pairs: Annotated[bool, typer.Option("--pairs/--no-pairs", help="After the all-reduce, rounds of node pairs all-reducing at once, each compared with their median: names a slow node or link with no threshold given (3+ hosts).")] = True,
+    bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails and neither it nor the pairs name a node, re-test halves and pairs to find it.")] = True,
     node_python: NodePythonOpt = None,
     hosts_file: HostsFileOpt = None,
     ssh_config: SshConfigOpt = None,
@@ -120,7 +121,7 @@ def doctor(
                           connect_timeout=connect_timeout, backend=backend, nproc_per_node=nproc_per_node,
                           master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node)
         opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
-                             bisect=bisect, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
+                             bisect=bisect, pairs=pairs, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
         if which:
             note(which)
         report = run_doctor([r.name for r in remotes], opts, be, progress=None if json_out else note)

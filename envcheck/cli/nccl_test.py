@@ -5,7 +5,8 @@ from typing import Optional
 import typer
 
 from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
+from envcheck.allreduce.pairs import figures_of, judge, pair_spec
+from envcheck.allreduce.render import plot as draw, render_pairs, render_text, require_matplotlib
 from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.allreduce.verdict import SLOW, judge_report
 from envcheck.allreduce.preflight import PROBE_SECTIONS
@@ -16,6 +17,7 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
                                    local_python)
 from envcheck.cli.rankopts import BackendOpt, MasterAddrOpt, MasterPortOpt, WorkerNprocOpt
+from envcheck.errors import UsageError
 
 MinBytesOpt = Annotated[str, typer.Option(help="Smallest message (8, 64K, 1M…).")]
 MaxBytesOpt = Annotated[str, typer.Option(help="Largest message.")]
@@ -36,6 +38,10 @@ MinBusbwOpt = Annotated[Optional[float], typer.Option(
     "--min-busbw", help="Exit 1 when busbw at the largest size is below this (GB/s).")]
 PlotOpt = Annotated[Optional[str], typer.Option(help="Write busbw vs size to this image "
                                                      "(needs matplotlib).")]
+PairsOpt = Annotated[bool, typer.Option(
+    "--pairs", help="Instead of the sweep: rounds of node pairs (one per rail) all-reducing at "
+                    "--max-bytes at the same time, each pair's busbw against their median and the "
+                    "link rate; names a slow node or link (3+ hosts).")]
 
 
 @app.command("nccl-test")
@@ -68,6 +74,7 @@ def nccl_test(
     forks: ForksOpt = 32,
     min_busbw: MinBusbwOpt = None,
     plot: PlotOpt = None,
+    pairs: PairsOpt = False,
     json_out: JsonOpt = False,
     show_probe: ShowProbeOpt = False,
 ) -> None:
@@ -89,6 +96,8 @@ def nccl_test(
         opts.node_python, which = local_python(node_python, remotes)
         if which:
             note(which)
+        if pairs:
+            return _pairs(remotes, opts, min_busbw, json_out)
         rep = run_allreduce(remotes, opts, None if json_out else note)
     verdict = judge_report(rep, min_busbw)
     if plot and rep.rows:
@@ -100,3 +109,22 @@ def nccl_test(
         if verdict.status == SLOW:
             typer.echo(f"# {verdict.message}")
     raise typer.Exit(verdict.exit_code)
+
+
+def _pairs(remotes, opts: Options, min_busbw: Optional[float], json_out: bool) -> None:
+    """`--pairs`: the pair rounds alone (a slow pair's round runs twice); exit 1 for a node or
+    link the pairs fail, 3 when the rounds could not run."""
+    if len(remotes) < 3:
+        raise UsageError(f"--pairs needs 3 hosts or more ({len(remotes)} given): one pair has nothing to be "
+                         "compared with", "name more hosts, or drop --pairs")
+    opts.pairs, opts.sweep = pair_spec(opts.max_bytes, iters=opts.iters), False
+    say = None if json_out else note
+    rep = run_allreduce(remotes, opts, say)
+    v = judge(figures_of(rep), min_busbw)
+    code = 3 if rep.failure else (1 if any(c.fails for c in v.calls) else 0)
+    if json_out:
+        print_json(dict(rep.to_dict(), pairs=v.to_dict(), exit_code=code))
+    else:
+        typer.echo(render_text(rep))
+        typer.echo(render_pairs(v))
+    raise typer.Exit(code)

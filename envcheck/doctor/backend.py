@@ -10,6 +10,8 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
+from envcheck.allreduce.linkrate import of_run
+from envcheck.allreduce.pairs import figures_of, pair_spec
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
 from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
 from envcheck.audit.fleet import audit_fleet
@@ -27,6 +29,7 @@ from envcheck.remote import Remote
 # not start there); a timeout names the rank that waited, which is usually not the broken one
 _CULPRIT_KINDS = ("rank_lost", "setup", "host", "missing_rank")
 BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
+FLEET_BUDGET = 2.0      # seconds of timed all-reduces at the one size: fewer iterations through a slow link
 
 
 class DoctorBackend:
@@ -56,17 +59,23 @@ class DoctorBackend:
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
-    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
-        # one size (plus the worker's check pass); the bisection's runs are shorter still
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False,
+                  pairs: bool = False) -> AllreduceOutcome:
+        # one size (plus the worker's check pass), then the pair rounds in the same run; the
+        # bisection's runs are shorter still
         opts = dataclasses.replace(self.opts, min_bytes=max_bytes, max_bytes=max_bytes,
-                                   warmup=1 if quick else 2, iters=3 if quick else 5)
+                                   warmup=1 if quick else 2, iters=3 if quick else 5, budget=FLEET_BUDGET,
+                                   pairs=pair_spec(max_bytes) if pairs else None)
         if quick:
             # a bisection step only tells good from bad: a hung subset must not cost minutes
             t = min(self.opts.timeout, BISECT_TIMEOUT)
             opts = dataclasses.replace(opts, timeout=t, rendezvous_timeout=min(self.opts.rendezvous_timeout, BISECT_TIMEOUT),
                                        run_timeout=min(self.opts.run_timeout, 4 * BISECT_TIMEOUT))
         rep = run_allreduce([self.by_name[h] for h in hosts], opts, self.progress)
-        return outcome_of(rep)
+        out = outcome_of(rep)
+        out.pairs = figures_of(rep)
+        out.allowed_gbps = of_run(rep.links, rep.ranks)
+        return out
 
 
 LAUNCHERS = ("ssh", "srun")
@@ -128,7 +137,10 @@ class SrunBackend(DoctorBackend):
             raise UsageError(f"{host}: cannot find a free port for MASTER_PORT", "pass --master-port")
         return port
 
-    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False,
+                  pairs: bool = False) -> AllreduceOutcome:
+        # the pair rounds are not started by srun yet: the result carries none (doctor then
+        # isolates by bisection, as before)
         if not shutil.which("srun"):
             raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
         nproc = self.opts.nproc_per_node or 1

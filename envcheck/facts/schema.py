@@ -75,7 +75,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       "env": {"PATH": str, "LD_LIBRARY_PATH": str, "CUDA_HOME": str, "CUDA_PATH": str,
               "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
                                                    # over SSH that is the NON-interactive environment
-      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None}],
+      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None,
+                      "speed": 10000 | None}],   # Mb/s, sysfs speed
+      "ib_ports": [{... as health.ib, "rate_gbps": 400.0}],   # only with --only ib: the active ports
       "health": {                         # hardware health (probe only; absent: not probed)
         "pci": [{"address": "0000:07:00.0", "vendor_id": "0x10de", "device_id": "0x20b2",
                  "class": "0x030200",      # NVIDIA VGA/3D functions on the bus, driver or not

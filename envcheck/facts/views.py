@@ -34,13 +34,14 @@ class Node:
     free_port: Optional[int]
     cpus: Optional[int]
     mem_available: Optional[int]      # bytes (MemAvailable)
+    ib_ports: List[Dict[str, Any]]    # active InfiniBand/RoCE ports with rate_gbps (section ib)
 
 
 def node(f: Facts) -> Node:
     res = _dict(_get(f, "resources"))
     return Node(hostname=_str(_get(f, "hostname")) or "", gpus=gpu_count(f), interfaces=interfaces(f),
                 free_port=_int(_get(f, "port", "free")), cpus=_int(res.get("cpus")),
-                mem_available=_int(res.get("mem_available")))
+                mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")))
 
 
 @dataclass(frozen=True)

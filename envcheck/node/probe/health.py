@@ -11,7 +11,7 @@ import errno
 import os
 import re
 import time
-from base import Settings, section
+from base import Settings, first_number, section
 from pci import NVSWITCH_CLASS, is_gpu, nvidia_pci_functions
 from run import run, which
 
@@ -77,6 +77,19 @@ def ib_ports(root=IB_CLASS):
                         "phys_state": _read(os.path.join(d, "phys_state")),
                         "rate": _read(os.path.join(d, "rate")),
                         "link_layer": _read(os.path.join(d, "link_layer"))})
+    return out
+
+
+@section("ib", keys=("ib_ports",), default=[])
+def collect_ib_rates(facts=None, root=IB_CLASS):
+    """The active InfiniBand/RoCE ports with their rate in Gb/s: what NCCL's links allow. Asked
+    for by the rank commands' preflight (--only ...,ib); the audit reads every port under
+    health.ib."""
+    out = []
+    for p in ib_ports(root):
+        rate = first_number(p.get("rate"))
+        if "ACTIVE" in (p.get("state") or "") and rate:
+            out.append(dict(p, rate_gbps=float(rate)))
     return out
 
 
