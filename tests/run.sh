@@ -99,4 +99,10 @@ fi
 export PATH="$PWD/.venv/bare/bin:$PATH"
 unset PYTHONPATH
 
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Most tests wait (SSH handshakes, rendezvous, timeouts) rather than compute, so several pytest
+# workers overlap those waits even on 2 cores. --dist loadscope keeps a module's tests on one worker,
+# so a module-scoped simulated cluster is built once. ENVCHECK_TEST_WORKERS=0 runs in one process.
+workers=${ENVCHECK_TEST_WORKERS:-4}
+xdist=()
+[ "$workers" != 0 ] && xdist=(-n "$workers" --dist loadscope)
+exec .venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" "$@"

@@ -199,6 +199,11 @@ def gcc_version(f: Facts) -> Optional[str]:
     return _str(_get(f, "gcc", "version"))
 
 
+def installed_gccs(f: Facts) -> List[Dict[str, Any]]:
+    """The versioned gcc-N the probe found on PATH ([{"path", "version"}])."""
+    return _dicts(_get(f, "gcc", "installed"))
+
+
 def env(f: Facts) -> Dict[str, str]:
     return {k: v for k, v in _dict(_get(f, "env")).items() if isinstance(k, str) and isinstance(v, str)}
 
