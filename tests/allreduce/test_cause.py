@@ -63,3 +63,59 @@ def test_wrong_elements_are_summed_over_the_sweep_not_the_worst_size():
     rows = [make_row(64, 4, "float32", 1e-5, 2, 3), make_row(128, 4, "float32", 1e-5, 2, 4),
             make_row(256, 4, "float32", 1e-5, 2, None)]
     assert summarize(rows)["wrong"] == 7
+
+
+def test_each_cause_in_full():
+    setup = {"type": "error", "phase": "setup", "rank": 1, "message": "No module named 'torch'"}
+    assert first_cause(HOSTS, FAILED, {"node01": [], "node02": [setup]}, HOST_OF, [], []) == {
+        "kind": "setup", "host": "node02", "rank": 1,
+        "message": "rank 1 on node02 could not start: No module named 'torch'",
+        "fix": "see the log below; torch must import under --node-python"}
+    assert first_cause(HOSTS, FAILED, {"node01": [exited(0, -9)], "node02": []}, HOST_OF, [1], []) == {
+        "kind": "rank_lost", "host": "node01", "rank": 0,
+        "message": "rank 0 on node01 was killed by signal 9 mid-run; every other rank was stopped; "
+                   "ranks that never joined: 1 (node02)",
+        "fix": "see that host's log below (out of memory? killed?)"}
+    # exit code 3 is the worker's own "timed out" exit, not a cause of its own
+    rendezvous = timed_out(0, "rendezvous", 30)
+    assert first_cause(HOSTS, FAILED, {"node01": [exited(0, 3), rendezvous], "node02": []}, HOST_OF, [1],
+                       ["node01"]) == {
+        "kind": "rendezvous", "host": "node01", "rank": 0, "suspects": ["node02"],
+        "message": "rank 0 on node01: rendezvous did not finish in 30 s; ranks that never joined: 1 (node02)",
+        "fix": "a rank never joined: see its host's log; check --ifname and the firewall between the nodes"}
+
+
+def test_a_collective_that_failed_or_timed_out_in_gloo_words():
+    err = {"type": "error", "phase": "collective", "rank": 1, "bytes": 1048576,
+           "message": "Timed out waiting 4000ms for recv"}
+    cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [err]}, HOST_OF, [], [])
+    assert cause == {"kind": "timeout", "host": "node02", "rank": 1, "suspects": ["node01"],
+                     "message": "rank 1 on node02: collective at 1MB failed: Timed out waiting 4000ms for recv; "
+                                "rank(s) that never reported a timeout themselves (stuck or too slow): 0 (node01)",
+                     "fix": "a peer rank died, hung or cannot reach the others: check --ifname and the firewall "
+                            "between the nodes; see the logs"}
+    err = dict(err, message="Connection reset by peer", bytes=None)
+    cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [err]}, HOST_OF, [], [])
+    assert cause["kind"] == "collective_error"
+    assert cause["message"].startswith("rank 1 on node02: collective failed: Connection reset by peer;")
+
+
+def test_without_rank_records_the_deadline_then_the_host_then_unknown():
+    deadline = {"type": "launcher", "status": "deadline", "why": "passed 60 s"}
+    assert first_cause(HOSTS, FAILED, {"node01": [], "node02": [deadline]}, HOST_OF, [], []) == {
+        "kind": "timeout", "host": "node02", "rank": None,
+        "message": "the run on node02 passed 60 s (--run-timeout) and was stopped",
+        "fix": "raise --run-timeout, or shrink the sweep (--max-bytes, --iters)"}
+    results = [RunResult("node01", "", 0), RunResult("node02", "", None, error="ssh: connection lost")]
+    assert first_cause(HOSTS, results, {"node01": [], "node02": []}, HOST_OF, [], []) == {
+        "kind": "host", "host": "node02", "rank": None, "message": "node02: ssh: connection lost",
+        "fix": "see that host's log below"}
+    results = [RunResult("node01", "", 0), RunResult("node02", "", 7)]
+    assert first_cause(HOSTS, results, {}, HOST_OF, [], [])["message"] == \
+        "node02: the launcher exited with code 7"
+    results = [RunResult("node01", "", 0), ValueError("boom")]
+    assert first_cause(HOSTS, results, {}, HOST_OF, [], [])["message"] == "node02: boom"
+    ok = [RunResult("node01", "", 0), RunResult("node02", "", 0)]
+    assert first_cause(HOSTS, ok, {}, HOST_OF, [1], []) == {
+        "kind": "unknown", "host": None, "rank": None, "fix": "",
+        "message": "the run failed; ranks that never joined: 1 (node02)"}
