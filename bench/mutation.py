@@ -40,7 +40,8 @@ MUTMUT = "mutmut==3.8.1"
 EQUIVALENT = REPO / "bench" / "mutation_equivalent.txt"
 
 NOTHING = "tests/allreduce/test_verdict.py"   # a fast file, for a module no test file is mapped to yet
-RULES = ["tests/rules/test_rules.py", "tests/rules/test_boundaries.py", "tests/rules/test_unknown_is_never_ok.py"]
+RULES = ["tests/rules/test_rules.py", "tests/rules/test_boundaries.py", "tests/rules/test_unknown_is_never_ok.py",
+         "tests/rules/test_documented.py"]
 # module -> the fast, non-cluster tests that exercise it (mutmut then runs, per mutant, only
 # those of them that reached the mutated function)
 MODULES = {
@@ -66,7 +67,7 @@ MODULES = {
     "rules/fleet": ["tests/rules/test_fleet.py"],
     "rules/gcc": RULES,
     "rules/gpu": RULES + ["tests/rules/test_pci_gpus.py"],
-    "rules/health": ["tests/rules/test_health.py", "tests/rules/test_boundaries.py"],
+    "rules/health": ["tests/rules/test_health.py", "tests/rules/test_boundaries.py", "tests/rules/test_documented.py"],
     "rules/kernels": RULES,
     "rules/nccl": RULES + ["tests/rules/test_facts_from_wheels.py"],
     "rules/python": RULES,

@@ -57,6 +57,14 @@ def test_vkey_reads_the_leading_numbers_and_names_what_it_could_not_read():
     assert (e.value.message, e.value.fix) == ("version: no version given", "give version as digits and dots, e.g. 12.4")
 
 
+def test_a_long_bad_version_is_quoted_by_its_first_40_characters():
+    from envcheck.versions import strict_version
+    for parse in (vkey, strict_version):
+        with pytest.raises(VersionError) as e:
+            parse("x" * 50)
+        assert e.value.message == f"version: cannot parse version {'x' * 40!r}"
+
+
 def test_strict_versions_are_digits_and_single_dots_only():
     from envcheck.versions import strict_version
     assert strict_version(" 12.4 ") == "12.4" and strict_version("1.2.3.4.5.6") == "1.2.3.4.5.6"
@@ -97,13 +105,14 @@ def test_torch_versions_pip_would_not_write_are_refused(text):
 
 def test_torch_messages():
     for text, msg in ((None, "torch: no version given"), ("x", "torch: cannot parse version 'x'"),
+                      ("  ", "torch: no version given"), ("9" * 50, f"torch: cannot parse version {'9' * 40!r}"),
                       ("2.4.0+a-b", "torch: cannot parse local version tag 'a-b' in '2.4.0+a-b'")):
         with pytest.raises(VersionError) as e:
             parse_torch(text)
         assert e.value.message == msg
 
 
-@pytest.mark.parametrize("text,cc", [("sm_86", (8, 6)), ("8.6", (8, 6)), (" SM_90A ", (9, 0)), ("120", (12, 0)),
+@pytest.mark.parametrize("text,cc", [("sm_86", (8, 6)), ("8.6", (8, 6)), ("sm_8.6", (8, 6)), (" SM_90A ", (9, 0)), ("120", (12, 0)),
                                      ("compute_100", (10, 0)), ("12.1", (12, 1)), ("sm_100f", (10, 0))])
 def test_compute_capabilities(text, cc):
     from envcheck.versions import cc_str, parse_compute_capability
@@ -118,3 +127,52 @@ def test_what_is_no_compute_capability(text):
         parse_compute_capability(text)
     assert (e.value.message, e.value.fix) == (f"GPU: cannot parse compute capability {text!r}",
                                               "give --gpu as a model name (A100), sm_XY or X.Y")
+
+
+# every refusal of a host argument says what and how to fix it (issue 24: one line naming the
+# thing and the fix); pinned whole, fix included
+HOST_REFUSALS = [
+    ("n[1-[2]]", "bad host list 'n[1-[2]]': nested brackets", "write ranges as node[01-04], one bracket level"),
+    ("n1]", "bad host list 'n1]': ']' without '['", "write ranges as node[01-04]"),
+    ("n[1-2", "bad host list 'n[1-2': '[' without ']'", "write ranges as node[01-04]"),
+    ("n[a]", "bad host list 'n[a]': range 'a' is not N or N-M",
+     "use digits only inside brackets, e.g. node[01-16] or gpu[1-3,7]"),
+    ("n[1234567890]", "bad host list 'n[1234567890]': range '1234567890' has numbers of more than 9 digits",
+     "check the range for a typo"),
+    ("n[1-0123456789]", "bad host list 'n[1-0123456789]': range '1-0123456789' has numbers of more than 9 digits",
+     "check the range for a typo"),
+    ("n[3-1]", "bad host list 'n[3-1]': range '3-1' goes backwards", "write it as [1-3]"),
+    ("n[]", "bad host list 'n[]': empty brackets", "e.g. node[01-04]"),
+    ("n[1-65537]", "bad host list 'n[1-65537]': more than 65536 hosts in all",
+     "check the ranges for a typo, or split the work into several runs"),
+    ("a@b@c", "bad host 'a@b@c': user name 'a@b' is not valid", "write user@host[:port]"),
+    ("@c", "bad host '@c': user name '' is not valid", "write user@host[:port]"),
+    ("[fe80::1]:", "bad host '[fe80::1]:'", "write IPv6 addresses as [addr]:port"),
+    ("n1:ssh", "bad host 'n1:ssh': port 'ssh' is not a number", "write host:22"),
+    ("n1:0", "bad host 'n1:0': port 0 out of range 1-65535", "write host:22"),
+    ("n_1!", "bad host 'n_1!': 'n_1!' is not a host name", "write [user@]host[:port]"),
+    ("a" * 64 + ".b", f"bad host '{'a' * 64}.b': longer than DNS allows (253 characters, 63 per label)",
+     "check the host name for a typo"),
+    ("  ", "an empty host argument (an unset shell variable?)",
+     "name the hosts, or give no host arguments at all to work on this machine"),
+    (",", "bad host ',': names no host",
+     "write [user@]host[:port], or give no host arguments at all for this machine"),
+]
+
+
+@pytest.mark.parametrize("arg,message,fix", HOST_REFUSALS)
+def test_each_refused_host_argument_names_the_thing_and_the_fix(arg, message, fix):
+    from envcheck.hostlist import parse_targets
+    with pytest.raises(UsageError) as e:
+        parse_targets([arg])
+    assert (e.value.message, e.value.fix) == (message, fix)
+
+
+def test_a_hosts_file_that_lists_no_host_is_refused(tmp_path):
+    from envcheck.hostlist import resolve_targets
+    p = tmp_path / "hosts"
+    p.write_text("# none yet\n\n")
+    with pytest.raises(UsageError) as e:
+        resolve_targets([], str(p))
+    assert (e.value.message, e.value.fix) == (
+        f"hosts file {p} lists no hosts", "put one host or hostlist per line, or drop --hosts-file for this machine")
