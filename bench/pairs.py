@@ -7,7 +7,7 @@ and how long does it take; do healthy runs name nobody; what do the pairs save a
 
 Prints one line per doctor run: what it named, the pairs' median and lowest ratio, the wall time.
 Run it with the suite's interpreter: .venv/bin/python bench/pairs.py [--nodes 8] [--runs 5]
-[--only healthy,slow,corrupt]; BENCH_PAIRS_KEEP=DIR keeps the JSON of every run that named a node.
+[--only healthy,slow,corrupt] [--quick]; BENCH_PAIRS_KEEP=DIR keeps the JSON of every run that named a node.
 """
 import argparse
 import json
@@ -51,7 +51,10 @@ def main():
     ap.add_argument("--nodes", type=int, default=8)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="healthy,slow,corrupt")
+    ap.add_argument("--quick", action="store_true", help="one healthy run on 3 nodes (what CI runs so the bench cannot rot)")
     args = ap.parse_args()
+    if args.quick:
+        args.nodes, args.runs, args.only = 3, 1, "healthy"
     if sim.available():
         sys.exit(f"bench/pairs.py: {sim.available()}")
     os.environ["PATH"] = f"{REPO}/.venv/bare/bin:" + os.environ["PATH"]   # a python3 without torch, as in the tests

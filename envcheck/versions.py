@@ -95,7 +95,10 @@ def cuda_release(text: Optional[str], what: str = "CUDA version") -> str:
     """The CUDA toolkit release a printed version names: '12.2.140' (nvcc's build, as collect_env
     prints it), 'V12.2.140', 'release 12.2', 'cuda_12.2.r12.2' -> '12.2'; '12.4.1', '10.0.130'
     (up to 10.2 nvcc's number is the release's) and '12.4' stay as they are."""
-    s = "" if text is None else str(text).strip()
+    raw = "" if text is None else str(text)
+    if any(c < " " and c != "\t" for c in raw.strip(" ")):
+        pep440(raw, what)  # a newline or control character inside what was typed: refused with pep440's message
+    s = raw.strip()
     m = _PRINTED_CUDA.match(s) if len(s) <= _MAX_LEN and s.isascii() else None
     core = m.group(1) if m else s
     k = pep440(core, what).release

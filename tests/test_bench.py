@@ -19,8 +19,8 @@ BENCHES = sorted(p for p in (REPO / "bench").iterdir()
                  if p.suffix in (".py", ".sh") and not p.name.startswith("_"))
 # the benches that build simulated hosts, and those that start torch ranks
 SIMULATED = {"audit_fanout.py", "audit_scale.py", "probe_cpu.py", "probe_health.py",
-             "provision_rerun.py", "ssh_connect.py"}
-TORCH = {"allreduce.py", "gpu_check.sh"}
+             "provision_rerun.py", "ssh_connect.py", "pairs.py"}
+TORCH = {"allreduce.py", "gpu_check.sh", "pairs.py"}
 
 
 def _torch() -> bool:

@@ -1,6 +1,7 @@
 """`envcheck slurm-check`: the node-local hook for Slurm's HealthCheckProgram, Prolog and Epilog
 (envcheck/slurm/hook.py), and `--print-config`, the script that installs it (envcheck/slurm/config.py)."""
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -72,6 +73,15 @@ def slurm_check(
                  + ([] if expect_gpus else ["--no-expect-gpus"])
                  + ["--xid-since", xid_since, "--state-dir", str(state_dir), "--deadline", f"{deadline:g}"])
     if print_config:
+        # the hook runs with almost no environment: what it needs is named by absolute path
+        if node_python:
+            found = shutil.which(node_python)
+            if not found:
+                raise UsageError(f"--node-python: {node_python!r} is not an executable here",
+                                 "give the absolute path of the interpreter the probe runs under on the nodes")
+            hook_args += ["--node-python", os.path.abspath(found)]
+        if matrix:
+            hook_args += ["--matrix", os.path.abspath(str(matrix))]
         typer.echo(config.print_config(sys.executable, hook_args, wrapper, interval,
                                        scontrol if os.path.isabs(scontrol) else None,
                                        os.environ.get("SLURM_CONF")), nl=False)

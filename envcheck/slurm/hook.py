@@ -128,7 +128,9 @@ def local_checks(opts: HookOptions, matrix, deadline: float, notes: List[str],
     checks = [c for c in checks if c.check != "reach"]
     if job is not None:
         timeout = max(0.5, min(opts.scontrol_timeout, deadline - time.monotonic() - opts.scontrol_timeout))
-        checks.append(gpu_process_check(opts, job, timeout))
+        # first: the drain reason names the first failing check, and what the job just left
+        # behind is the fault this Epilog exists for (the others add "(+N more)")
+        checks.insert(0, gpu_process_check(opts, job, timeout))
     return checks
 
 

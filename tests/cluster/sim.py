@@ -48,6 +48,8 @@ PRIVATE_TMPFS = ("/usr/local", "/root", "/home", "/tmp", "/var/log")
 # the next `ldconfig` run on the host. Shown again by unmounting the overlays.
 NVIDIA_HIDDEN = {
     "/usr/bin": ("nvcc", "nvidia-smi"),
+    # nvidia-cuda-toolkit's tree: the probe lists a distribution toolkit from its nvcc there
+    "/usr/lib": ("nvidia-cuda-toolkit", "cuda"),
     "/usr/lib/x86_64-linux-gnu": ("nvidia", "libnvidia-ml.so", "libnvidia-ml.so.1", "libcuda.so",
                                   "libcuda.so.1", "libnvidia-ptxjitcompiler.so.1"),
 }

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import REPO, run_cli
 
 SHOW = (Path(__file__).resolve().parent.parent / "fixtures" / "slurm" / "scontrol-show-node.txt").read_text()
 
@@ -87,3 +88,22 @@ def test_bad_options_are_one_line_with_the_fix(tmp_path):
     assert "--mode 'nightly' is not one of healthcheck, prolog, epilog" in r.stderr and "fix:" in r.stderr
     r = run_cli("slurm-check", "--xid-since", "a day")
     assert r.returncode == 2 and "--xid-since 'a day' is not a duration" in r.stderr
+
+
+def test_the_printed_wrapper_keeps_node_python_and_matrix_by_absolute_path(tmp_path):
+    # a hook runs with no PATH and no ENVCHECK_MATRIX: both must be written into the wrapper, quoted
+    d = tmp_path / "with space"
+    d.mkdir()
+    py = d / "python3"
+    py.symlink_to(sys.executable)
+    matrix = d / "matrix.yaml"
+    matrix.write_text((REPO / "compat_matrix.yaml").read_text())
+    wrapper = tmp_path / "hook"
+    r = run_cli("slurm-check", "--print-config", "--wrapper", str(wrapper), "--node-python", str(py),
+                "--matrix", str(matrix), "--state-dir", str(tmp_path / "state"))
+    assert r.returncode == 0, r.stderr
+    subprocess.run(["sh", "-e"], input=r.stdout, text=True, check=True, capture_output=True)
+    text = wrapper.read_text()
+    assert f"--node-python '{py}'" in text and f"--matrix '{matrix}'" in text
+    r = run_cli("slurm-check", "--print-config", "--node-python", "no-such-python3")
+    assert r.returncode == 2 and "--node-python: 'no-such-python3' is not an executable here" in r.stderr

@@ -6,6 +6,7 @@ NVIDIA GPUs on a node's simulated PCI bus with no driver, and a GPU process left
 stand-in nvidia-smi lists processes marked ENVCHECK_SIM_GPU)."""
 from __future__ import annotations
 
+import shutil
 import time
 
 import pytest
@@ -23,7 +24,11 @@ GPU = [nvidia_gpu("0000:3b:00.0", "0x2330")]   # an H100 on the bus, no driver i
 
 @pytest.fixture(scope="module")
 def sl(slurm_factory):
-    r = run_cli("slurm-check", "--print-config", "--state-dir", STATE, "--deadline", "30", "--xid-since", "1h")
+    # the probe runs under a python3 without torch (the one tests/run.sh puts first on PATH): the
+    # faults here are the GPU ones, and a CPU torch on a node given GPUs would be a fault of its own
+    bare = shutil.which("python3")
+    r = run_cli("slurm-check", "--print-config", "--state-dir", STATE, "--deadline", "30", "--xid-since", "1h",
+                "--node-python", bare)
     assert r.returncode == 0, r.stderr
     s = slurm_factory(3, settings=HEALTH, per_host_setup=lambda h: h.run_local(r.stdout))
     yield s
