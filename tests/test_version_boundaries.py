@@ -65,16 +65,17 @@ def test_a_long_bad_version_is_quoted_by_its_first_40_characters():
         assert e.value.message == f"version: cannot parse version {'x' * 40!r}"
 
 
-def test_strict_versions_are_digits_and_single_dots_only():
+def test_strict_versions_are_pep_440_on_one_line():
     from envcheck.versions import strict_version
     assert strict_version(" 12.4 ") == "12.4" and strict_version("1.2.3.4.5.6") == "1.2.3.4.5.6"
-    for bad in (None, "", "10..0", "1e9", "12.4\n", "1.2.3.4.5.6.7", "1234567890", "１２.4", "v12.4"):
+    for bad in ("10..0", "1e9", "12.4\n", "1.2.3.4.5.6.7", "１２.4", "12.4; x"):
         with pytest.raises(VersionError) as e:
             strict_version(bad, "--cuda")
-        assert e.value.fix == "give --cuda as digits and single dots, e.g. 12.4"
+        assert (e.value.message, e.value.fix) == (f"--cuda: cannot parse version {bad!r}",
+                                                  "give --cuda as a version (PEP 440), e.g. 12.4")
     with pytest.raises(VersionError) as e:
         strict_version(None)
-    assert e.value.message == "version: cannot parse version ''"
+    assert e.value.message == "version: no version given"
 
 
 def test_cu_tags_both_ways():
@@ -94,8 +95,8 @@ def test_torch_versions_as_pip_writes_them(text, parsed):
     assert parse_torch(text) == parsed
 
 
-@pytest.mark.parametrize("text", [None, "", "  ", "2.4.0+cu 124", "2.4.0+cu-124", "torch-2.4.0", "2.4\n.0",
-                                  "2.4.0.0.0", "2.4.0c1", "2.4.0+cu\n124", "2.4.0.dev"])
+@pytest.mark.parametrize("text", [None, "", "  ", "2.4.0+cu 124", "torch-2.4.0", "2.4\n.0", "2.4.0+cu\n124",
+                                  "2.4.0.0.0.0.0", "2.4.0+", "1!2.4.0"])
 def test_torch_versions_pip_would_not_write_are_refused(text):
     with pytest.raises(VersionError) as e:
         parse_torch(text)
@@ -106,7 +107,7 @@ def test_torch_versions_pip_would_not_write_are_refused(text):
 def test_torch_messages():
     for text, msg in ((None, "torch: no version given"), ("x", "torch: cannot parse version 'x'"),
                       ("  ", "torch: no version given"), ("9" * 50, f"torch: cannot parse version {'9' * 40!r}"),
-                      ("2.4.0+a-b", "torch: cannot parse local version tag 'a-b' in '2.4.0+a-b'")):
+                      ("2.4.0+a b", "torch: cannot parse version '2.4.0+a b'")):
         with pytest.raises(VersionError) as e:
             parse_torch(text)
         assert e.value.message == msg
