@@ -7,7 +7,7 @@ rate per module and in total, mutmut's own figure: (killed + timeout) / (mutants
 a mutant no mapped test even runs ("no tests") counts as not killed.
 
 Outside CI's time budget: a module takes from a minute (launch/outcome.py) to an hour or more
-(rules/gpu.py) on one core; the whole set several hours (README in docs/testing-strength.md).
+(rules/gpu.py) on one core; the whole set several hours (docs/test-strength.md).
 
     python3 bench/mutation.py --list                 # the modules and the tests mapped to each
     python3 bench/mutation.py versions hostlist      # some modules (names as --list shows them)
@@ -54,6 +54,8 @@ MODULES = {
     "allreduce/verdict": ["tests/allreduce/test_verdict.py"],
     "allreduce/preflight": ["tests/allreduce/test_preflight.py"],
     "allreduce/render": ["tests/allreduce/test_render.py"],
+    "allreduce/pairs": ["tests/allreduce/test_pairs.py"],
+    "allreduce/linkrate": ["tests/allreduce/test_linkrate.py"],
     "allreduce/run": ["tests/allreduce/test_preflight.py", "tests/allreduce/test_run_analyse.py"],
     "rules/__init__": RULES,
     "rules/common": RULES + ["tests/rules/test_pci_gpus.py"],

@@ -177,3 +177,9 @@ def test_a_hosts_file_that_lists_no_host_is_refused(tmp_path):
         resolve_targets([], str(p))
     assert (e.value.message, e.value.fix) == (
         f"hosts file {p} lists no hosts", "put one host or hostlist per line, or drop --hosts-file for this machine")
+
+
+def test_range_numbers_of_9_digits_are_taken():
+    from envcheck.hostlist import expand_hostlist
+    assert expand_hostlist("n[123456788-123456789]") == ["n123456788", "n123456789"]
+    assert expand_hostlist("n[000000001-2]") == ["n000000001", "n000000002"]
