@@ -183,3 +183,41 @@ def test_range_numbers_of_9_digits_are_taken():
     from envcheck.hostlist import expand_hostlist
     assert expand_hostlist("n[123456788-123456789]") == ["n123456788", "n123456789"]
     assert expand_hostlist("n[000000001-2]") == ["n000000001", "n000000002"]
+
+
+# main's PEP 440 reader (versions.pep440, cuda_release), at its own bounds
+def test_pep440_bounds_at_the_limit_and_one_past():
+    from envcheck.versions import pep440
+    assert pep440("1." + "0" * 78).release == (1, 0)               # 80 characters
+    with pytest.raises(VersionError) as e:
+        pep440("1." + "0" * 79, "--cuda")                           # 81
+    assert (e.value.message, e.value.fix) == (f"--cuda: cannot parse version {('1.' + '0' * 79)[:40]!r}",
+                                              "give --cuda as a version (PEP 440), e.g. 12.4")
+    assert pep440("1.2.3.4.5.6").release == (1, 2, 3, 4, 5, 6)
+    assert pep440(str(10 ** 18 - 1)).release == (10 ** 18 - 1,)
+    for bad in ("1.2.3.4.5.6.7", str(10 ** 18), "1!1.0", "  "):
+        with pytest.raises(VersionError):
+            pep440(bad)
+
+
+def test_text_pep440_refuses_is_read_by_its_leading_numbers():
+    assert vkey("1.2" + "x" * 100) == (1, 2)          # past the length bound
+    assert vkey("12.4-１") == (12, 4)                   # not ASCII
+    assert vkey("1!2.0") == (1,)                        # an epoch: not a version we know, its numbers
+    from envcheck.versions import is_prerelease
+    assert is_prerelease("garbage") is False
+
+
+@pytest.mark.parametrize("printed,release", [("12.2.9", "12.2.9"), ("12.2.10", "12.2"), ("10.2.89", "10.2.89"),
+                                             ("11.0.221", "11.0"), ("Cuda compilation tools, release 12.4, V12.4.131",
+                                                                    "12.4")])
+def test_nvcc_builds_from_patch_10_on_cuda_11_and_later(printed, release):
+    from envcheck.versions import cuda_release
+    assert cuda_release(printed) == release
+
+
+def test_an_unreadable_printed_cuda_names_what():
+    from envcheck.versions import cuda_release
+    with pytest.raises(VersionError) as e:
+        cuda_release("release twelve")
+    assert e.value.message == "CUDA version: cannot parse version 'release twelve'"
