@@ -80,3 +80,66 @@ def test_yaml_nesting_and_aliases_of_collections_at_the_limit_and_one_more():
 def test_bad_yaml_names_the_line():
     with pytest.raises(UsageError, match=r"^playbook: not valid YAML at line 2: mapping values are not allowed"):
         inputs.parse_yaml("a: 1\nb: c: d\n", "playbook", "fix")
+
+
+def test_a_fifo_nobody_writes_to_is_read_as_empty_not_waited_on(tmp_path):
+    # opened non-blocking (a blocking open of a FIFO waits for a writer forever)
+    import threading
+    p = tmp_path / "fifo"
+    os.mkfifo(p)
+    got = []
+    t = threading.Thread(target=lambda: got.append(inputs.read_bytes(str(p), "hosts file", "fix")), daemon=True)
+    t.start()
+    t.join(10)
+    assert got == [b""]
+
+
+def test_a_block_device_and_a_socket_are_refused(tmp_path):
+    import socket
+    import stat
+    if os.geteuid() == 0:
+        blk = tmp_path / "blk"
+        os.mknod(blk, stat.S_IFBLK | 0o600, os.makedev(7, 250))
+        with pytest.raises(UsageError) as e:
+            inputs.read_bytes(str(blk), "matrix", "fix")
+        assert e.value.message.endswith(": is a device or socket, not a file") or "cannot read" in e.value.message
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(tmp_path / "sock"))
+    with pytest.raises(UsageError):
+        inputs.read_bytes(str(tmp_path / "sock"), "matrix", "fix")
+    s.close()
+
+
+def test_the_cap_is_said_in_mib():
+    two = 2 * 1024 * 1024
+    with pytest.raises(UsageError) as e:
+        inputs.read_stream(io.StringIO("x" * (two + 1)), "stdin", "fix", limit=two)
+    assert (e.value.message, e.value.fix) == ("stdin: more than 2 MiB", "fix")
+    raw = io.TextIOWrapper(io.BytesIO(b"x" * (two + 1)))
+    with pytest.raises(UsageError) as e:
+        inputs.read_stream(raw, "stdin", "fix", limit=two)
+    assert e.value.message == "stdin: more than 2 MiB; not reading further"
+
+
+def test_nesting_counts_what_is_open_not_what_was_ever_opened():
+    many = "[" + "[], " * 200 + "{}]"
+    assert len(inputs.parse_json(many, "facts", "fix")) == 201
+    assert len(inputs.parse_yaml(many, "playbook", "fix")) == 201
+    # an escaped quote does not end a string: the brackets after it are still text
+    n = inputs.MAX_NESTING
+    text = '["\\"' + "[" * (n + 5) + '"]'
+    assert inputs.parse_json(text, "facts", "fix") == ['"' + "[" * (n + 5)]
+    text = '["\\\\", ' + "[" * 3 + "]" * 3 + "]"    # an escaped backslash ends its escape
+    assert inputs.parse_json(text, "facts", "fix") == ["\\", [[[]]]]
+
+
+def test_aliases_of_scalars_are_not_counted_as_collections():
+    doc = "a: &x https://example.org/source\nb: [" + ", ".join(["*x"] * 40) + "]\n"
+    assert inputs.parse_yaml(doc, "matrix", "fix")["b"][39] == "https://example.org/source"
+
+
+def test_yaml_errors_without_a_problem_mark_still_say_what():
+    import yaml
+    with pytest.raises(UsageError) as e:
+        inputs.parse_yaml("a: [1", "playbook", "do this", loader=yaml.SafeLoader)
+    assert e.value.message.startswith("playbook: not valid YAML at line ") and e.value.fix == "do this"

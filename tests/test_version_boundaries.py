@@ -65,14 +65,14 @@ def test_a_long_bad_version_is_quoted_by_its_first_40_characters():
         assert e.value.message == f"version: cannot parse version {'x' * 40!r}"
 
 
-def test_strict_versions_are_one_line_pep440_with_at_most_six_fields():
+def test_strict_versions_are_pep_440_on_one_line():
     from envcheck.versions import strict_version
     assert strict_version(" 12.4 ") == "12.4" and strict_version("1.2.3.4.5.6") == "1.2.3.4.5.6"
-    # PEP 440 (the verdict work): "v12.4" and a one-field "1234567890" are versions; these are not
-    for bad in (None, "", "10..0", "1e9", "12.4\n", "1.2.3.4.5.6.7", "１２.4", "12.4; rm -rf /", "9" * 19 + ".1"):
+    for bad in ("10..0", "1e9", "12.4\n", "1.2.3.4.5.6.7", "１２.4", "12.4; x"):
         with pytest.raises(VersionError) as e:
             strict_version(bad, "--cuda")
-        assert e.value.fix == "give --cuda as a version (PEP 440), e.g. 12.4"
+        assert (e.value.message, e.value.fix) == (f"--cuda: cannot parse version {bad!r}",
+                                                  "give --cuda as a version (PEP 440), e.g. 12.4")
     with pytest.raises(VersionError) as e:
         strict_version(None)
     assert e.value.message == "version: no version given"
@@ -95,9 +95,8 @@ def test_torch_versions_as_pip_writes_them(text, parsed):
     assert parse_torch(text) == parsed
 
 
-# "2.4.0+cu-124", "2.4.0.0.0", "2.4.0c1", "2.4.0.dev" are PEP 440 versions pip accepts: judged by their release
-@pytest.mark.parametrize("text", [None, "", "  ", "2.4.0+cu 124", "torch-2.4.0", "2.4\n.0", "2.4.0.0.0.0.0",
-                                  "2.4.0+cu\n124", "2.4.0+", "1!2.4.0"])
+@pytest.mark.parametrize("text", [None, "", "  ", "2.4.0+cu 124", "torch-2.4.0", "2.4\n.0", "2.4.0+cu\n124",
+                                  "2.4.0.0.0.0.0", "2.4.0+", "1!2.4.0"])
 def test_torch_versions_pip_would_not_write_are_refused(text):
     with pytest.raises(VersionError) as e:
         parse_torch(text)
@@ -178,3 +177,47 @@ def test_a_hosts_file_that_lists_no_host_is_refused(tmp_path):
         resolve_targets([], str(p))
     assert (e.value.message, e.value.fix) == (
         f"hosts file {p} lists no hosts", "put one host or hostlist per line, or drop --hosts-file for this machine")
+
+
+def test_range_numbers_of_9_digits_are_taken():
+    from envcheck.hostlist import expand_hostlist
+    assert expand_hostlist("n[123456788-123456789]") == ["n123456788", "n123456789"]
+    assert expand_hostlist("n[000000001-2]") == ["n000000001", "n000000002"]
+
+
+# main's PEP 440 reader (versions.pep440, cuda_release), at its own bounds
+def test_pep440_bounds_at_the_limit_and_one_past():
+    from envcheck.versions import pep440
+    assert pep440("1." + "0" * 78).release == (1, 0)               # 80 characters
+    with pytest.raises(VersionError) as e:
+        pep440("1." + "0" * 79, "--cuda")                           # 81
+    assert (e.value.message, e.value.fix) == (f"--cuda: cannot parse version {('1.' + '0' * 79)[:40]!r}",
+                                              "give --cuda as a version (PEP 440), e.g. 12.4")
+    assert pep440("1.2.3.4.5.6").release == (1, 2, 3, 4, 5, 6)
+    assert pep440(str(10 ** 18 - 1)).release == (10 ** 18 - 1,)
+    for bad in ("1.2.3.4.5.6.7", str(10 ** 18), "1!1.0", "  "):
+        with pytest.raises(VersionError):
+            pep440(bad)
+
+
+def test_text_pep440_refuses_is_read_by_its_leading_numbers():
+    assert vkey("1.2" + "x" * 100) == (1, 2)          # past the length bound
+    assert vkey("12.4-１") == (12, 4)                   # not ASCII
+    assert vkey("1!2.0") == (1,)                        # an epoch: not a version we know, its numbers
+    from envcheck.versions import is_prerelease
+    assert is_prerelease("garbage") is False
+
+
+@pytest.mark.parametrize("printed,release", [("12.2.9", "12.2.9"), ("12.2.10", "12.2"), ("10.2.89", "10.2.89"),
+                                             ("11.0.221", "11.0"), ("Cuda compilation tools, release 12.4, V12.4.131",
+                                                                    "12.4")])
+def test_nvcc_builds_from_patch_10_on_cuda_11_and_later(printed, release):
+    from envcheck.versions import cuda_release
+    assert cuda_release(printed) == release
+
+
+def test_an_unreadable_printed_cuda_names_what():
+    from envcheck.versions import cuda_release
+    with pytest.raises(VersionError) as e:
+        cuda_release("release twelve")
+    assert e.value.message == "CUDA version: cannot parse version 'release twelve'"
