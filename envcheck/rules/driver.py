@@ -119,7 +119,9 @@ def forward_verdict(m: Matrix, need: DriverNeed, driver: str, what: str, code: s
                         either, source, remedies=(upgrade, via))]
     return [Finding(INFO, "driver-forward-compat", "driver",
                     f"Driver {driver} is older than CUDA {need.cuda} needs ({want}); {what} runs on {names} through "
-                    f"NVIDIA's forward-compatibility libraries (built from driver {loaded}{where}).", "", source)]
+                    f"NVIDIA's forward-compatibility libraries (built from driver {loaded}{where}).",
+                    f"keep them first on the loader's path (or upgrade the NVIDIA driver to >= {want} to run "
+                    "without them)", source)]
 
 
 def _compat_driver(m: Matrix, cuda: str) -> Optional[str]:
