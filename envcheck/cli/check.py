@@ -28,6 +28,7 @@ def check(
     python: Annotated[Optional[str], typer.Option("--python", metavar="X.Y", help="Python, e.g. 3.7")] = None,
     gcc: Annotated[Optional[str], typer.Option("--gcc", metavar="V", help="host gcc, e.g. 7.5.0")] = None,
     numpy: Annotated[Optional[str], typer.Option("--numpy", metavar="V", help="numpy in torch's environment, e.g. 2.0.1 (torch < 2.3 fails under numpy 2)")] = None,
+    cuda_compat: Annotated[Optional[str], typer.Option("--cuda-compat", metavar="none|X.Y", help="NVIDIA's forward-compatibility libraries the process loads: none, or the cuda-compat-X-Y package (a data-center GPU on an older driver branch runs a newer CUDA only with them)")] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
     strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
@@ -36,10 +37,11 @@ def check(
     m = load_matrix(matrix)
     base = load_facts_file(facts_file) if facts_file else None
     given = dict(driver=driver, cuda=cuda, cudnn=cudnn, torch=torch, torchvision=torchvision,
-                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc, numpy=numpy)
+                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc, numpy=numpy,
+                 cuda_compat=cuda_compat)
     if base is None and not any(given.values()):
         raise UsageError("check: nothing to judge", "give a FACTS.json file or at least one of --driver --cuda "
-                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy")
+                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy --cuda-compat")
     facts = stack_facts(base, matrix=m, **given)
     verdict = judge(facts, m)
     bad = has_errors(verdict.findings) or (strict and bool(verdict.skipped))

@@ -27,7 +27,8 @@ def _v(text: str, flag: str) -> str:
 def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, cuda: Optional[str] = None,
                 cudnn: Optional[str] = None, torch: Optional[str] = None, torchvision: Optional[str] = None,
                 torchaudio: Optional[str] = None, gpu: Optional[str] = None, python: Optional[str] = None,
-                gcc: Optional[str] = None, numpy: Optional[str] = None, matrix: Optional[Matrix] = None) -> Facts:
+                gcc: Optional[str] = None, numpy: Optional[str] = None, cuda_compat: Optional[str] = None,
+                matrix: Optional[Matrix] = None) -> Facts:
     """A facts document (origin "flags") from the given versions, laid over `base` if given.
 
     gpu is a model name ("A100"), "sm_86" or "8.6"; a name is resolved through the matrix when
@@ -76,7 +77,27 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
         f["gcc"] = {"version": _v(gcc, "--gcc")}
     if numpy:
         f["numpy"] = {"version": _v(numpy, "--numpy")}
+    if cuda_compat:
+        f["cuda_compat"] = compat_facts(cuda_compat)
     return f
+
+
+def compat_facts(text: str) -> Dict[str, Any]:
+    """`--cuda-compat none` (no compat library is loaded), `X.Y` (the cuda-compat-X-Y package is
+    loaded) or a driver version (its libcuda.so.550.54.15 is) as cuda_compat facts."""
+    t = text.strip().lower()
+    if t in ("none", "no", "absent"):
+        return {"version": None, "path": None, "via": None, "installed": []}
+    fix = "give --cuda-compat none, X.Y (the cuda-compat-X-Y package) or its libcuda's driver version"
+    try:
+        key = pep440(t, "--cuda-compat").release
+    except VersionError:
+        raise VersionError(f"--cuda-compat: cannot read {text!r}", fix)
+    if len(key) in (2, 3) and key[0] < 100:
+        return {"version": None, "cuda": f"{key[0]}.{key[1]}", "path": None, "via": "flag", "installed": []}
+    if len(key) in (2, 3) and key[0] >= 100:
+        return {"version": t, "path": None, "via": "flag", "installed": []}
+    raise VersionError(f"--cuda-compat: {text!r} is neither a CUDA release X.Y nor a driver version", fix)
 
 
 def _gpu(text: str, matrix: Optional[Matrix]) -> Dict[str, Any]:

@@ -72,6 +72,13 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                                           # that build bundles from the matrix; ignored: what the probe
                                           # found that torch does not load (rules/nccl.py: torch_nccl)
       "gcc": {"version": "7.5.0" | None, "path": str | None},
+      "cuda_compat": {                    # NVIDIA's forward-compatibility libcuda (cuda-compat-X-Y)
+        "version": "550.54.15" | None,    # the driver the compat libcuda the loader takes was built
+                                          # from; None: the loader takes the driver's own (or none)
+        "path": str | None, "via": "LD_LIBRARY_PATH"|"ldconfig"|"flag"|None,
+        "cuda": "12.4" | None,            # `check --cuda-compat 12.4`: the package's CUDA release
+        "installed": [{"path": str, "version": str | None}],   # every compat libcuda on disk
+      },                                  # absent: not known (check without --cuda-compat)
       "env": {"PATH": str, "LD_LIBRARY_PATH": str, "CUDA_HOME": str, "CUDA_PATH": str,
               "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
                                                    # over SSH that is the NON-interactive environment
@@ -218,6 +225,13 @@ def nccl_source(f: Facts) -> Optional[str]:
 
 def nccl(f: Facts) -> Dict[str, Any]:
     return _dict(_get(f, "nccl"))
+
+
+def cuda_compat(f: Facts) -> Optional[Dict[str, Any]]:
+    """The cuda-compat facts (see the schema); None when nobody looked (`check` without
+    --cuda-compat, an older probe): whether forward compatibility can run is then unknown."""
+    v = _get(f, "cuda_compat")
+    return dict(v) if isinstance(v, dict) else None
 
 
 def numpy_version(f: Facts) -> Optional[str]:

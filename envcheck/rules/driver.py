@@ -9,7 +9,7 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import DriverNeed, Matrix
 from envcheck.rules import remedy
-from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.model import ERROR, INFO, WARNING, Finding, Skipped
 from envcheck.rules import driver_state
 from envcheck.rules.common import (gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, toolkit_step, torch_build,
                                    torch_install_cmd)
@@ -30,10 +30,11 @@ def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
 
 
 def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "", alternatives=(),
-           stay: bool = True, forward: tuple = ()) -> list:
+           stay: bool = True, forward: tuple = (), compat: Optional[dict] = None) -> list:
     """alternatives: the remedies besides the driver upgrade (what to use with this driver instead);
     stay: whether staying on an older CUDA with this driver is a way out (not where the driver
-    cannot drive the host's GPUs at all)."""
+    cannot drive the host's GPUs at all); forward: the host's GPUs (name, cc), for forward
+    compatibility; compat: the cuda_compat facts (None: unknown)."""
     need: Optional[DriverNeed] = m.driver_need(cuda)
     if need is None:
         # an unknown CUDA family: the cuda/torch "unknown" rules say so; this check cannot run
@@ -56,19 +57,9 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
             f"compatibility with a limited feature set, and PTX built by this CUDA fails with 'the "
             f"provided PTX was compiled with an unsupported toolchain'.",
             f"upgrade the NVIDIA driver to >= {need.release_min}{alt}", need.source)]
-    compat = forward and _forward_compat(m, driver, cuda, forward)
-    if compat:
-        names, source = compat
-        fix = (f"upgrade the NVIDIA driver to >= {want}, or install the cuda-compat package of CUDA "
-               f"{major_minor(need.cuda)} (a container from NGC has it)")
-        return [Finding(
-            WARNING, code, "driver",
-            f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){extra}, but {names} is a data-center "
-            f"GPU and R{vkey(driver)[0]} a forward-compatible branch: {what} runs only with NVIDIA's CUDA "
-            f"forward-compatibility package (cuda-compat, which NGC containers ship); without it, it fails with "
-            f"{INSUFFICIENT}.", fix, source,
-            remedies=(remedy.driver(want, fix, f"CUDA {need.cuda} needs driver >= {want}",
-                                    f"upgrade the NVIDIA driver to >= {want}"),))]
+    fc = forward and _forward_compat(m, driver, cuda, forward)
+    if fc:
+        return forward_verdict(m, need, driver, what, code, extra, fc, compat)
     floor = ""
     if need.minor_version_compat and need.family_min:
         floor = f" (and below the CUDA {major(cuda)}.x minimum {need.family_min})"
@@ -82,6 +73,61 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
         remedies=(remedy.driver(want, f"upgrade the NVIDIA driver to >= {want}",
                                 f"CUDA {need.cuda} needs driver >= {want}",
                                 f"upgrade the NVIDIA driver to >= {want}"), *alternatives))]
+
+
+def forward_verdict(m: Matrix, need: DriverNeed, driver: str, what: str, code: str, extra: str, fc: tuple,
+                    compat: Optional[dict]) -> list:
+    """A forward-compatible branch on data-center GPUs (fc: their names, the source): the verdict
+    by the cuda-compat libraries the process loads. Unknown: a warning and the check skipped;
+    none loaded: an error; one loaded: judged like a driver, its version being the driver it was
+    built from (`--cuda-compat X.Y`: the driver CUDA X.Y needs), a note when it serves the CUDA."""
+    names, source = fc
+    want = need.release_min or need.family_min
+    pkg = f"cuda-compat-{major_minor(need.cuda).replace('.', '-')}"
+    compat_fix = (f"install NVIDIA's {pkg} package and put its directory first on LD_LIBRARY_PATH "
+                  f"(export LD_LIBRARY_PATH=/usr/local/cuda-{major_minor(need.cuda)}/compat:$LD_LIBRARY_PATH)")
+    either = f"upgrade the NVIDIA driver to >= {want}, or {compat_fix}"
+    upgrade = remedy.driver(want, either, f"CUDA {need.cuda} needs driver >= {want}",
+                            f"upgrade the NVIDIA driver to >= {want}")
+    via = remedy.cuda_compat(major_minor(need.cuda), compat_fix, f"CUDA {need.cuda} needs driver >= {want}")
+    head = (f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){extra}, but {names} is a data-center "
+            f"GPU and R{vkey(driver)[0]} a forward-compatible branch: {what} runs only with NVIDIA's CUDA "
+            f"forward-compatibility package ({pkg}, which NGC containers ship)")
+    if compat is None:
+        return [Finding(WARNING, code, "driver", f"{head}; without it, it fails with {INSUFFICIENT}.",
+                        f"{either} (a container from NGC has it)", source, remedies=(upgrade,)),
+                Skipped(f"{code.replace('-', '_')}_cuda_compat", "driver",
+                        "whether NVIDIA's cuda-compat libraries are loaded is unknown",
+                        "pass --cuda-compat none|X.Y, or audit the host")]
+    loaded = compat.get("version") or (_compat_driver(m, compat.get("cuda")) if compat.get("cuda") else None)
+    if not loaded:
+        on_disk = [i.get("path") for i in compat.get("installed") or [] if isinstance(i, dict) and i.get("path")]
+        why = (f"cuda-compat is installed ({', '.join(on_disk)}) but the loader takes the driver's own libcuda"
+               if on_disk else "no cuda-compat library is loaded")
+        return [Finding(ERROR, code, "driver", f"{head}, and {why}: it fails with {INSUFFICIENT}.",
+                        either, source, remedies=(upgrade, via))]
+    where = f", {compat['path']}" if compat.get("path") else ""
+    if not at_least(loaded, want):
+        newest = _newest_supported(m, loaded)
+        mvc = need.minor_version_compat and need.family_min and at_least(loaded, need.family_min)
+        said = (f"{head}, and the one loaded (built from driver {loaded}{where}) serves CUDA <= {newest}"
+                if newest else f"{head}, and the one loaded (built from driver {loaded}{where}) is older still")
+        if mvc:
+            return [Finding(WARNING, code, "driver", f"{said}: {what} runs through minor-version compatibility "
+                            "with a limited feature set.", compat_fix, source, remedies=(via, upgrade))]
+        return [Finding(ERROR, code, "driver", f"{said}: {what} fails with {INSUFFICIENT}.",
+                        either, source, remedies=(upgrade, via))]
+    return [Finding(INFO, "driver-forward-compat", "driver",
+                    f"Driver {driver} is older than CUDA {need.cuda} needs ({want}); {what} runs on {names} through "
+                    f"NVIDIA's forward-compatibility libraries (built from driver {loaded}{where}).",
+                    f"keep them first on the loader's path (or upgrade the NVIDIA driver to >= {want} to run "
+                    "without them)", source)]
+
+
+def _compat_driver(m: Matrix, cuda: str) -> Optional[str]:
+    """The driver a cuda-compat-X-Y package is built from: the one CUDA X.Y's release needs."""
+    need = m.driver_need(cuda)
+    return need.release_min if need else None
 
 
 def _forward_compat(m: Matrix, driver: str, cuda: str, gpus: tuple) -> Optional[tuple]:
@@ -163,7 +209,7 @@ def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     alt = (remedy.toolkit(newest, f"{toolkit_step(f, newest)}: driver {driver} supports it",
                           f"driver {driver} supports CUDA <= {newest}"),) if newest and stay else ()
     return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit",
-                  alternatives=alt, stay=stay, forward=tuple(gpu_ccs(f, m)) if stay else ())
+                  alternatives=alt, stay=stay, forward=tuple(gpu_ccs(f, m)) if stay else (), compat=F.cuda_compat(f))
 
 
 @needs("driver", "torch")
@@ -173,7 +219,8 @@ def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     stay = not _predates(f, m, driver)
     return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note(),
-                  _wheels_for(m, driver, tb) if stay else (), stay=stay, forward=tuple(gpu_ccs(f, m)) if stay else ())
+                  _wheels_for(m, driver, tb) if stay else (), stay=stay, forward=tuple(gpu_ccs(f, m)) if stay else (),
+                  compat=F.cuda_compat(f))
 
 
 def _wheels_for(m: Matrix, driver: str, tb) -> tuple:

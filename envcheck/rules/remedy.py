@@ -62,6 +62,10 @@ def python(version: str, fix: str, why: str) -> Remedy:
     return Remedy(f"use Python {version}", fix, (("python", version),), why)
 
 
+def cuda_compat(cuda: str, fix: str, why: str) -> Remedy:
+    return Remedy(f"load cuda-compat {cuda}", fix, (("cuda_compat", cuda),), why)
+
+
 def env(name: str, value: str, fix: str, why: str) -> Remedy:
     return Remedy(f"set {name}" if value else f"unset {name}", fix, ((f"env:{name}", value),), why)
 
@@ -233,10 +237,16 @@ def _env(f: Facts, v: str, kind: str, _m: Matrix) -> None:
         e.pop(name, None)
 
 
+def _cuda_compat(f: Facts, v: str, _k: str, _m: Matrix) -> None:
+    """NVIDIA's cuda-compat-X-Y installed and first on LD_LIBRARY_PATH."""
+    d = _section(f, "cuda_compat")
+    d.update(version=None, cuda=v, path=f"/usr/local/cuda-{v}/compat", via="LD_LIBRARY_PATH")
+
+
 _EDITS: Dict[str, Callable[[Facts, str, str, Matrix], None]] = {
     "driver": _driver, "cuda": _cuda, "host_compiler": _compiler, "cudnn": _cudnn,
     "loaded_cudnn": _loaded_cudnn, "torch": _torch, "torchvision": _package, "torchaudio": _package,
-    "python": _python, "env": _env,
+    "python": _python, "env": _env, "cuda_compat": _cuda_compat,
 }
 KINDS = tuple(_EDITS)
 

@@ -13,7 +13,7 @@ from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.load import load_matrix
 from envcheck.rules import judge
 from tests.conftest import REPO
-from tests.rules.test_real_stacks import load_cases
+from tests.rules.test_real_stacks import load_cases, stack_kwargs
 from tests.rules.test_rules import FAILURES, probe_facts
 
 DOCS = ("check-and-matrix.md", "health.md")
@@ -41,7 +41,7 @@ def documented():
 
 def stacks(m):
     for case in load_cases():
-        yield case["id"], stack_facts(matrix=m, **case["inputs"])
+        yield case["id"], stack_facts(matrix=m, **stack_kwargs(case))
     for i, (flags, *_rest) in enumerate(FAILURES):
         yield f"failures[{i}]", stack_facts(matrix=m, **flags)
     yield "probe", probe_facts()

@@ -15,7 +15,7 @@ from envcheck.model import ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFI
 from envcheck.rules import fixcheck, judge, remedy
 from envcheck.rules.common import torch_install_cmd
 from tests.conftest import REPO
-from tests.rules.test_real_stacks import load_cases
+from tests.rules.test_real_stacks import load_cases, stack_kwargs
 from tests.rules.test_rules import probe_facts
 
 
@@ -152,7 +152,7 @@ def test_a_cu118_wheel_for_an_sm_120_gpu_is_replaced_by_a_matching_toolkit(m):
 
 def test_the_corpus_no_kernel_case_gets_a_verified_build_for_its_gpu(m):
     (case,) = [c for c in load_cases() if c["id"] == "pytorch-167244"]
-    e = one(errors(m, stack_facts(matrix=m, **case["inputs"])), "gpu-no-kernel")
+    e = one(errors(m, stack_facts(matrix=m, **stack_kwargs(case))), "gpu-no-kernel")
     assert e.fix_check.status == VERIFIED and e.fix_check.steps == ("install torch 2.7.0+cu128",)
     assert e.fix == "pip install --force-reinstall torch==2.7.0 torchvision==0.22.0 --index-url " \
                     "https://download.pytorch.org/whl/cu128"
@@ -202,7 +202,7 @@ def test_verification_is_bounded(m):
 def test_every_remedy_over_the_corpus_names_known_edits_and_applies(m):
     seen = 0
     for case in load_cases():
-        f = stack_facts(matrix=m, **case["inputs"])
+        f = stack_facts(matrix=m, **stack_kwargs(case))
         for x in judge(f, m, verify_fixes=False).findings:
             for r in x.remedies:
                 assert {k.partition(":")[0] for k, _ in r.edits} <= set(remedy.KINDS), r

@@ -29,7 +29,7 @@ from pathlib import Path
 from tests.conftest import REPO, run_cli
 
 CASES = REPO / "tests" / "cases" / "real-stacks.jsonl"
-FLAGS = ("driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpu", "python", "gcc", "numpy")
+FLAGS = ("driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpu", "python", "gcc", "numpy", "cuda-compat")
 BATCHES = ("issue21-a", "issue21-b", "issue21-c")
 
 
@@ -43,6 +43,11 @@ def load_cases(path: Path = CASES):
         assert ("batch" in c) == ("first_scored" in c), c["id"]
         assert c.get("batch", "issue21-a") in BATCHES and c.get("first_scored", "agree") in ("agree", "disagree"), c["id"]
     return cases
+
+
+def stack_kwargs(case):
+    """The case's inputs as stack_facts() keywords (the flag --cuda-compat is cuda_compat)."""
+    return {k.replace("-", "_"): v for k, v in case["inputs"].items()}
 
 
 def _args(case):
