@@ -112,6 +112,8 @@ class Matrix:
         # a fleet audit asks the same few questions once per host: answer each once
         self._gpu_cache: Dict[str, Optional[Record]] = {}
         self._cuda_keys = [(vkey(r["version"]), r) for r in self._cuda]
+        # and `plan` asks driver_need ~37,000 times (every release, for each of ~140 stacks)
+        self._need_cache: Dict[str, Optional[DriverNeed]] = {}
 
     # ------------------------------------------------------------------ CUDA
     def releases(self) -> List[Record]:
@@ -158,6 +160,11 @@ class Matrix:
     def driver_need(self, version: Optional[str]) -> Optional[DriverNeed]:
         if not version:
             return None
+        if version not in self._need_cache:
+            self._need_cache[version] = self._driver_need(version)
+        return self._need_cache[version]
+
+    def _driver_need(self, version: str) -> Optional[DriverNeed]:
         try:
             k = vkey(version, "CUDA version")
         except VersionError:
