@@ -4,11 +4,6 @@ from typing import Optional
 
 import typer
 
-from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
-from envcheck.allreduce.run import Options, check_options, run_allreduce
-from envcheck.allreduce.verdict import SLOW, judge_report
-from envcheck.allreduce.preflight import PROBE_SECTIONS
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
@@ -72,6 +67,13 @@ def nccl_test(
     show_probe: ShowProbeOpt = False,
 ) -> None:
     """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]"""
+    # lazy: the all-reduce run (its preflight, render, verdict) costs ~140 ms CPU at start-up
+    # (-X importtime, issue 26), which --help and every other command would pay
+    from envcheck.allreduce import bandwidth as am
+    from envcheck.allreduce.preflight import PROBE_SECTIONS
+    from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
+    from envcheck.allreduce.run import Options, check_options, run_allreduce
+    from envcheck.allreduce.verdict import SLOW, judge_report
     if show_probe:
         raise show_probe_exit(PROBE_SECTIONS, node_python)
 
