@@ -12,6 +12,7 @@ import functools
 import os
 import re
 import shlex
+import threading
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -131,7 +132,7 @@ def _sections(texts) -> Dict[str, Tuple[str, Tuple[str, ...]]]:
     @section("name", ..., needs=(...)) decorators."""
     out = {}
     for part, text in texts.items():
-        for node in ast.parse(text).body:
+        for node in _parse(text).body:
             for d in getattr(node, "decorator_list", []):
                 if isinstance(d, ast.Call) and getattr(d.func, "id", None) == "section" and d.args:
                     needs = [ast.literal_eval(k.value) for k in d.keywords if k.arg == "needs"]
@@ -146,7 +147,7 @@ def document_sections() -> Tuple[str, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _document(key: Tuple) -> Tuple[str, ...]:
-    for node in ast.parse(_read_part(PROBE_DIR / "main.py")).body:
+    for node in _parse(_read_part(PROBE_DIR / "main.py")).body:
         if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["DOCUMENT"]:
             return tuple(ast.literal_eval(node.value))
     raise ProbeError("localhost", "the probe's main part has no DOCUMENT")
@@ -160,11 +161,22 @@ def _read_part(path: Path) -> str:
                          "reinstall envcheck (pip install --force-reinstall envcheck)") from e
 
 
+# ast.parse from several threads at once (a fan-out's threads each joining the probe) fails now
+# and then on CPython 3.11 with "SystemError: AST constructor recursion depth mismatch": seen
+# when eight hosts' rank preflight joined it together on 3.11.7. Every parse here takes the lock.
+_AST_LOCK = threading.Lock()
+
+
+def _parse(text: str) -> ast.Module:
+    with _AST_LOCK:
+        return ast.parse(text)
+
+
 def _part_imports(text: str, parts) -> List[Tuple[str, Tuple[int, int], bool]]:
     """(part, (first line, last line), bare) of each top-level import of another part in
     `text`: `from <part> import a, b`, or `import <part>, ...` (bare: where every name is a part)."""
     out = []
-    for node in ast.parse(text).body:
+    for node in _parse(text).body:
         if isinstance(node, ast.ImportFrom) and not node.level and node.module in parts:
             out.append((node.module, (node.lineno, node.end_lineno), False))
         elif isinstance(node, ast.Import) and all(a.name in parts for a in node.names):
@@ -268,7 +280,12 @@ def probe_host(remote: Remote, *, deep: bool = False, node_python: Optional[str]
 def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
                node_python: Optional[str] = None, timeout: Optional[float] = None) -> HostResult:
     """Probe one host and judge its facts with the rules; never raises for a host problem."""
-    result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
+    return judge_result(probe_host(remote, deep=deep, node_python=node_python, timeout=timeout), matrix)
+
+
+def judge_result(result: HostResult, matrix: Matrix) -> HostResult:
+    """Name the probed host's facts from the matrix and judge them with the rules (in place; a
+    host that could not be probed is returned as it is)."""
     if result.facts is not None:
         derive(result.facts, matrix)
         verdict = judge(result.facts, matrix)
