@@ -120,6 +120,7 @@ def _pad(a: Key, b: Key) -> Tuple[Key, Key]:
     return a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
 
 
+@lru_cache(maxsize=16384)   # plan's ~140 judged stacks compare the same pairs ~30,000 times
 def compare(a: str, b: str) -> int:
     """-1, 0 or 1, numerically field by field; '12.4' == '12.4.0'."""
     ka, kb = _pad(vkey(a), vkey(b))
@@ -162,6 +163,7 @@ def version_to_cu_tag(cuda: str) -> str:
     return f"cu{k[0]}{k[1]}"
 
 
+@lru_cache(maxsize=4096)    # and parse the same torch versions ~12,000 times
 def parse_torch(text: str) -> Tuple[str, Optional[str]]:
     """'1.1.0+cu100' -> ('1.1.0', 'cu100'); '2.3.1' -> ('2.3.1', None); '2.1.0+cpu' -> ('2.1.0', 'cpu');
     '2.4.0.dev20240501+cu121' -> ('2.4.0', 'cu121'); '2.1.0a0+git32f93b1' -> ('2.1.0', 'git32f93b1').

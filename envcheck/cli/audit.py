@@ -14,9 +14,6 @@ from envcheck.cli.slurmopts import check_launcher, srun_hosts
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    closing_all, local_python, progress_printer, HostSelection)
-from envcheck.matrix.load import load_matrix
-from envcheck.remote import LocalRemote
-from envcheck.report import render_audit
 
 
 @app.command("audit")
@@ -59,9 +56,13 @@ def audit(
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
-    # lazy: the fleet audit and its renderer costs ~55 ms CPU at start-up (-X importtime, issue 26); only audit needs it
+    # lazy: the fleet audit, its renderers and the matrix cost ~110 ms CPU at start-up (-X importtime,
+    # issue 26); only audit needs them
     from envcheck.audit.fleet import audit_fleet, save_facts
     from envcheck.audit.render import render, to_json
+    from envcheck.matrix.load import load_matrix
+    from envcheck.remote import LocalRemote
+    from envcheck.report import render_audit
 
     if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
         raise show_probe_exit(node_python=node_python, deep=deep)

@@ -7,11 +7,6 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.errors import EXIT_FINDINGS, UsageError
-from envcheck.matrix.load import load_matrix
-from envcheck.model import has_errors, verdict_exit_code
-from envcheck.report import render_findings
-from envcheck.rules import judge
-from envcheck.facts.from_flags import load_facts_file, stack_facts
 
 
 @app.command("check")
@@ -34,6 +29,13 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
 ) -> None:
     """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100"""
+    # lazy: the rules, the matrix and the facts reader cost ~80 ms CPU at start-up (-X importtime,
+    # issue 26), which --help and the commands that judge nothing would pay
+    from envcheck.facts.from_flags import load_facts_file, stack_facts
+    from envcheck.matrix.load import load_matrix
+    from envcheck.model import has_errors, verdict_exit_code
+    from envcheck.report import render_findings
+    from envcheck.rules import judge
     m = load_matrix(matrix)
     base = load_facts_file(facts_file) if facts_file else None
     given = dict(driver=driver, cuda=cuda, cudnn=cudnn, torch=torch, torchvision=torchvision,

@@ -5,7 +5,6 @@ from typing import Optional
 
 import typer
 
-from envcheck import inputs
 from envcheck.allreduce import bandwidth as am
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, note, print_json
@@ -16,8 +15,6 @@ from envcheck.cli.rankopts import BackendOpt, WorkerNprocOpt
 from envcheck.cli.slurmopts import StepSizeOpt
 from envcheck.doctor import health
 from envcheck.errors import UsageError
-from envcheck.matrix.load import load_matrix
-from envcheck.remote import LocalRemote
 
 FileOpt = Optional[Path]
 
@@ -70,6 +67,7 @@ def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: 
 
 def _load_baseline(path: Path) -> health.DoctorReport:
     fix = "save a good run with `envcheck doctor --json > FILE`"
+    from envcheck import inputs  # lazy: PyYAML with it, ~13 ms CPU at start-up (-X importtime, issue 26)
     doc = inputs.parse_json(inputs.read_text(str(path), "--baseline", fix), f"--baseline {path}", fix)
     if not isinstance(doc, dict) or "verdict" not in doc or "checks" not in doc:
         raise UsageError(f"--baseline {path}: not a doctor report", "save a good run with `envcheck doctor --json > FILE`")
@@ -118,9 +116,11 @@ def doctor(
     json_out: JsonOpt = False,
 ) -> None:
     """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
-    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
+    # lazy: doctor (and the matrix) costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import make_backend
     from envcheck.doctor.run import DoctorOptions, run_doctor
+    from envcheck.matrix.load import load_matrix
+    from envcheck.remote import LocalRemote
 
     _check_inputs(launcher, local, bool(hosts or hosts_file), ((junit, "--junit"), (prometheus, "--prometheus")))
     base = _load_baseline(baseline) if baseline else None

@@ -10,7 +10,6 @@ import typer
 from typer.core import TyperCommand
 
 from envcheck.cli import app
-from envcheck.allreduce.preflight import PROBE_SECTIONS
 from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note, print_json,
                                  show_probe_exit)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
@@ -122,6 +121,9 @@ def launch(
 ) -> None:
     """Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: envcheck launch node[01-02] --nproc-per-node 8 -- train.py"""
     if show_probe:
+        # lazy: the preflight costs ~95 ms CPU at start-up (-X importtime, issue 26); only
+        # launch and nccl-test need it
+        from envcheck.allreduce.preflight import PROBE_SECTIONS
         raise show_probe_exit(PROBE_SECTIONS, node_python)
     # lazy: launch (and the audit it runs) costs ~110 ms CPU at start-up (-X importtime, issue 26); only launch needs it
     from envcheck.launch.render import render_text

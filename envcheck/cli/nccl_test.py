@@ -1,16 +1,10 @@
 """`envcheck nccl-test [HOSTS]`: all-reduce bandwidth and correctness across hosts
 (envcheck/allreduce/)."""
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.pairs import figures_of, judge, pair_spec
-from envcheck.allreduce.render import plot as draw, render_pairs, render_text, require_matplotlib
-from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt, check_launcher, srun_hosts
-from envcheck.allreduce.verdict import SLOW, judge_report
-from envcheck.allreduce.preflight import PROBE_SECTIONS
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
@@ -19,6 +13,9 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
                                    local_python)
 from envcheck.cli.rankopts import BackendOpt, MasterAddrOpt, MasterPortOpt, WorkerNprocOpt
 from envcheck.errors import UsageError
+
+if TYPE_CHECKING:  # imported where it runs (see nccl_test below)
+    from envcheck.allreduce.run import Options
 
 MinBytesOpt = Annotated[str, typer.Option(help="Smallest message (8, 64K, 1M…).")]
 MaxBytesOpt = Annotated[str, typer.Option(help="Largest message.")]
@@ -82,6 +79,13 @@ def nccl_test(
     step_size: StepSizeOpt = 64,
 ) -> None:
     """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]"""
+    # lazy: the all-reduce run (its preflight, render, verdict) costs ~140 ms CPU at start-up
+    # (-X importtime, issue 26), which --help and every other command would pay
+    from envcheck.allreduce import bandwidth as am
+    from envcheck.allreduce.preflight import PROBE_SECTIONS
+    from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
+    from envcheck.allreduce.run import Options, check_options, run_allreduce
+    from envcheck.allreduce.verdict import SLOW, judge_report
     if show_probe:
         raise show_probe_exit(PROBE_SECTIONS, node_python)
 
@@ -127,9 +131,12 @@ def nccl_test(
     raise typer.Exit(verdict.exit_code)
 
 
-def _pairs(remotes, opts: Options, min_busbw: Optional[float], json_out: bool) -> None:
+def _pairs(remotes, opts: "Options", min_busbw: Optional[float], json_out: bool) -> None:
     """`--pairs`: the pair rounds alone (a slow pair's round runs twice); exit 1 for a node or
     link the pairs fail, 3 when the rounds could not run."""
+    from envcheck.allreduce.pairs import figures_of, judge, pair_spec  # lazy: with the run above, ~140 ms
+    from envcheck.allreduce.render import render_pairs, render_text
+    from envcheck.allreduce.run import run_allreduce
     if len(remotes) < 3:
         raise UsageError(f"--pairs needs 3 hosts or more ({len(remotes)} given): one pair has nothing to be "
                          "compared with", "name more hosts, or drop --pairs")

@@ -3,6 +3,7 @@ to the variant PyPI served), the exact pip command for a variant, GPU compute ca
 toolkit paths. Pure functions of (facts, matrix)."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -176,6 +177,11 @@ def arch_runs(arch_list: List[str], cc: CC) -> Tuple[bool, Optional[str]]:
     only on exactly that compute capability; a family-specific one (sm_100f) on its major from
     its minor up.
     """
+    return _arch_runs(tuple(arch_list), tuple(cc))
+
+
+@functools.lru_cache(maxsize=4096)   # the same few arch lists, asked ~4,000 times by `plan`
+def _arch_runs(arch_list: Tuple[str, ...], cc: CC) -> Tuple[bool, Optional[str]]:
     cubin, ptx = False, None
     for a in arch_list:
         mt = re.match(r"^(sm|compute)_(\d+?)(\d)([af]?)$", a)
