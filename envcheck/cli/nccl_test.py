@@ -101,15 +101,7 @@ def nccl_test(
     check_launcher(launcher)
     meta = None
     if launcher == "srun":   # ranks started by srun inside the allocation (envcheck/slurm/srun_ranks.py)
-        if pairs:
-            raise UsageError("--pairs is not available with --launcher srun yet", "run the pair rounds with --launcher ssh")
-        # lazy: srun's ranks cost ~60 ms CPU at start-up (-X importtime, issue 26); only --launcher srun needs them
-        from envcheck.slurm import srun, srun_ranks
-        alloc = srun.require_allocation(srun_hosts(hosts))
-        runner = srun.SrunRunner(step_size=step_size, job_name="envcheck-nccl-test")
-        opts.node_python = node_python or "python3"
-        rep = srun_ranks.allreduce(alloc.nodes, opts, runner, sizes)
-        meta = srun.slurm_meta(alloc, runner)
+        rep, meta = _srun_run(hosts, opts, sizes, node_python, step_size, pairs)
     else:
         # its remote commands are the preflight's and the launchers' (bounded by the run itself)
         with closing_all(HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()) as remotes:
@@ -129,6 +121,19 @@ def nccl_test(
         if verdict.status == SLOW:
             typer.echo(f"# {verdict.message}")
     raise typer.Exit(verdict.exit_code)
+
+
+def _srun_run(hosts, opts: "Options", sizes, node_python: Optional[str], step_size: int, pairs: bool):
+    """The run with its ranks started by srun inside the allocation: (report, slurm metadata)."""
+    if pairs:
+        raise UsageError("--pairs is not available with --launcher srun yet", "run the pair rounds with --launcher ssh")
+    # lazy: srun's ranks cost ~60 ms CPU at start-up (-X importtime, issue 26); only --launcher srun needs them
+    from envcheck.slurm import srun, srun_ranks
+    alloc = srun.require_allocation(srun_hosts(hosts))
+    runner = srun.SrunRunner(step_size=step_size, job_name="envcheck-nccl-test")
+    opts.node_python = node_python or "python3"
+    rep = srun_ranks.allreduce(alloc.nodes, opts, runner, sizes)
+    return rep, srun.slurm_meta(alloc, runner)
 
 
 def _pairs(remotes, opts: "Options", min_busbw: Optional[float], json_out: bool) -> None:
