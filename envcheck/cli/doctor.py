@@ -8,7 +8,10 @@ import typer
 from envcheck import inputs
 from envcheck.allreduce import bandwidth as am
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, note, print_json
+from envcheck.allreduce.preflight import PROBE_SECTIONS
+from envcheck.audit.probe import show_probe as probe_shown
+from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note, print_json,
+                                 show_probes_exit)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all, local_python)
@@ -116,8 +119,15 @@ def doctor(
     strict_host_keys: StrictHostKeysOpt = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    show_probe: ShowProbeOpt = False,
 ) -> None:
     """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
+    if show_probe:  # the audit's probe, then (unless --quick) the rank preflight's sections
+        reads = [("the audit, on each node", probe_shown(deep=deep and not quick, node_python=node_python))]
+        if not quick:
+            reads.append(("the all-reduce's preflight, on each node",
+                          probe_shown(only=PROBE_SECTIONS, node_python=node_python)))
+        raise show_probes_exit(reads)
     # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import make_backend
     from envcheck.doctor.run import DoctorOptions, run_doctor
