@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, probe_source
+from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, shipped_source
 from envcheck.facts import views
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
@@ -64,7 +64,7 @@ PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources", "ib")
 
 def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: float,
                  forks: int) -> List[NodeFacts]:
-    source = probe_source()   # once, not in every host's thread
+    source = shipped_source(PROBE_SECTIONS)   # once, not in every host's thread
 
     def one(r: Remote) -> NodeFacts:
         res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=source, timeout=timeout)

@@ -13,6 +13,8 @@ from envcheck.matrix.load import Matrix, load_matrix
 from envcheck.plan import Stack, make_plan
 from envcheck.remote import LocalRemote
 
+PLAN_SECTIONS = ("gpus", "pci_gpus")   # what host_gpu() reads: the driver's GPU list, the PCI bus
+
 
 def _gpu_of_host(facts_file: Optional[Path], m: Matrix, driver: Optional[str]) -> Tuple[HostGpu, Optional[str]]:
     """The GPU (and, unless --driver was given, the driver) of a saved facts file or, with none,
@@ -21,8 +23,8 @@ def _gpu_of_host(facts_file: Optional[Path], m: Matrix, driver: Optional[str]) -
         facts = load_facts_file(facts_file)
     else:
         remote = LocalRemote()
-        try:
-            facts = run_probe(remote)
+        try:  # the GPU and the driver only: the whole document would cost ~5x the probe's CPU
+            facts = run_probe(remote, only=PLAN_SECTIONS)
         finally:
             remote.close()
     found = host_gpu(facts, m, str(facts_file) if facts_file else "this machine")

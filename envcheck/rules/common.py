@@ -170,17 +170,27 @@ def gpu_skip(check: str, component: str, name: str, cc: Optional[CC]):
 def arch_runs(arch_list: List[str], cc: CC) -> Tuple[bool, Optional[str]]:
     """(a cubin runs on cc, the best PTX target that can be JIT-compiled for it or None).
 
-    A cubin for X.y runs on X.z with z >= y; PTX for a.b is JIT-compiled for any cc >= a.b.
+    NVIDIA's rules (CUDA C++ Programming Guide, "Binary Compatibility", "PTX Compatibility" and
+    "Feature Availability"; PTX ISA, ".target"): a cubin for X.y runs on X.z with z >= y; PTX for
+    a.b is JIT-compiled for any cc >= a.b; an arch-specific target (sm_90a, compute_90a) runs
+    only on exactly that compute capability; a family-specific one (sm_100f) on its major from
+    its minor up.
     """
     cubin, ptx = False, None
     for a in arch_list:
-        mt = re.match(r"^(sm|compute)_(\d+?)(\d)[a-z]?$", a)
+        mt = re.match(r"^(sm|compute)_(\d+?)(\d)([af]?)$", a)
         if not mt:
             continue
-        ac = (int(mt.group(2)), int(mt.group(3)))
-        if mt.group(1) == "sm" and ac[0] == cc[0] and ac[1] <= cc[1] and not a.endswith("a"):
+        kind, ac, suffix = mt.group(1), (int(mt.group(2)), int(mt.group(3))), mt.group(4)
+        if suffix == "a":
+            fits = ac == cc
+        elif kind == "sm" or suffix == "f":
+            fits = ac[0] == cc[0] and ac[1] <= cc[1]
+        else:
+            fits = ac <= cc
+        if fits and kind == "sm":
             cubin = True
-        if mt.group(1) == "compute" and ac <= cc:
+        elif fits:
             ptx = a
     return cubin, ptx
 

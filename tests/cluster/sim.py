@@ -134,7 +134,7 @@ class Host:
         _sh(["ip", "netns", "add", self.ns])
         _sh(["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.ns])
         _sh(["ip", "link", "set", self.veth, "master", self.cluster.bridge, "up"])
-        _sh(["ip", "-n", self.ns, "addr", "add", f"{self.ip}/24", "dev", "eth0"])
+        _sh(["ip", "-n", self.ns, "addr", "add", f"{self.ip}/{self.cluster.prefixlen}", "dev", "eth0"])
         _sh(["ip", "-n", self.ns, "link", "set", "eth0", "up"])
         _sh(["ip", "-n", self.ns, "link", "set", "lo", "up"])
         self.anchor = subprocess.Popen(
@@ -382,10 +382,13 @@ class Cluster:
     def _build(self, per_host_setup: Optional[Callable[[Host], None]], workers: int) -> None:
         _sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "envcheck-sim", "-f", str(self.client_key)])
         _sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "wrong", "-f", str(self.wrong_key)])
+        # a /24 holds 253 hosts beside the bridge; more (bench/audit_scale.py's 256) get a /23
+        self.prefixlen = 24 if self._n <= 253 else 23
         self.net = self._allocate_subnet()
         self.bridge_ip = f"{self.net}.1"
-        self.hosts = [Host(self, i + 1, f"{self._prefix}{i + 1:0{self._width}d}", f"{self.net}.{i + 2}")
-                      for i in range(self._n)]
+        a, b, c = (int(x) for x in self.net.split("."))
+        self.hosts = [Host(self, i + 1, f"{self._prefix}{i + 1:0{self._width}d}",
+                           f"{a}.{b}.{c + (i + 2) // 256}.{(i + 2) % 256}") for i in range(self._n)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(lambda h: h._create(), self.hosts))
         self.write_ssh_config(self.ssh_config)
@@ -398,14 +401,16 @@ class Cluster:
         with open(LOCK_FILE, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             used = _sh(["ip", "-4", "addr", "show"]).stdout + _sh(["ip", "-4", "route", "show"]).stdout
+            span = 1 << (24 - self.prefixlen)   # how many /24s the subnet covers
             for _ in range(200):
-                net = f"10.{random.randint(100, 250)}.{random.randint(0, 255)}"
-                if f" {net}." not in used:
+                x, y = random.randint(100, 250), random.randrange(0, 256, span)
+                net = f"10.{x}.{y}"
+                if all(f" 10.{x}.{y + k}." not in used for k in range(span)):
                     break
             else:
-                raise RuntimeError("no free 10.x.y.0/24 subnet found for the simulated cluster")
+                raise RuntimeError("no free 10.x.y.0/%d subnet found for the simulated cluster" % self.prefixlen)
             _sh(["ip", "link", "add", self.bridge, "type", "bridge"])
-            _sh(["ip", "addr", "add", f"{net}.1/24", "dev", self.bridge])
+            _sh(["ip", "addr", "add", f"{net}.1/{self.prefixlen}", "dev", self.bridge])
             _sh(["ip", "link", "set", self.bridge, "up"])
             (self.base / "net").write_text(net)
         return net
