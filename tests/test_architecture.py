@@ -390,3 +390,16 @@ def test_only_facts_indexes_a_facts_document():
     readers = {m: sorted(set(_facts_indexing(t))) for m, t in TREES.items()
                if not m.startswith(("envcheck/facts/", "envcheck/node/")) and list(_facts_indexing(t))}
     assert set(readers) == FACT_INDEXING_NOT_YET_MOVED, readers
+
+
+def test_the_two_rank_workloads_share_the_harness_not_each_other():
+    """nccl-test (allreduce/) and launch (launch/) are two workloads on one rank harness (ranks/),
+    as nccl-tests keeps common.cu and a file per collective: what they share lives in the
+    harness, so neither imports the other, and the harness imports neither."""
+    workloads = {"envcheck/allreduce/": "envcheck.launch", "envcheck/launch/": "envcheck.allreduce",
+                 "envcheck/ranks/": ("envcheck.launch", "envcheck.allreduce")}
+    assert "envcheck/ranks/plan.py" in TREES and "envcheck/launch/run.py" in TREES
+    bad = [(m, ln, n) for m, t in TREES.items() for prefix, other in workloads.items()
+           if m.startswith(prefix) for ln, n in _imports(t)
+           if any(n == o or n.startswith(o + ".") for o in ((other,) if isinstance(other, str) else other))]
+    assert bad == [], "a rank workload imports the other (or the harness a workload): " + repr(bad)

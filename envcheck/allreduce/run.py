@@ -8,37 +8,23 @@ fails, the controller stops the launchers on every other host.
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
-import shlex
 import threading
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce import preflight as pf
 from envcheck.allreduce.cause import first_cause
 from envcheck.errors import UsageError
+from envcheck.ranks import preflight as rp
+from envcheck.ranks.plan import RankPlan
+from envcheck.ranks.start import Starter, node_files
 from envcheck.remote import Remote, RunResult, fan_out, json_objects
 
-NODE_DIR = Path(__file__).resolve().parent.parent / "node"
 MARKER = "envcheck-ar-"   # in every launcher's and worker's command line: `pgrep -f` finds a run
 PASS_ENV = ("ENVCHECK_TEST_PERTURB_RANK",)   # test-only fault switch, forwarded to the workers
-
-
-def boot(entry: str) -> str:
-    """Python code that runs on the node with the node scripts as JSON on stdin: writes them to
-    the run's own directory (--dir), then becomes `entry` (exec), which removes the directory
-    when it ends. Shared by every command that starts a supervising launcher on the nodes."""
-    return ("import sys,json,os;a=sys.argv;d=a[a.index('--dir')+1];os.makedirs(d,0o700);"
-            "p=json.load(sys.stdin);"
-            "[(lambda f:(f.write(v),f.close()))(open(os.path.join(d,k),'w')) for k,v in p.items()];"
-            "os.execv(sys.executable,[sys.executable,os.path.join(d,%r)]+a[1:])" % entry)
-
-
-BOOT = boot("allreduce_launcher.py")
 
 
 @dataclass
@@ -95,37 +81,17 @@ class Report:
 def node_sources() -> Dict[str, str]:
     """The node files a run ships into its directory: the launcher, the supervision it shares
     with launch's (imported from that directory), the worker."""
-    return {name: (NODE_DIR / name).read_text() for name in
-            ("allreduce_launcher.py", "rank_supervisor.py", "allreduce_worker.py")}
+    return node_files("allreduce_launcher.py", "rank_supervisor.py", "allreduce_worker.py")
 
 
-def run_dir(run_id: str, index: int) -> str:
-    return f"${{TMPDIR:-/tmp}}/{run_id}-{index}"
-
-
-def launch_cmd(opts: Options, backend: str, nproc: int, rank_base: int, run_id: str,
-               index: int) -> str:
+def launcher_args(opts: Options, backend: str, nproc: int, rank_base: int, run_id: str) -> List[Any]:
+    """allreduce_launcher.py's arguments after `launch --dir DIR`: the ranks, then the worker's."""
     worker = ["--backend", backend, "--min-bytes", opts.min_bytes, "--max-bytes", opts.max_bytes,
               "--factor", opts.factor, "--dtype", opts.dtype, "--warmup", opts.warmup,
               "--iters", opts.iters, "--timeout", opts.timeout,
               "--rendezvous-timeout", opts.rendezvous_timeout, "--run-id", run_id]
-    args = ["launch", "--dir", "DIR", "--nproc", nproc, "--rank-base", rank_base,
-            "--deadline", opts.run_timeout, "--run-id", run_id, "--"] + worker
-    quoted = " ".join(shlex.quote(str(a)) for a in args)
-    # the directory expands on the node ($TMPDIR there), so it goes in unquoted-but-safe
-    quoted = quoted.replace(" DIR ", f' "{run_dir(run_id, index)}" ', 1)
-    return f"{pf.python_word(opts.node_python)} -c {shlex.quote(BOOT)} {quoted}"
-
-
-def kill_cmd(run_id: str, index: int, wait_s: float = 5.0) -> str:
-    """Stop one host's launcher and its ranks: TERM to the launcher's process group (it cleans
-    up), then KILL for anything left, then the run directory."""
-    d = run_dir(run_id, index)
-    # wait_s for the launcher to stop its ranks (nccl-test's gives them 2 s) and print logs
-    return (f'd="{d}"; p=$(cat "$d/launcher.pid" 2>/dev/null); '
-            f'if [ -n "$p" ]; then kill -TERM -- -"$p" 2>/dev/null; i=0; '
-            f'while kill -0 "$p" 2>/dev/null && [ $i -lt {int(wait_s * 10)} ]; do sleep 0.1; i=$((i+1)); done; '
-            f'kill -KILL -- -"$p" 2>/dev/null; fi; rm -rf "$d"; true')
+    return ["--nproc", nproc, "--rank-base", rank_base, "--deadline", opts.run_timeout,
+            "--run-id", run_id, "--"] + worker
 
 
 def parse_records(text: str) -> List[Dict[str, Any]]:
@@ -154,114 +120,63 @@ def run_allreduce(remotes: Sequence[Remote], opts: Options,
         raise UsageError("no hosts to test", "name hosts, or none for this machine")
     sizes = check_options(opts)
     report = Report(hosts=[r.name for r in remotes], dtype=opts.dtype)
-    src = node_sources()
-    nprocs = _preflight(remotes, opts, report, src["allreduce_launcher.py"], sizes, say)
-    if nprocs is None:
+    plan = _preflight(remotes, opts, report, sizes, say)
+    if plan is None:
         return report
-    return _run_ranks(remotes, opts, report, src, nprocs, say)
+    return _run_ranks(remotes, opts, report, plan, say)
 
 
-def _refuse(report: Report, errs: List[pf.PreflightError]) -> None:
-    """Record why the run cannot start (None, so a preflight can `return _refuse(...)`)."""
-    report.preflight_errors = [e.to_dict() for e in errs]
-    first = errs[0]
-    report.failure = {"kind": "preflight", "message": first.message, "host": first.host,
-                      "rank": None, "fix": first.fix}
+def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, sizes: List[int],
+               say: Callable[[str], None]) -> Optional[RankPlan]:
+    """The harness's preflight with nccl-test's sizing (envcheck/allreduce/preflight.py); fills the
+    report's backend, interface, world size and master. None with report.failure set: refused."""
+    def size(nodes: List[rp.NodeFacts]) -> Tuple[List[int], List[rp.PreflightError]]:
+        report.backend, nprocs, errs = pf.ranks_per_host(nodes, opts.backend, opts.nproc_per_node,
+                                                         sizes[-1])
+        return nprocs, errs
+
+    wiring = rp.Wiring(opts.node_python, opts.ifname, opts.master_addr, opts.master_port,
+                       opts.connect_timeout, opts.forks)
+    pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say)
+    if pre.plan is not None:
+        report.ifname, report.world_size = pre.plan.ifname, pre.plan.world_size
+        report.master_addr, report.master_port = pre.plan.master_addr, pre.plan.master_port
+    if pre.errors:
+        report.preflight_errors = [e.to_dict() for e in pre.errors]
+        report.failure = rp.refusal(pre.errors)
+        return None
+    return pre.plan
 
 
-def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, launcher: str,
-               sizes: List[int], say: Callable[[str], None]) -> Optional[List[int]]:
-    """Everything that must hold before a rank starts; fills the report's backend, interface,
-    world size and master. Returns the ranks per host, or None with report.failure set."""
-    say("preflight: node facts")
-    nodes = pf.gather_facts(remotes, opts.node_python, opts.connect_timeout + 30, opts.forks)
-    errs = [pf.PreflightError(f"{n.host}: {n.error}", n.host,
-                              "" if "cannot run" not in n.error else
-                              "install Python or pass --node-python PATH") for n in nodes if n.error]
-    if errs:
-        return _refuse(report, errs)
-
-    backend = opts.backend
-    if backend == "auto":
-        backend = "nccl" if all(n.gpus > 0 for n in nodes) else "gloo"
-    nprocs = []
-    for n in nodes:
-        k = opts.nproc_per_node or (n.gpus if backend == "nccl" else 2)
-        if backend == "nccl" and k > n.gpus:
-            errs.append(pf.PreflightError(
-                f"{n.host}: {k} rank(s) for nccl but {n.gpus} GPU(s): two ranks would share a GPU"
-                if n.gpus else f"{n.host}: --backend nccl but the node's driver lists no GPU",
-                n.host, "use --nproc-per-node at most the GPU count, or --backend gloo"))
-        errs += pf.check_capacity(n, k, backend, sizes[-1])
-        nprocs.append(k)
-    if opts.ifname:
-        errs += pf.check_ifname(nodes, opts.ifname)
-    if errs:
-        return _refuse(report, errs)
-    ifname = opts.ifname
-    if not ifname and len(nodes) > 1:
-        ifname = pf.suggest_ifname(nodes)
-        if ifname:
-            report.notes.append(f"no --ifname: using {ifname}, the interface whose subnet holds "
-                                f"every other node's address (pass --ifname to choose)")
-        else:
-            report.notes.append("no --ifname and no interface shares a subnet with every other "
-                                "node: NCCL/gloo pick one themselves (lo and docker0 are the "
-                                "classic wrong picks); pass --ifname")
-    report.backend, report.ifname = backend, ifname
-    report.world_size = sum(nprocs)
-    master_addr = opts.master_addr or pf.pick_master_addr(nodes, remotes, ifname)
-    master_port = opts.master_port or nodes[0].free_port
-    if not master_port:
-        return _refuse(report, [pf.PreflightError(
-            f"{remotes[0].name}: found no free TCP port for MASTER_PORT", remotes[0].name,
-            "pass --master-port")])
-    report.master_addr, report.master_port = master_addr, master_port
-
-    say(f"preflight: every node reaches MASTER_ADDR {master_addr}:{master_port}")
-    errs = pf.check_master_reachable(remotes[0], remotes, opts.node_python, launcher,
-                                     master_addr, master_port, opts.connect_timeout, opts.forks)
-    if errs:
-        return _refuse(report, errs)
-    return nprocs
-
-
-def _rank_env(report: Report, opts: Options) -> Dict[str, str]:
-    env = {"MASTER_ADDR": report.master_addr, "MASTER_PORT": str(report.master_port),
-           "WORLD_SIZE": str(report.world_size)}
+def _rank_env(plan: RankPlan, opts: Options) -> Dict[str, str]:
+    env = plan.env()
     if opts.nccl_debug:
         env["NCCL_DEBUG"] = opts.nccl_debug
-    if report.ifname:
-        env["NCCL_SOCKET_IFNAME"] = report.ifname
-        env["GLOO_SOCKET_IFNAME"] = report.ifname
     for k in PASS_ENV:
         if k in os.environ:
             env[k] = os.environ[k]
     return env
 
 
-def _run_ranks(remotes: Sequence[Remote], opts: Options, report: Report, src: Dict[str, str],
-               nprocs: List[int], say: Callable[[str], None]) -> Report:
+def _run_ranks(remotes: Sequence[Remote], opts: Options, report: Report, plan: RankPlan,
+               say: Callable[[str], None]) -> Report:
     """One launcher per host, all at once; the first host to fail stops the others."""
-    run_id = MARKER + secrets.token_hex(6)
-    report.run_id = run_id
-    env_common = _rank_env(report, opts)
-    backend = report.backend
-    payload = json.dumps(src)
-    bases = [sum(nprocs[:i]) for i in range(len(remotes))]
+    report.run_id = MARKER + secrets.token_hex(6)
+    starter = Starter(remotes, opts.node_python, "allreduce_launcher.py", node_sources(),
+                      report.run_id)
+    env, nprocs, bases = _rank_env(plan, opts), plan.nprocs, plan.bases
     aborted = threading.Event()
     first_failed: List[str] = []
     lock = threading.Lock()
 
     def stop_others(failed_index: int) -> None:
-        def kill(i: int) -> RunResult:
-            return remotes[i].run(kill_cmd(run_id, i), timeout=opts.connect_timeout + 15)
-        fan_out([i for i in range(len(remotes)) if i != failed_index], kill, len(remotes))
+        fan_out([i for i in range(len(remotes)) if i != failed_index],
+                lambda i: starter.stop(i, 5.0, opts.connect_timeout + 15), len(remotes))
 
     def one(i: int) -> RunResult:
         r = remotes[i]
-        res = r.run(launch_cmd(opts, backend, nprocs[i], bases[i], run_id, i), stdin=payload,
-                    timeout=opts.run_timeout + 30, env=env_common)
+        res = starter.start(i, launcher_args(opts, report.backend, nprocs[i], bases[i], report.run_id),
+                            env, opts.run_timeout + 30)
         if not res.ok:
             with lock:
                 first = not aborted.is_set()
@@ -272,10 +187,10 @@ def _run_ranks(remotes: Sequence[Remote], opts: Options, report: Report, src: Di
                 say(f"{r.name} failed: stopping the ranks on every other host")
                 stop_others(i)
             if res.error:   # our own timeout or a lost connection: make sure nothing is left
-                r.run(kill_cmd(run_id, i), timeout=opts.connect_timeout + 15)
+                starter.stop(i, 5.0, opts.connect_timeout + 15)
         return res
 
-    say(f"running: {report.world_size} ranks on {len(remotes)} host(s), backend {backend}")
+    say(f"running: {report.world_size} ranks on {len(remotes)} host(s), backend {report.backend}")
     # every host at once, whatever --forks says: ranks of a host not yet started would leave
     # the others waiting in the rendezvous
     results = fan_out(list(range(len(remotes))), one, len(remotes)).values_or(

@@ -10,7 +10,6 @@ import typer
 from typer.core import TyperCommand
 
 from envcheck.cli import app
-from envcheck.allreduce.preflight import PROBE_SECTIONS
 from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note, print_json,
                                  show_probe_exit)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
@@ -19,6 +18,7 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, H
                                    local_python)
 from envcheck.cli.rankopts import MasterAddrOpt, MasterPortOpt
 from envcheck.errors import UsageError
+from envcheck.ranks.preflight import PROBE_SECTIONS
 
 
 class _SplitAtDashes(TyperCommand):

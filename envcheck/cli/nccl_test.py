@@ -8,7 +8,6 @@ from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
 from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.allreduce.verdict import SLOW, judge_report
-from envcheck.allreduce.preflight import PROBE_SECTIONS
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
@@ -16,6 +15,7 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
                                    local_python)
 from envcheck.cli.rankopts import BackendOpt, MasterAddrOpt, MasterPortOpt, WorkerNprocOpt
+from envcheck.ranks.preflight import PROBE_SECTIONS
 
 MinBytesOpt = Annotated[str, typer.Option(help="Smallest message (8, 64K, 1M…).")]
 MaxBytesOpt = Annotated[str, typer.Option(help="Largest message.")]

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
 from envcheck.launch.stream import HostStream, RankState, stack_dump, waits_in_torch
-from envcheck.remote import Remote, fan_out
+from envcheck.remote import fan_out
 
 EXIT_INTERRUPTED = 130
 # reasons the controller itself stops a run for: a rank exit it hears of after one of these was
@@ -20,9 +20,8 @@ CONTROLLER_KINDS = ("host", "timeout", "interrupted")
 class Stopper:
     """Stops the launchers on every host, once, in the background; remembers every reason."""
 
-    def __init__(self, remotes: Sequence[Remote], cmd_for: Callable[[int], str], timeout: float,
-                 say: Callable[[str], None]):
-        self.remotes, self.cmd_for, self.timeout, self.say = remotes, cmd_for, timeout, say
+    def __init__(self, hosts: int, stop_host: Callable[[int], Any], say: Callable[[str], None]):
+        self.hosts, self.stop_host, self.say = hosts, stop_host, say
         self.reasons: List[Tuple[str, str, Optional[str], float]] = []
         self.lock = threading.Lock()
         self.thread: Optional[threading.Thread] = None
@@ -37,9 +36,7 @@ class Stopper:
         self.thread.start()
 
     def _stop_all(self) -> None:
-        fan_out(list(range(len(self.remotes))),
-                lambda i: self.remotes[i].run(self.cmd_for(i), timeout=self.timeout),
-                len(self.remotes))
+        fan_out(list(range(self.hosts)), self.stop_host, self.hosts)
 
     @property
     def at(self) -> Optional[float]:

@@ -1,11 +1,7 @@
 """envcheck all-reduce launcher: the node side of `envcheck nccl-test`, stdlib only, Python >= 3.6.
 
-Modes (first argument), each printing JSON on stdout (what a node has, GPUs, interfaces, a
-free port, is read by the node probe, envcheck/node/probe/, like every other fact):
-  listen --addr A --port P --expect N --timeout T
-                                the preflight listener on the master: accepts N connections
-  connect --addr A --port P --timeout T
-                                the preflight probe on every node: can it reach MASTER_ADDR:PORT?
+Mode (first argument), JSON records on stdout (what a node has is read by the node probe,
+envcheck/node/probe/; whether it reaches the master, by rank_preflight.py: the rank harness's):
   launch --dir D --nproc N --rank-base B [--deadline S] -- WORKER ARGS
                                 start N ranks of D/allreduce_worker.py as children and supervise
                                 them: when one fails, when we are signalled, orphaned, our stdout
@@ -28,59 +24,6 @@ def out(record):
         os.write(1, (json.dumps(record, sort_keys=True) + "\n").encode())
     except OSError:   # the controller is gone: the caller's cleanup must still run
         pass
-
-
-def listen(args):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        s.bind((args.addr, args.port))
-        s.listen(64)
-    except OSError as e:
-        out({"ok": False, "error": "cannot listen on %s:%d on the master host: %s"
-             % (args.addr, args.port, e.strerror or e)})
-        return 1
-    peers = []
-    end = time.monotonic() + args.timeout
-    while len(peers) < args.expect and time.monotonic() < end:
-        s.settimeout(max(0.05, end - time.monotonic()))
-        try:
-            conn, addr = s.accept()
-        except socket.timeout:
-            break
-        # wait for the peer to close first, so TIME_WAIT stays on its side and the rendezvous
-        # can bind this port again at once
-        conn.settimeout(2)
-        try:
-            conn.recv(1)
-        except OSError:
-            pass
-        conn.close()
-        peers.append(addr[0])
-    s.close()
-    out({"ok": len(peers) >= args.expect, "peers": peers})
-    return 0
-
-
-def connect(args):
-    end = time.monotonic() + args.timeout
-    err = None
-    while True:
-        left = end - time.monotonic()
-        if left <= 0:
-            break
-        try:
-            c = socket.create_connection((args.addr, args.port), timeout=max(0.1, left))
-            c.close()
-            out({"ok": True})
-            return 0
-        except socket.timeout:
-            err = "timed out after %gs" % args.timeout
-        except OSError as e:
-            err = e.strerror or str(e)   # refused: the listener may not be up yet, try again
-        time.sleep(0.1)
-    out({"ok": False, "error": err or "timed out after %gs" % args.timeout})
-    return 0
 
 
 def launch(args):
@@ -162,15 +105,6 @@ def rank_logs(children, host, lines):
 def main(argv=None):
     ap = argparse.ArgumentParser(description="envcheck all-reduce launcher")
     sub = ap.add_subparsers(dest="mode")
-    p = sub.add_parser("listen")
-    p.add_argument("--addr", default="")
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--expect", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=10)
-    p = sub.add_parser("connect")
-    p.add_argument("--addr", required=True)
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--timeout", type=float, default=5)
     p = sub.add_parser("launch")
     p.add_argument("--dir", required=True)
     p.add_argument("--nproc", type=int, required=True)
@@ -180,7 +114,7 @@ def main(argv=None):
     p.add_argument("--run-id", default="")
     p.add_argument("worker_args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
-    modes = {"listen": listen, "connect": connect, "launch": launch}
+    modes = {"launch": launch}
     if args.mode not in modes:
         ap.error("a mode is required: " + ", ".join(sorted(modes)))
     return modes[args.mode](args)

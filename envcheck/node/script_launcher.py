@@ -3,8 +3,8 @@
 Starts this node's ranks of the user's own training script and supervises them, the way
 torch.distributed.launch did, minus its hangs and strays (the supervision itself is
 rank_supervisor.py's, shipped beside this file and shared with allreduce_launcher.py). The
-preflight (interfaces, GPUs, a free port, the master's reachability) is allreduce_launcher.py's;
-this file only adds what a user's script needs.
+preflight (what a node has: the probe's; the master's reachability: rank_preflight.py's) is the
+rank harness's; this file only adds what a user's script needs.
 
 Modes (first argument), JSON lines on stdout:
   check [--chdir D] [--script S]

@@ -1,6 +1,6 @@
 """The preflight's pure parts: which interface to suggest, --ifname checks, reading records."""
 from envcheck.allreduce.run import Report, _analyse, parse_records
-from envcheck.allreduce.preflight import NodeFacts, check_ifname, pick_master_addr, suggest_ifname
+from envcheck.ranks.plan import NodeFacts, check_ifname, pick_master_addr, suggest_ifname
 from envcheck.remote import LocalRemote, RunResult
 
 

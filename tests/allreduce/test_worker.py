@@ -56,7 +56,7 @@ def test_a_single_rank_runs_the_sweep_and_checks_its_sums():
 def test_the_worker_is_python_36_syntax():
     vermin = Path(sys.executable).parent / "vermin"
     exe = str(vermin) if vermin.exists() else "vermin"
-    for name in ("allreduce_worker.py", "allreduce_launcher.py", "rank_supervisor.py"):
+    for name in ("allreduce_worker.py", "allreduce_launcher.py", "rank_supervisor.py", "rank_preflight.py"):
         try:
             r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
                                 str(REPO / "envcheck" / "node" / name)],

@@ -162,7 +162,7 @@ def test_show_probe_is_the_command_line_and_the_script():
 
 @pytest.mark.parametrize("command", ["nccl-test", "launch"])
 def test_rank_commands_show_the_probe_they_run_with_their_sections(command):
-    from envcheck.allreduce.preflight import PROBE_SECTIONS
+    from envcheck.ranks.preflight import PROBE_SECTIONS
     from tests.conftest import run_cli
     proc = run_cli(command, "--show-probe", "--node-python", "/opt/py/bin/python3")
     assert proc.returncode == 0, proc.stderr

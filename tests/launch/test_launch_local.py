@@ -134,7 +134,7 @@ def test_the_shipped_launcher_finds_its_supervisor_even_under_pythonsafepath(tmp
     the launcher, which imports the shared supervision from there; PYTHONSAFEPATH=1 (the
     script's directory not on sys.path) must not hide it."""
     import os
-    from envcheck.allreduce.run import boot
+    from envcheck.ranks.start import boot
     from envcheck.launch.preflight import node_sources
     script = tmp_path / "hello.py"
     script.write_text("print('hello from rank', __import__('os').environ['RANK'])\n")
