@@ -19,9 +19,11 @@ from envcheck.allreduce import preflight as pf
 from envcheck.allreduce.cause import first_cause
 from envcheck.errors import UsageError
 from envcheck.ranks import preflight as rp
+from envcheck.ranks import records as rr
+from envcheck.ranks.failure import Failure
 from envcheck.ranks.plan import RankPlan
 from envcheck.ranks.start import Starter, node_files
-from envcheck.remote import Remote, RunResult, fan_out, json_objects
+from envcheck.remote import Remote, RunResult, fan_out
 
 MARKER = "envcheck-ar-"   # in every launcher's and worker's command line: `pgrep -f` finds a run
 PASS_ENV = ("ENVCHECK_TEST_PERTURB_RANK",)   # test-only fault switch, forwarded to the workers
@@ -63,9 +65,9 @@ class Report:
     summary: Dict[str, Any] = field(default_factory=dict)
     ranks: List[Dict[str, Any]] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
-    # {"kind", "message", "host", "rank", "fix"} and, for rendezvous/timeout/collective_error,
-    # "suspects": the hosts of ranks that never joined or hung ("host" is the rank that waited)
-    failure: Optional[Dict[str, Any]] = None
+    # for rendezvous/timeout/collective_error, failure.suspects: the hosts of ranks that never
+    # joined or hung (failure.host is the rank that waited)
+    failure: Optional[Failure] = None
     preflight_errors: List[Dict[str, Any]] = field(default_factory=list)
     host_status: Dict[str, str] = field(default_factory=dict)
     logs: Dict[str, str] = field(default_factory=dict)   # per host: the launcher's stderr tail
@@ -75,13 +77,14 @@ class Report:
         return int(self.summary.get("wrong") or 0)
 
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        return dict(asdict(self), failure=self.failure.to_dict() if self.failure else None)
 
 
 def node_sources() -> Dict[str, str]:
     """The node files a run ships into its directory: the launcher, the supervision it shares
     with launch's (imported from that directory), the worker."""
-    return node_files("allreduce_launcher.py", "rank_supervisor.py", "allreduce_worker.py")
+    return node_files("allreduce_launcher.py", "rank_supervisor.py", "rank_protocol.py",
+                      "allreduce_worker.py")
 
 
 def launcher_args(opts: Options, backend: str, nproc: int, rank_base: int, run_id: str) -> List[Any]:
@@ -92,11 +95,6 @@ def launcher_args(opts: Options, backend: str, nproc: int, rank_base: int, run_i
               "--rendezvous-timeout", opts.rendezvous_timeout, "--run-id", run_id]
     return ["--nproc", nproc, "--rank-base", rank_base, "--deadline", opts.run_timeout,
             "--run-id", run_id, "--"] + worker
-
-
-def parse_records(text: str) -> List[Dict[str, Any]]:
-    """The worker's and launcher's typed JSON records, in order."""
-    return [o for o in json_objects(text) if "type" in o]
 
 
 def check_options(opts: Options) -> List[int]:
@@ -195,45 +193,35 @@ def _run_ranks(remotes: Sequence[Remote], opts: Options, report: Report, plan: R
     # the others waiting in the rendezvous
     results = fan_out(list(range(len(remotes))), one, len(remotes)).values_or(
         lambda i, e: RunResult(remotes[i].name, "", None, error=f"{type(e).__name__}: {e}"))
-    return _analyse(report, remotes, results, nprocs, bases, first_failed)
+    return _analyse(report, remotes, results, nprocs, first_failed)
 
 
 def _analyse(report: Report, remotes: Sequence[Remote], results: List[RunResult], nprocs: List[int],
-             bases: List[int], first_failed: List[str]) -> Report:
-    per_host: Dict[str, List[Dict[str, Any]]] = {}
+             first_failed: List[str]) -> Report:
+    per_host: Dict[str, List[rr.Record]] = {}
     for r, res in zip(remotes, results):
-        recs = parse_records(res.stdout)
-        per_host[r.name] = recs
+        recs = per_host[r.name] = rr.parse_text(res.stdout)
         # the launcher's stderr: every rank's log (NCCL_DEBUG output included), prefixed
         report.logs[r.name] = "\n".join(((res.error or "") + "\n" + res.stderr).strip().splitlines()[-60:])
         report.host_status[r.name] = ("ok" if res.ok else res.error or f"exit {res.exit_code}")
-        for rec in recs:
-            if rec["type"] == "rank":
-                rec = dict(rec, node=r.name)
-                report.ranks.append(rec)
-            elif rec["type"] == "result":
-                report.rows.append(am.make_row(int(rec["bytes"]), am.dtype_size(report.dtype),
-                                               report.dtype, float(rec["time_us"]) / 1e6,
-                                               report.world_size, rec.get("wrong")))
+        report.ranks += [dict(j.data, node=r.name) for j in rr.of_type(recs, rr.Joined)]
+        report.rows += [am.make_row(x.bytes, am.dtype_size(report.dtype), report.dtype,
+                                    x.time_us / 1e6, report.world_size, x.wrong)
+                        for x in rr.of_type(recs, rr.Result)]
     report.ranks.sort(key=lambda x: x["rank"])
     report.rows.sort(key=lambda x: x["bytes"])
     report.summary = am.summarize(report.rows)
     # a rank that reported anything from the rendezvous on (joined, or timed out/failed waiting
     # in it) was there; the others never made it that far
     joined = {x["rank"] for x in report.ranks} | {
-        x.get("rank") for recs in per_host.values() for x in recs
-        if x["type"] in ("timeout", "error") and x.get("phase") != "setup"}
-    host_of = {}
-    for r, n, b in zip(remotes, nprocs, bases):
-        for k in range(n):
-            host_of[b + k] = r.name
+        x.rank for recs in per_host.values() for x in rr.of_type(recs, rr.Timeout, rr.Error)
+        if x.phase != "setup"}
+    host_of = RankPlan([r.name for r in remotes], list(nprocs)).host_of()
     missing = [k for k in range(report.world_size) if k not in joined]
     if all(isinstance(x, RunResult) and x.ok for x in results):
         if missing:   # cannot happen unless a worker lied; never report success with a hole
-            report.failure = {"kind": "missing_rank", "rank": missing[0],
-                              "host": host_of[missing[0]],
-                              "message": f"rank {missing[0]} on {host_of[missing[0]]} never "
-                                         f"reported", "fix": ""}
+            report.failure = Failure("missing_rank", f"rank {missing[0]} on {host_of[missing[0]]} "
+                                     f"never reported", host_of[missing[0]], missing[0])
         return report
     report.failure = first_cause(remotes, results, per_host, host_of, missing, first_failed)
     return report

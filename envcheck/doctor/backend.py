@@ -10,7 +10,7 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
+from envcheck.allreduce.run import Options, Report, node_sources, run_allreduce
 from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
 from envcheck.audit.fleet import audit_fleet
 from envcheck.audit.probe import run_probe
@@ -21,11 +21,10 @@ from envcheck.doctor.srun import srun_argv
 from envcheck.errors import RemoteError, UsageError
 from envcheck.facts import views
 from envcheck.model import HostResult
+from envcheck.ranks import records as rr
+from envcheck.ranks.failure import Failure
 from envcheck.remote import Remote
 
-# failure kinds of envcheck/allreduce/run.py whose host is the culprit (a rank that died or could
-# not start there); a timeout names the rank that waited, which is usually not the broken one
-_CULPRIT_KINDS = ("rank_lost", "setup", "host", "missing_rank")
 BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
 
 
@@ -100,12 +99,12 @@ def outcome_of(rep: Report) -> AllreduceOutcome:
     if rep.preflight_errors:
         out.preflight = preflight_refusals(rep.preflight_errors)
         if not out.preflight:
-            out.error = (rep.failure or {}).get("message", "preflight failed")
+            out.error = rep.failure.message if rep.failure else "preflight failed"
         return out
     out.ok = v.ok
     if not v.ok:
         out.error = v.message
-        if v.culprit and (rep.failure or {}).get("kind") in _CULPRIT_KINDS:
+        if v.culprit:   # a rank died or could not start there (envcheck/ranks/failure.py)
             out.missing = [v.culprit]
     return out
 
@@ -151,15 +150,14 @@ class SrunBackend(DoctorBackend):
             return AllreduceOutcome(list(hosts), False, error=f"srun did not finish in {self.opts.run_timeout:g} s")
         rows = []
         world = nproc * len(hosts)
-        for rec in parse_records(p.stdout):
-            if rec["type"] == "result":
-                rows.append(am.make_row(int(rec["bytes"]), am.dtype_size("float32"), "float32",
-                                        float(rec["time_us"]) / 1e6, world, rec.get("wrong")))
+        for rec in rr.of_type(rr.parse_text(p.stdout), rr.Result):
+            rows.append(am.make_row(rec.bytes, am.dtype_size("float32"), "float32",
+                                    rec.time_us / 1e6, world, rec.wrong))
         summary = am.summarize(rows)
         wrong = int(summary.get("wrong") or 0)
-        failed = None if p.returncode == 0 or wrong else {
-            "message": f"srun exited {p.returncode} after {time.monotonic() - t0:.0f} s: "
-                       + " ".join((p.stderr or "").strip().splitlines()[-2:])}
+        failed = None if p.returncode == 0 or wrong else Failure(
+            "unknown", f"srun exited {p.returncode} after {time.monotonic() - t0:.0f} s: "
+                       + " ".join((p.stderr or "").strip().splitlines()[-2:]))
         v = judge(rows=len(rows), wrong=wrong, busbw=summary.get("busbw"), failure=failed)
         return AllreduceOutcome(list(hosts), v.ok, busbw_gbps=v.busbw, wrong=v.wrong,
                                 error="" if v.ok else v.message)

@@ -22,9 +22,9 @@ from envcheck.ranks.start import node_files
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
 def node_sources() -> Dict[str, str]:
-    """The node scripts a launch ships into the run's directory: ours and the supervision it
-    shares with nccl-test's launcher."""
-    return node_files("script_launcher.py", "rank_supervisor.py")
+    """The node scripts a launch ships into the run's directory: ours, and the supervision and
+    the record protocol it shares with nccl-test's launcher."""
+    return node_files("script_launcher.py", "rank_supervisor.py", "rank_protocol.py")
 
 
 def _crashed(r: Remote, e: BaseException) -> RunResult:
@@ -42,8 +42,9 @@ class NodeCheck:
 
 def check_nodes(remotes: Sequence[Remote], python: Optional[str], chdir: str, script: str,
                 timeout: float, forks: int) -> Tuple[List[NodeCheck], List[PreflightError]]:
-    """Import torch under the node interpreter, look for the directory and the script."""
-    launcher_src = node_sources()["script_launcher.py"]
+    """Import torch under the node interpreter, look for the directory and the script (the
+    harness's node preflight, rank_preflight.py's `check`)."""
+    launcher_src = node_files("rank_preflight.py")["rank_preflight.py"]
 
     def one(r: Remote) -> RunResult:
         return r.run(node_cmd(python, "check", "--chdir", chdir, "--script", script),

@@ -21,6 +21,8 @@ from envcheck.launch import outcome
 from envcheck.launch import preflight as lp
 from envcheck.launch.stream import HostStream, LineFn, RankState
 from envcheck.ranks import preflight as rp
+from envcheck.ranks import records as rr
+from envcheck.ranks.failure import Failure
 from envcheck.ranks.plan import NodeFacts, PreflightError, RankPlan
 from envcheck.ranks.start import Starter
 from envcheck.remote import Remote, RunResult
@@ -72,8 +74,7 @@ class Report:
     start: Optional[float] = None
     end: Optional[float] = None
     ranks: List[Dict[str, Any]] = field(default_factory=list)
-    # {"kind", "message", "host", "rank", "exit_code", "signal", "fix", "log_tail"}
-    failure: Optional[Dict[str, Any]] = None
+    failure: Optional[Failure] = None
     preflight_errors: List[Dict[str, Any]] = field(default_factory=list)
     audit_errors: List[Dict[str, Any]] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
@@ -82,7 +83,7 @@ class Report:
     exit_code: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        return dict(asdict(self), failure=self.failure.to_dict() if self.failure else None)
 
 
 def parse_env(pairs: Sequence[str]) -> Dict[str, str]:
@@ -159,7 +160,7 @@ def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], 
         errs = _ranks_per_host(nodes, opts, rep)
         return [rep.nproc.get(n.host, 0) for n in nodes], errs
 
-    def audit(plan: RankPlan) -> Optional[Dict[str, Any]]:
+    def audit(plan: RankPlan) -> Optional[Failure]:
         rep.ifname = plan.ifname
         return _audit(remotes, opts, python, rep, say, t) if opts.audit else None
 
@@ -180,16 +181,15 @@ def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], 
 
 
 def _audit(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: Report,
-           say: ProgressFn, t: float) -> Optional[Dict[str, Any]]:
+           say: ProgressFn, t: float) -> Optional[Failure]:
     """The audit's errors across the hosts refuse the run, unless --force."""
     say("preflight: audit of every host")
     rep.audit_errors = lp.audit_errors(remotes, python, opts.matrix, rep.cpu_ranks, t + 60, opts.forks)
     if rep.audit_errors and not opts.force:
         a = rep.audit_errors[0]
-        return {"kind": "audit", "host": a["host"], "rank": None,
-                "message": f"the audit found {len(rep.audit_errors)} error(s), first on {a['host']}: "
-                           f"{a['message']}",
-                "fix": "fix them (envcheck doctor shows how), or pass --force"}
+        return Failure("audit", f"the audit found {len(rep.audit_errors)} error(s), first on "
+                       f"{a['host']}: {a['message']}", a["host"], None,
+                       "fix them (envcheck doctor shows how), or pass --force")
     if rep.audit_errors:
         rep.notes.append(f"--force: starting despite {len(rep.audit_errors)} audit error(s)")
     return None
@@ -231,11 +231,11 @@ def _run(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: R
     stop = outcome.Stopper(len(remotes), lambda i: starter.stop(
         i, opts.grace + 3, opts.connect_timeout + opts.grace + 15), say)
 
-    def on_record(host: str, rec: Dict[str, Any]) -> None:
-        if rec.get("type") == "exit" and rec.get("code") and not rec.get("stopped"):
-            stop.request("rank", f"rank {rec.get('rank')} on {host} ended "
-                                 f"({RankState(0, host, 0, exit_code=rec['code']).status})")
-        elif rec.get("type") == "launcher" and rec.get("status") == "deadline":
+    def on_record(host: str, rec: rr.Record) -> None:
+        if isinstance(rec, rr.Exit) and rec.code and not rec.stopped:
+            stop.request("rank", f"rank {rec.rank} on {host} ended "
+                                 f"({RankState(0, host, 0, exit_code=rec.code).status})")
+        elif isinstance(rec, rr.Launcher) and rec.status == "deadline":
             stop.request("timeout", f"{host} reached --run-timeout {opts.timeout:g} s")
 
     streams = [HostStream(n, {k: s for k, s in states.items() if s.host == n}, on_line,
@@ -252,8 +252,7 @@ def _run(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: R
             res = RunResult(r.name, "", None, error=f"internal error: {type(e).__name__}: {e}")
         streams[i].close()
         results[i] = res
-        done = any(x.get("type") == "launcher" and x.get("status") == "done"
-                   for x in streams[i].records)
+        done = any(x.status == "done" for x in rr.of_type(streams[i].records, rr.Launcher))
         if res.error or not done:
             stop.request("host", f"{r.name}: {res.error or 'the launcher ended early'}", host=r.name)
 

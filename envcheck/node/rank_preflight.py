@@ -8,6 +8,9 @@ Modes (first argument):
         {"ok": false, "error"} when the port cannot be bound)
   connect --addr A --port P --timeout T
         on every node: can it reach MASTER_ADDR:PORT over TCP? ({"ok"[, "error"]})
+  check [--chdir D] [--script S]
+        whether torch imports under this interpreter (its version, its CUDA build), and
+        whether the working directory and the script are there (launch)
 
 What a node has (GPUs, interfaces, a free port, CPUs, memory) is the node probe's
 (envcheck/node/probe/), like every other fact.
@@ -80,6 +83,24 @@ def connect(args):
     return 0
 
 
+def check(args):
+    doc = {"python": sys.version.split()[0], "executable": sys.executable}
+    try:
+        import torch
+        doc["torch"] = torch.__version__
+        doc["torch_cuda"] = getattr(torch.version, "cuda", None)
+    except Exception as e:  # any import failure is the answer, not a crash
+        doc["torch"] = None
+        doc["torch_error"] = "%s: %s" % (type(e).__name__, e)
+    if args.chdir:
+        doc["chdir_ok"] = os.path.isdir(args.chdir)
+    if args.script:
+        path = os.path.join(args.chdir or os.getcwd(), args.script)
+        doc["script_ok"] = os.path.isfile(path)
+    out(doc)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="envcheck rank preflight")
     sub = ap.add_subparsers(dest="mode")
@@ -92,8 +113,11 @@ def main(argv=None):
     p.add_argument("--addr", required=True)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--timeout", type=float, default=5)
+    p = sub.add_parser("check")
+    p.add_argument("--chdir", default="")
+    p.add_argument("--script", default="")
     args = ap.parse_args(argv)
-    modes = {"listen": listen, "connect": connect}
+    modes = {"listen": listen, "connect": connect, "check": check}
     if args.mode not in modes:
         ap.error("a mode is required: " + ", ".join(sorted(modes)))
     return modes[args.mode](args)

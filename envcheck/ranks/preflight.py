@@ -15,6 +15,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, probe_source
 from envcheck.facts import views
+from envcheck.ranks.failure import Failure
 from envcheck.ranks.plan import (NodeFacts, PreflightError, RankPlan, check_ifname, choose_ifname,
                                  pick_master_addr)
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
@@ -25,7 +26,7 @@ PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources")
 
 SizeFn = Callable[[List[NodeFacts]], Tuple[List[int], List[PreflightError]]]
 CheckFn = Callable[[List[NodeFacts]], List[PreflightError]]
-GateFn = Callable[[RankPlan], Optional[dict]]   # a failure ({"kind", ...}) refuses the run
+GateFn = Callable[[RankPlan], Optional[Failure]]   # a failure refuses the run
 
 
 def python_word(python: Optional[str]) -> str:
@@ -114,7 +115,7 @@ class Preflight:
     nodes: List[NodeFacts] = field(default_factory=list)
     plan: Optional[RankPlan] = None
     errors: List[PreflightError] = field(default_factory=list)
-    failure: Optional[dict] = None     # a gate's own refusal (launch: the audit)
+    failure: Optional[Failure] = None     # a gate's own refusal (launch: the audit)
 
     @property
     def ok(self) -> bool:
@@ -166,7 +167,6 @@ def preflight(remotes: Sequence[Remote], w: Wiring, size: SizeFn, *, notes: List
     return pre
 
 
-def refusal(errs: List[PreflightError]) -> dict:
+def refusal(errs: List[PreflightError]) -> Failure:
     """The run's failure when the preflight refused: the first error, the rest in the report."""
-    return {"kind": "preflight", "message": errs[0].message, "host": errs[0].host, "rank": None,
-            "fix": errs[0].fix}
+    return Failure("preflight", errs[0].message, errs[0].host, None, errs[0].fix)
