@@ -104,7 +104,11 @@ def doctor(
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
+    """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml
+
+    The pre-training health check: audit (versions and GPU/link health: GPUs the driver lost, ECC
+    and row remapping, Xids, PCIe width, throttling) -> connectivity -> short all-reduce ->
+    PASS/WARN/FAIL/UNKNOWN per node, and the bad node isolated; JUnit and Prometheus output."""
     # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import make_backend
     from envcheck.doctor.run import DoctorOptions, run_doctor

@@ -68,7 +68,10 @@ def env_cmd(
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
 ) -> None:
-    """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
+    """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4
+
+    A marked, reversible block (`--cuda-home PATH`) that puts CUDA on PATH/LD_LIBRARY_PATH where
+    non-interactive SSH commands see it."""
     # lazy: the env block costs ~30 ms CPU at start-up (-X importtime, issue 26); only env needs it
     from envcheck.install.envblock import check_rc_file, env_node, render_block
     if profile_d and file != "~/.bashrc":
@@ -133,7 +136,10 @@ def install_cuda_cmd(
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 120.0,
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
+    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run
+
+    NVIDIA's runfile install made non-interactive (never the driver), checksummed, preflighted,
+    verified by result, idempotent, rolled back on failure, with `--dry-run`."""
     # lazy: the CUDA installer costs ~30 ms CPU at start-up (-X importtime, issue 26); only install-cuda needs it
     from envcheck.install.cuda import InstallArgs, install_cuda
     from envcheck.install.cuda_source import choose_source
@@ -195,7 +201,9 @@ def install_cudnn_cmd(
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 600.0,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
 ) -> None:
-    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
+    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4
+
+    cuDNN copied into the toolkit (both archive layouts, symlinks kept, a manifest to undo)."""
     # lazy: the cuDNN installer costs ~25 ms CPU at start-up (-X importtime, issue 26); only install-cudnn needs it
     from envcheck.install.cudnn import install_cudnn, read_archive
 

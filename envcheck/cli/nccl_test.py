@@ -71,7 +71,10 @@ def nccl_test(
     json_out: JsonOpt = False,
     show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]"""
+    """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]
+
+    All-reduce bandwidth and correctness across nodes, with nccl-tests' numbers; never hangs,
+    never leaves strays."""
     if show_probe:
         raise show_probe_exit(PROBE_SECTIONS, node_python)
 
