@@ -8,6 +8,7 @@ fails, the controller stops the launchers on every other host.
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import threading
@@ -17,6 +18,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce import preflight as pf
 from envcheck.allreduce.cause import first_cause
+from envcheck.allreduce.linkrate import node_link
+from envcheck.allreduce.pairs import PairSpec, spec_doc
 from envcheck.errors import UsageError
 from envcheck.ranks import preflight as rp
 from envcheck.ranks import records as rr
@@ -49,6 +52,9 @@ class Options:
     connect_timeout: float = 10.0
     forks: int = 32
     nccl_debug: str = "INFO"
+    pairs: Optional[PairSpec] = None      # also rounds of node pairs (envcheck/allreduce/pairs.py)
+    sweep: bool = True                    # False: the pair rounds only
+    budget: float = 0.0                   # seconds of timed loop per size; 0: exactly warmup/iters
 
 
 @dataclass
@@ -71,6 +77,8 @@ class Report:
     preflight_errors: List[Dict[str, Any]] = field(default_factory=list)
     host_status: Dict[str, str] = field(default_factory=dict)
     logs: Dict[str, str] = field(default_factory=dict)   # per host: the launcher's stderr tail
+    pairs: List[Dict[str, Any]] = field(default_factory=list)   # the workers' pair records
+    links: Dict[str, Optional[Dict[str, Any]]] = field(default_factory=dict)  # host -> Link, rate known
 
     @property
     def wrong(self) -> int:
@@ -84,7 +92,7 @@ def node_sources() -> Dict[str, str]:
     """The node files a run ships into its directory: the launcher, the supervision it shares
     with launch's (imported from that directory), the worker."""
     return node_files("allreduce_launcher.py", "rank_supervisor.py", "rank_protocol.py",
-                      "allreduce_worker.py")
+                      "allreduce_worker.py", "allreduce_pairs.py")
 
 
 def launcher_args(opts: Options, backend: str, nproc: int, rank_base: int, run_id: str) -> List[Any]:
@@ -93,6 +101,10 @@ def launcher_args(opts: Options, backend: str, nproc: int, rank_base: int, run_i
               "--factor", opts.factor, "--dtype", opts.dtype, "--warmup", opts.warmup,
               "--iters", opts.iters, "--timeout", opts.timeout,
               "--rendezvous-timeout", opts.rendezvous_timeout, "--run-id", run_id]
+    if opts.pairs:
+        worker += ["--pairs", "pairs.json"] + ([] if opts.sweep else ["--no-sweep"])
+    if opts.budget:
+        worker += ["--budget", opts.budget]
     return ["--nproc", nproc, "--rank-base", rank_base, "--deadline", opts.run_timeout,
             "--run-id", run_id, "--"] + worker
 
@@ -129,8 +141,8 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, sizes: 
     """The harness's preflight with nccl-test's sizing (envcheck/allreduce/preflight.py); fills the
     report's backend, interface, world size and master. None with report.failure set: refused."""
     def size(nodes: List[rp.NodeFacts]) -> Tuple[List[int], List[rp.PreflightError]]:
-        report.backend, nprocs, errs = pf.ranks_per_host(nodes, opts.backend, opts.nproc_per_node,
-                                                         sizes[-1])
+        largest = max(sizes[-1], opts.pairs.bytes if opts.pairs else 0)
+        report.backend, nprocs, errs = pf.ranks_per_host(nodes, opts.backend, opts.nproc_per_node, largest)
         return nprocs, errs
 
     wiring = rp.Wiring(opts.node_python, opts.ifname, opts.master_addr, opts.master_port,
@@ -139,6 +151,9 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, sizes: 
     if pre.plan is not None:
         report.ifname, report.world_size = pre.plan.ifname, pre.plan.world_size
         report.master_addr, report.master_port = pre.plan.master_addr, pre.plan.master_port
+        for n in pre.nodes:
+            link = node_link(n.interfaces, n.ib_ports, pre.plan.ifname, report.backend)
+            report.links[n.host] = link.to_dict() if link else None
     if pre.errors:
         report.preflight_errors = [e.to_dict() for e in pre.errors]
         report.failure = rp.refusal(pre.errors)
@@ -160,9 +175,11 @@ def _run_ranks(remotes: Sequence[Remote], opts: Options, report: Report, plan: R
                say: Callable[[str], None]) -> Report:
     """One launcher per host, all at once; the first host to fail stops the others."""
     report.run_id = MARKER + secrets.token_hex(6)
-    starter = Starter(remotes, opts.node_python, "allreduce_launcher.py", node_sources(),
-                      report.run_id)
     env, nprocs, bases = _rank_env(plan, opts), plan.nprocs, plan.bases
+    files = node_sources()
+    if opts.pairs:   # written into the run directory with the node files
+        files["pairs.json"] = json.dumps(spec_doc(opts.pairs, nprocs))
+    starter = Starter(remotes, opts.node_python, "allreduce_launcher.py", files, report.run_id)
     aborted = threading.Event()
     first_failed: List[str] = []
     lock = threading.Lock()
@@ -205,6 +222,7 @@ def _analyse(report: Report, remotes: Sequence[Remote], results: List[RunResult]
         report.logs[r.name] = "\n".join(((res.error or "") + "\n" + res.stderr).strip().splitlines()[-60:])
         report.host_status[r.name] = ("ok" if res.ok else res.error or f"exit {res.exit_code}")
         report.ranks += [dict(j.data, node=r.name) for j in rr.of_type(recs, rr.Joined)]
+        report.pairs += [p.data for p in rr.of_type(recs, rr.Pair)]
         report.rows += [am.make_row(x.bytes, am.dtype_size(report.dtype), report.dtype,
                                     x.time_us / 1e6, report.world_size, x.wrong)
                         for x in rr.of_type(recs, rr.Result)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+import threading
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
@@ -71,11 +72,19 @@ def _read_part(path: Path) -> str:
                          "reinstall envcheck (pip install --force-reinstall envcheck)") from e
 
 
+# ast.parse from several threads at once (a fan-out's threads each joining the probe) fails now
+# and then on CPython 3.11 with "SystemError: AST constructor recursion depth mismatch": seen
+# when eight hosts' rank preflight joined it together on 3.11.7
+_AST_LOCK = threading.Lock()
+
+
 def _part_imports(text: str, parts) -> List[Tuple[str, Tuple[int, int]]]:
     """(part, (first line, last line)) of each top-level import of another part in `text`:
     `from <part> import a, b` or `import <part>, ...` (where every name is a part)."""
     out = []
-    for node in ast.parse(text).body:
+    with _AST_LOCK:
+        tree = ast.parse(text)
+    for node in tree.body:
         if isinstance(node, ast.ImportFrom) and not node.level and node.module in parts:
             out.append((node.module, (node.lineno, node.end_lineno)))
         elif isinstance(node, ast.Import) and all(a.name in parts for a in node.names):
@@ -182,7 +191,12 @@ def probe_host(remote: Remote, *, deep: bool = False, node_python: Optional[str]
 def audit_host(remote: Remote, matrix: Matrix, *, deep: bool = False,
                node_python: Optional[str] = None, timeout: Optional[float] = None) -> HostResult:
     """Probe one host and judge its facts with the rules; never raises for a host problem."""
-    result = probe_host(remote, deep=deep, node_python=node_python, timeout=timeout)
+    return judge_result(probe_host(remote, deep=deep, node_python=node_python, timeout=timeout), matrix)
+
+
+def judge_result(result: HostResult, matrix: Matrix) -> HostResult:
+    """Name the probed host's facts from the matrix and judge them with the rules (in place; a
+    host that could not be probed is returned as it is)."""
     if result.facts is not None:
         derive(result.facts, matrix)
         verdict = judge(result.facts, matrix)

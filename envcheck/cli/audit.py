@@ -9,6 +9,8 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
                                  note, print_json, show_probe_exit, text_width)
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt
+from envcheck.cli.slurmopts import check_launcher, srun_hosts
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    closing_all, local_python, progress_printer, HostSelection)
@@ -51,6 +53,8 @@ def audit(
     strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
     show_probe: Annotated[bool, typer.Option(
         "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
+    launcher: LauncherOpt = "ssh",
+    step_size: StepSizeOpt = 64,
 ) -> None:
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
@@ -68,6 +72,9 @@ def audit(
         raise show_probe_exit(node_python=node_python, deep=deep)
 
     m = load_matrix(matrix)
+    if launcher != "ssh":
+        _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_per_node, save, full,
+                    json_out, strict)
     with closing_all(HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()) as remotes:
         local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
         node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
@@ -91,4 +98,30 @@ def audit(
         if full:
             typer.echo(render_audit(fleet.results, color) + "\n")
         typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)
+    raise typer.Exit(fleet.exit_code(strict))
+
+
+def _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_per_node, save, full,
+                json_out, strict) -> None:
+    """`audit --launcher srun`: the allocation's nodes, the probe through srun (envcheck/slurm/srun.py)."""
+    # lazy: the fleet audit, its renderer and srun cost ~80 ms CPU at start-up (-X importtime, issue 26); only audit needs them
+    from envcheck.audit.fleet import save_facts
+    from envcheck.audit.render import render, to_json
+    from envcheck.slurm import srun
+
+    check_launcher(launcher)
+    fleet, meta = srun.audit(srun_hosts(hosts), m, step_size=step_size, deep=deep, node_python=node_python,
+                             timeout=timeout, gpus_per_node=gpus_per_node)
+    if save:
+        typer.echo(f"saved {len(save_facts(fleet, str(save)))} facts file(s) to {save}", err=True)
+    if json_out:
+        print_json(dict(to_json(fleet), slurm=meta))
+        raise typer.Exit(fleet.exit_code(strict))
+    note(f"through srun: job {meta['job_id']}, step(s) {', '.join(meta['steps']) or 'none reported'}")
+    if len(fleet.results) == 1:
+        typer.echo(render_audit(fleet.results, color_wanted()))
+    else:
+        if full:
+            typer.echo(render_audit(fleet.results, color_wanted()) + "\n")
+        typer.echo(render(fleet, full=full, color=color_wanted(), width=text_width()), nl=False)
     raise typer.Exit(fleet.exit_code(strict))

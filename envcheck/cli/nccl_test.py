@@ -5,8 +5,10 @@ from typing import Optional
 import typer
 
 from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
+from envcheck.allreduce.pairs import figures_of, judge, pair_spec
+from envcheck.allreduce.render import plot as draw, render_pairs, render_text, require_matplotlib
 from envcheck.allreduce.run import Options, check_options, run_allreduce
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt, check_launcher, srun_hosts
 from envcheck.allreduce.verdict import SLOW, judge_report
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
@@ -16,6 +18,7 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
                                    local_python)
 from envcheck.cli.rankopts import BackendOpt, MasterAddrOpt, MasterPortOpt, WorkerNprocOpt
 from envcheck.ranks.preflight import PROBE_SECTIONS
+from envcheck.errors import UsageError
 
 MinBytesOpt = Annotated[str, typer.Option(help="Smallest message (8, 64K, 1M…).")]
 MaxBytesOpt = Annotated[str, typer.Option(help="Largest message.")]
@@ -36,6 +39,10 @@ MinBusbwOpt = Annotated[Optional[float], typer.Option(
     "--min-busbw", help="Exit 1 when busbw at the largest size is below this (GB/s).")]
 PlotOpt = Annotated[Optional[str], typer.Option(help="Write busbw vs size to this image "
                                                      "(needs matplotlib).")]
+PairsOpt = Annotated[bool, typer.Option(
+    "--pairs", help="Instead of the sweep: rounds of node pairs (one per rail) all-reducing at "
+                    "--max-bytes at the same time, each pair's busbw against their median and the "
+                    "link rate; names a slow node or link (3+ hosts).")]
 
 
 @app.command("nccl-test")
@@ -68,13 +75,17 @@ def nccl_test(
     forks: ForksOpt = 32,
     min_busbw: MinBusbwOpt = None,
     plot: PlotOpt = None,
+    pairs: PairsOpt = False,
     json_out: JsonOpt = False,
     show_probe: ShowProbeOpt = False,
+    launcher: LauncherOpt = "ssh",
+    step_size: StepSizeOpt = 64,
 ) -> None:
     """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]
 
-    All-reduce bandwidth and correctness across nodes, with nccl-tests' numbers; never hangs,
-    never leaves strays."""
+    All-reduce bandwidth and correctness across nodes, with nccl-tests' numbers and the share of
+    the link rate; `--pairs`: every node pair at once against their median; never hangs, never
+    leaves strays."""
     if show_probe:
         raise show_probe_exit(PROBE_SECTIONS, node_python)
 
@@ -86,20 +97,58 @@ def nccl_test(
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)
-    check_options(opts)
-    # its remote commands are the preflight's and the launchers' (bounded by the run itself)
-    with closing_all(HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()) as remotes:
-        opts.node_python, which = local_python(node_python, remotes)
-        if which:
-            note(which)
-        rep = run_allreduce(remotes, opts, None if json_out else note)
+    sizes = check_options(opts)
+    check_launcher(launcher)
+    meta = None
+    if launcher == "srun":   # ranks started by srun inside the allocation (envcheck/slurm/srun_ranks.py)
+        if pairs:
+            raise UsageError("--pairs is not available with --launcher srun yet", "run the pair rounds with --launcher ssh")
+        opts.node_python = node_python or "python3"
+        rep, meta = _through_srun(hosts, opts, step_size, sizes)
+    else:
+        # its remote commands are the preflight's and the launchers' (bounded by the run itself)
+        with closing_all(HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()) as remotes:
+            opts.node_python, which = local_python(node_python, remotes)
+            if which:
+                note(which)
+            if pairs:
+                return _pairs(remotes, opts, min_busbw, json_out)
+            rep = run_allreduce(remotes, opts, None if json_out else note)
     verdict = judge_report(rep, min_busbw)
     if plot and rep.rows:
         draw(rep, plot)
     if json_out:
-        print_json(dict(rep.to_dict(), exit_code=verdict.exit_code))
+        print_json(dict(rep.to_dict(), exit_code=verdict.exit_code, **({"slurm": meta} if meta else {})))
     else:
         typer.echo(render_text(rep))
         if verdict.status == SLOW:
             typer.echo(f"# {verdict.message}")
     raise typer.Exit(verdict.exit_code)
+
+
+def _through_srun(hosts, opts: Options, step_size: int, sizes):
+    """The run as one srun job step inside the allocation; the report and the step's Slurm facts."""
+    # lazy: srun's ranks cost ~60 ms CPU at start-up (-X importtime, issue 26); only --launcher srun needs them
+    from envcheck.slurm import srun, srun_ranks
+    alloc = srun.require_allocation(srun_hosts(hosts))
+    runner = srun.SrunRunner(step_size=step_size, job_name="envcheck-nccl-test")
+    return srun_ranks.allreduce(alloc.nodes, opts, runner, sizes), srun.slurm_meta(alloc, runner)
+
+
+def _pairs(remotes, opts: Options, min_busbw: Optional[float], json_out: bool) -> None:
+    """`--pairs`: the pair rounds alone (a slow pair's round runs twice); exit 1 for a node or
+    link the pairs fail, 3 when the rounds could not run."""
+    if len(remotes) < 3:
+        raise UsageError(f"--pairs needs 3 hosts or more ({len(remotes)} given): one pair has nothing to be "
+                         "compared with", "name more hosts, or drop --pairs")
+    opts.pairs, opts.sweep = pair_spec(opts.max_bytes, iters=opts.iters), False
+    say = None if json_out else note
+    rep = run_allreduce(remotes, opts, say)
+    v = judge(figures_of(rep), min_busbw)
+    code = 3 if rep.failure else (1 if any(c.fails for c in v.calls) else 0)
+    if json_out:
+        print_json(dict(rep.to_dict(), pairs=v.to_dict(), exit_code=code))
+    else:
+        typer.echo(render_text(rep))
+        typer.echo(render_pairs(v))
+    raise typer.Exit(code)

@@ -65,7 +65,7 @@ def plan(
     p = make_plan(m, gpu, driver=driver, torch=torch, python=python)
     if json_out:
         print_json({"gpu": label, "compute_capability": p.compute_capability,
-                    "allowed": [s.to_dict() for s in p.allowed],
+                    "note": p.note, "allowed": [s.to_dict() for s in p.allowed],
                     "excluded": [s.to_dict() for s in p.excluded]})
         raise typer.Exit(0 if p.allowed else 1)
     pins = "".join(f", {k} {v}" for k, v in (("driver", driver), ("torch", torch), ("python", python)) if v)
@@ -78,7 +78,9 @@ def plan(
             typer.echo("  " + line)
         best = shown[0]
         typer.echo("")
-        typer.echo(f"to reach {best.label} (newest):")
+        if p.note:
+            typer.echo(f"note: {p.note}")
+        typer.echo(f"to reach {best.label} ({'newest' if not best.warnings else 'newest, with a warning'}):")
         if best.playbook:
             typer.echo(f"  envcheck provision {best.playbook} HOSTS")
         for c in best.commands:

@@ -16,7 +16,8 @@ from envcheck.errors import UsageError, VersionError
 from envcheck.facts.load import validate
 from envcheck.facts.schema import SCHEMA, Facts
 from envcheck.matrix.load import Matrix
-from envcheck.versions import cc_str, cu_tag_to_version, parse_compute_capability, parse_torch, strict_version
+from envcheck.versions import (cc_str, cu_tag_to_version, cuda_release, parse_compute_capability, parse_torch, pep440,
+                               strict_version)
 
 
 def _v(text: str, flag: str) -> str:
@@ -36,7 +37,11 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
     if driver:
         f["driver"] = {"version": _v(driver, "--driver"), "source": "flag"}
     if cuda:
-        f.setdefault("cuda", {})["version"] = _v(cuda, "--cuda")
+        # nvcc's build number (12.2.140, as collect_env prints it) names the 12.2 toolkit
+        release = cuda_release(cuda, "--cuda")
+        f.setdefault("cuda", {})["version"] = release
+        if release != cuda.strip():
+            f["cuda"]["nvcc"] = {"version": release, "printed": cuda.strip()}
     if cudnn:
         f.setdefault("cudnn", {})["version"] = _v(cudnn, "--cudnn")
     if torch:
@@ -44,13 +49,15 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
             public, local = parse_torch(torch)
         except VersionError as e:
             raise VersionError(f"--torch: {e.message}", "give --torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
-        if local and local != "cpu" and cu_tag_to_version(local) is None:
+        cuda_tag = cu_tag_to_version(local) if local else None
+        if local and local.startswith("cu") and not cuda_tag:  # +cu10x, +cuda: a typo, not a build
             raise VersionError(f"--torch: unknown variant {local!r} in {torch!r}",
                                "use +cuXYZ (e.g. +cu100, +cu121) or +cpu")
         f.setdefault("packages", {})["torch"] = {"version": torch.strip()}
-        f["torch"] = {"version": public, "local": local,
-                      "cuda": cu_tag_to_version(local) if local else None,
-                      "cuda_source": "flag" if local else None}
+        # a label other than +cuXYZ / +cpu (a source or vendor build: 2.1.0a0+git32f93b1) says
+        # nothing about its CUDA: the torch rules say so, and skip what needs it
+        f["torch"] = {"version": public, "local": local if (cuda_tag or local == "cpu") else None,
+                      "cuda": cuda_tag, "cuda_source": "flag" if cuda_tag else None}
     for name, val in (("torchvision", torchvision), ("torchaudio", torchaudio)):
         if val:
             try:
@@ -62,7 +69,7 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
         f["gpus"] = [_gpu(gpu, matrix)]
     if python:
         # a bare "3" would be read as 3.0 and judged (falsely) as a Python with no torch wheels
-        if not re.fullmatch(r"[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?", python.strip()) or "\n" in python:
+        if len(pep440(python, "--python", "3.7").release) not in (2, 3):
             raise VersionError(f"--python: cannot parse version {python!r}", "give --python as X.Y, e.g. 3.7")
         f["python"] = {"version": python.strip()}
     if gcc:

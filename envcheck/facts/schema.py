@@ -75,7 +75,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       "env": {"PATH": str, "LD_LIBRARY_PATH": str, "CUDA_HOME": str, "CUDA_PATH": str,
               "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
                                                    # over SSH that is the NON-interactive environment
-      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None}],
+      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None,
+                      "speed": 10000 | None}],   # Mb/s, sysfs speed
+      "ib_ports": [{... as health.ib, "rate_gbps": 400.0}],   # only with --only ib: the active ports
       "health": {                         # hardware health (probe only; absent: not probed)
         "pci": [{"address": "0000:07:00.0", "vendor_id": "0x10de", "device_id": "0x20b2",
                  "class": "0x030200",      # NVIDIA VGA/3D functions on the bus, driver or not
@@ -83,8 +85,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                           "width": 16, "max_width": 16}}],          # sysfs current_/max_link_*
         "kernel_log": {"source": "/dev/kmsg"|"dmesg"|"journalctl"|None, "error": str | None,
                        "events": [{"xid": 79, "pci": "0000:2b:00", "count": 1, "first": str,
-                                   "last": str, "no_xid_line": bool}],   # NVRM Xids since boot
-                       "dropped": int},
+                                   "last": str, "no_xid_line": bool,     # NVRM Xids since boot
+                                   "first_s": float | None, "last_s": float | None}],  # logged at,
+                       "dropped": int, "uptime_s": float | None},   # s since boot (kmsg/dmesg stamps)
         "ib": [{"device": "mlx5_0", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp",
                 "rate": "400 Gb/sec (4X NDR)", "link_layer": "InfiniBand"|"Ethernet"}],
         "modules": {"nvidia_peermem": bool, "nv_peer_mem": bool},   # GPUDirect RDMA loaded
@@ -101,6 +104,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       #     "temperature_c": int, "slowdown_temperature_c": int, "persistence_mode": 0|1,
       #     "mig_mode": 0|1, "compute_mode": 0..3,
       #     "nvlink": {"up": int, "down": [link, ...]} | None (no NVLink)}
+      "gpu_processes": {"processes": [{"pid": int, "name": str, "memory_mib": int | None, "gpu": str,
+                                       "slurm_job": str | None}] | None, "error": str | None},
+                                          # only with --only gpu_processes (slurm-check's Epilog)
       "errors": [str],                    # what the probe could not do, in one line each
     }
 
@@ -191,6 +197,11 @@ def python_version(f: Facts) -> Optional[str]:
 
 def gcc_version(f: Facts) -> Optional[str]:
     return _str(_get(f, "gcc", "version"))
+
+
+def installed_gccs(f: Facts) -> List[Dict[str, Any]]:
+    """The versioned gcc-N the probe found on PATH ([{"path", "version"}])."""
+    return _dicts(_get(f, "gcc", "installed"))
 
 
 def env(f: Facts) -> Dict[str, str]:

@@ -24,6 +24,8 @@ started by srun, with no launcher and no run directory beside it):
   timeout   {rank, phase, bytes, seconds, host}     a bounded step did not finish: it gives up
   error     {rank, phase, message, bytes, host}     a step raised (phase "setup": never started)
   done      {world_size}
+  pair      {round, attempt, group, ranks, bytes, time_us, first_bytes, first_us, lat_us, iters,
+             stopped, wrong}                        a node pair's figures (allreduce_pairs.py)
 """
 import json
 import os
@@ -43,6 +45,8 @@ WORKER_RECORDS = {
     "timeout": ("rank", "phase", "bytes", "seconds", "host"),
     "error": ("rank", "phase", "message", "bytes", "host"),
     "done": ("world_size",),
+    "pair": ("round", "attempt", "group", "ranks", "bytes", "time_us", "first_bytes", "first_us",
+             "lat_us", "iters", "stopped", "wrong"),
 }
 LAUNCHER_STATUS = ("stopped", "deadline", "error", "done")
 

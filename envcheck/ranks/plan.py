@@ -37,6 +37,7 @@ class NodeFacts:
     error: Optional[str] = None
     cpus: Optional[int] = None
     mem_available: Optional[int] = None     # bytes (MemAvailable), None where unknown
+    ib_ports: List[Dict[str, Any]] = field(default_factory=list)   # active ones, with rate_gbps
 
 
 @dataclass

@@ -22,7 +22,7 @@ from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
 NODE_DIR = Path(__file__).resolve().parent.parent / "node"
 # What the ranks are sized and wired by, read by the node probe (the same GPU count `audit` shows)
-PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources")
+PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources", "ib")
 
 SizeFn = Callable[[List[NodeFacts]], Tuple[List[int], List[PreflightError]]]
 CheckFn = Callable[[List[NodeFacts]], List[PreflightError]]
@@ -43,9 +43,10 @@ def node_cmd(python: Optional[str], mode: str, *args: Any) -> str:
 
 def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: float,
                  forks: int) -> List[NodeFacts]:
+    source = probe_source()   # once, not in every host's thread
+
     def one(r: Remote) -> NodeFacts:
-        res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=probe_source(),
-                    timeout=timeout)
+        res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=source, timeout=timeout)
         if res.error:   # unreachable, auth, host key, timeout: the transport's own words
             return NodeFacts(r.name, error=res.error)
         try:
@@ -53,7 +54,7 @@ def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: floa
         except ProbeError as e:
             return NodeFacts(r.name, error=f"cannot run the probe under {python or 'python3'}: {e.reason}")
         return NodeFacts(r.name, n.hostname, n.gpus, n.interfaces, n.free_port, cpus=n.cpus,
-                         mem_available=n.mem_available)
+                         mem_available=n.mem_available, ib_ports=n.ib_ports)
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))

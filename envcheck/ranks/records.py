@@ -115,12 +115,18 @@ class Done:
 
 
 @dataclass(frozen=True)
+class Pair:
+    """One group's figures in a round of node pairs (envcheck/allreduce/pairs.py reads `data`)."""
+    data: Dict[str, Any] = field(compare=False, hash=False)
+
+
+@dataclass(frozen=True)
 class Other:
     type: str
     data: Dict[str, Any] = field(compare=False, hash=False)
 
 
-Record = Union[Start, Out, Exit, Launcher, Beat, Joined, Sweep, Result, Timeout, Error, Done, Other]
+Record = Union[Start, Out, Exit, Launcher, Beat, Joined, Sweep, Result, Timeout, Error, Done, Pair, Other]
 
 
 def _launcher(d: Dict[str, Any]) -> Launcher:
@@ -143,6 +149,7 @@ PARSERS = {
     "error": lambda d: Error(_int(d.get("rank")), _str(d.get("phase")), _int(d.get("bytes")),
                              str(d.get("message")), _str(d.get("host"))),
     "done": lambda d: Done(_int(d.get("world_size"))),
+    "pair": lambda d: Pair(dict(d)),
 }
 # the fields a record must have, of the right type, to be one (else it is noise, skipped)
 REQUIRED = {"start": ("rank",), "out": ("rank",), "exit": ("rank", "code"), "rank": ("rank",)}

@@ -13,7 +13,7 @@ from envcheck.facts import schema as F
 from envcheck.matrix import pci as pci_ids
 from envcheck.matrix.load import Matrix
 from envcheck.model import Skipped
-from envcheck.versions import (cu_tag_to_version, major, parse_compute_capability, parse_torch,
+from envcheck.versions import (cu_tag_to_version, is_prerelease, major, parse_compute_capability, parse_torch,
                                version_to_cu_tag, vkey)
 from envcheck.versions import major_minor as mm  # the rules' short name for 'X.Y'
 
@@ -53,22 +53,24 @@ def torch_build(f: F.Facts, m: Matrix) -> Optional[TorchBuild]:
         public, local = parse_torch(text)
     except VersionError:
         return None
+    full = F.package_version(f, "torch") or text
     if not local:  # the package metadata may carry the local tag the derived section dropped
-        pkg = F.package_version(f, "torch") or ""
-        local = pkg.partition("+")[2].lower() or None
+        local = full.partition("+")[2].lower() or None
     tag = F.torch_local(f) or local
     cuda = F.torch_cuda(f) or F.deep_torch_cuda(f)
     rec = m.torch(public)
     if tag == "cpu":
         return TorchBuild(public, "cpu", None, "cpu", rec)
-    if tag and tag.startswith("cu"):
+    if tag and tag.startswith("cu") and cu_tag_to_version(tag):
         return TorchBuild(public, tag, cuda and mm(cuda) or cu_tag_to_version(tag), "local-tag", rec)
     if cuda:
         try:
             return TorchBuild(public, version_to_cu_tag(cuda), mm(cuda), F.torch_cuda_source(f) or "deep", rec)
         except VersionError:
             pass
-    default = m.pypi_variant(public)
+    # PyPI serves final releases without a label only: a source or vendor build (+git…, NGC's
+    # 2.1.0a0+32f93b1) or a pre-release (2.1.0rc1, a nightly) is no PyPI wheel
+    default = m.pypi_variant(public) if not tag and not is_prerelease(full) else None
     if default:
         return TorchBuild(public, default, cu_tag_to_version(default), "pypi-default", rec)
     return TorchBuild(public, None, None, "unknown", rec)
@@ -193,12 +195,23 @@ def norm_path(path: str, f: F.Facts) -> str:
     return p
 
 
+def _in_distro(p: str, tk: Dict[str, Any], root: str) -> bool:
+    """Whether a path is one of a distribution toolkit's own places: it lives in the system's
+    directories (/usr), which hold everything else too (a /usr/local/bin/nvcc is not Debian's)."""
+    own = {root, f"{root}/bin", f"{root}/bin/nvcc", F.text(tk.get("include")) or "", F.text(tk.get("lib")) or ""}
+    return p in own or p.startswith("/usr/lib/nvidia-cuda-toolkit")
+
+
 def toolkit_of(path: str, f: F.Facts) -> Optional[Dict[str, Any]]:
     """The installed toolkit (from the probe's list) that contains `path`, if any."""
     p = norm_path(path, f)
     best = None
     for tk in F.cuda_toolkits(f):
         root = norm_path(F.text(tk.get("path")) or "", f)
+        if root and tk.get("layout") == "distro":
+            if _in_distro(p, tk, root) and best is None:
+                best = tk
+            continue
         if root and (p == root or p.startswith(root + "/")):
             if best is None or len(root) > len(F.text(best.get("path")) or ""):
                 best = tk
@@ -206,6 +219,39 @@ def toolkit_of(path: str, f: F.Facts) -> Optional[Dict[str, Any]]:
 
 
 CUDA_DIR = re.compile(r"/cuda(-\d+(\.\d+)*)?(/|$)")
+
+
+def installed_toolkit(f: F.Facts, version: str) -> Optional[Dict[str, Any]]:
+    """A toolkit of this CUDA major.minor the probe found on the host (in use or not)."""
+    try:
+        want = mm(version)
+        return next((tk for tk in F.cuda_toolkits(f) if F.text(tk.get("version")) and mm(tk["version"]) == want), None)
+    except VersionError:
+        return None
+
+
+def toolkit_step(f: F.Facts, version: str) -> str:
+    """How to get CUDA `version` in use: point at the one installed already (Debian's packaged
+    toolkit included), else install it."""
+    tk = installed_toolkit(f, version)
+    if not tk:
+        return f"install CUDA {version} (envcheck install-cuda {mm(version)})"
+    root = F.text(tk.get("path")) or ""
+    where = "Debian's nvidia-cuda-toolkit, in /usr" if tk.get("layout") == "distro" else root
+    return (f"use the CUDA {mm(version)} already installed ({where}): export PATH={root}/bin:$PATH "
+            f"CUDA_HOME={root}")
+
+
+def installed_gcc(f: F.Facts, limit: int) -> Optional[int]:
+    """The newest gcc-N installed with N <= limit, if any."""
+    found = []
+    for g in F.installed_gccs(f):
+        try:
+            found.append(major(F.text(g.get("version")) or ""))
+        except VersionError:
+            continue
+    fits = [n for n in found if n <= limit]
+    return max(fits) if fits else None
 
 
 # What each named fact is, for a check that needs it: (present?, what is missing, the `check`

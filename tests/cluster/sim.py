@@ -260,6 +260,21 @@ class Host:
         except FileNotFoundError:
             return []
 
+    # ---- the link ---------------------------------------------------------------------------
+    def shape(self, rate: str, burst: str = "32kb") -> None:
+        """Limit this host's link to `rate` (tc's units: 40mbit, 1gbit) both ways, with a token
+        bucket (tbf) on its eth0 (what it sends) and on the bridge side of its veth (what it
+        receives): a degraded cable, NIC or switch port. `burst` must hold rate/HZ bytes (512kb
+        for 1gbit); keep it small beside the messages measured, or they pass at line rate."""
+        q = ["tc", "qdisc", "replace", "dev"]
+        tbf = ["root", "tbf", "rate", rate, "burst", burst, "latency", "100ms"]
+        self.run_local(" ".join(q + ["eth0"] + tbf))
+        _sh(q + [self.veth] + tbf)
+
+    def unshape(self) -> None:
+        self.run_local("tc qdisc del dev eth0 root", check=False)
+        _sh(["tc", "qdisc", "del", "dev", self.veth, "root"], check=False)
+
     # ---- inside the host, without SSH -----------------------------------------------------
     def run_local(self, command: str, check: bool = True, input: Optional[str] = None,
                   timeout: float = 60, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:

@@ -54,7 +54,8 @@ def test_every_record_a_node_file_writes_is_in_the_protocol():
     for name, expect in (("allreduce_launcher.py", {"start", "launcher", "beat"}),
                          ("script_launcher.py", {"start", "out", "launcher", "beat"}),
                          ("rank_supervisor.py", {"exit"}),
-                         ("allreduce_worker.py", set(p.WORKER_RECORDS))):
+                         ("allreduce_worker.py", set(p.WORKER_RECORDS) - {"pair"}),
+                         ("allreduce_pairs.py", {"pair"})):
         written = _written_types(NODE / name)
         assert written - known == set(), name
         assert written == expect, name
@@ -89,4 +90,4 @@ def test_a_malformed_record_is_noise_not_a_crash(line):
 
 
 def test_a_record_type_the_controller_does_not_know_is_kept_for_the_workload():
-    assert rr.parse_line('{"type": "pair", "round": 1}') == rr.Other("pair", {"type": "pair", "round": 1})
+    assert rr.parse_line('{"type": "triple", "round": 1}') == rr.Other("triple", {"type": "triple", "round": 1})

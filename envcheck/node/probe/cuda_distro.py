@@ -12,6 +12,15 @@ from run import ls, run, which
 # first on its PATH), headers in /usr/include, libraries in the multiarch directory. Its root, as
 # nvcc on PATH makes it, is /usr; /usr/lib/cuda holds links to part of it.
 DISTRO_ROOTS = ("/usr", "/usr/lib/cuda")
+DISTRO_NVCC = "/usr/lib/nvidia-cuda-toolkit/bin/nvcc"
+
+
+def installed_distro_root():
+    """/usr when the distribution's toolkit is installed, whether or not its nvcc is first on PATH
+    (a /usr/local/cuda-X.Y/bin before /usr/bin hides it from `which nvcc`, not from the disk)."""
+    if os.access(DISTRO_NVCC, os.X_OK) and os.path.exists("/usr/include/cuda.h"):
+        return "/usr"
+    return None
 
 
 def cudart_dirs():
