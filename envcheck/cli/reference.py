@@ -30,6 +30,12 @@ def _usage(name: str, cmd: Any) -> str:
     text = " ".join(p for p in pieces if p != "[OPTIONS]").replace("]...", "…]").replace("...", "…")
     text = re.sub(r"\{([^}]*)\}", lambda m: m.group(1).upper(), text)   # Typer's {version}
     text = text.replace("[[", "[").replace("]]", "]").replace("…]…]", "…]")
+    # a variadic argument says so whatever the Typer (0.29 writes HOSTS..., 0.28 not): the table is
+    # the same under every Typer pyproject allows
+    for p in cmd.params:
+        mv = (p.metavar or "").strip("[].") if p.param_type_name == "argument" and p.nargs == -1 else ""
+        if mv:
+            text = re.sub(r"\[%s\](?!…)" % re.escape(mv), "[%s…]" % mv, text)
     return " ".join(["envcheck", name] + ([text] if text else []))
 
 
