@@ -130,13 +130,34 @@ def parse_yaml(text: str, what: str, fix: str, loader=None):
         raise UsageError(f"{what}: not valid YAML{at}: {getattr(e, 'problem', None) or ' '.join(str(e).split())}", fix) from e
 
 
-# shell startup files by name: .bashrc, .zshenv, .profile, bash.bashrc, /etc/profile.d/*.sh …
-_RC_NAME = re.compile(r"\.?[A-Za-z0-9_.-]*(rc|profile|login|logout|env|\.sh|\.bash|\.zsh)")
+# The shell start-up files envcheck writes its (sh-syntax) export block into: those of the
+# Bourne-family shells, in the home or system-wide. Not .netrc, .npmrc, .pypirc or .wgetrc (names
+# ending in "rc" that hold credentials), nor csh/fish files (another syntax).
+HOME_RC_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshenv", ".zshrc",
+                 ".zprofile", ".zlogin", ".kshrc", ".mkshrc", ".shrc")
+SYSTEM_RC_FILES = ("/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshenv",
+                   "/etc/zsh/zshenv", "/etc/zsh/zshrc", "/etc/zshrc", "/etc/zprofile", "/etc/zsh/zprofile")
+# NAME.sh in a directory a start-up file sources every file of
+_RC_DIRS = re.compile(r"(?:/etc/profile\.d|(?:~/)?\.bashrc\.d|/home/[^/]+/\.bashrc\.d|/root/\.bashrc\.d)"
+                      r"/[A-Za-z0-9_.-]+\.sh")
+_HOME_PREFIX = re.compile(r"(?:~/|/root/|/home/[^/]+/)?")
 
 
-def check_rc_file(file: str) -> None:
-    """--file names a shell startup file: never /etc/passwd, a device, or a directory."""
-    name = file.rstrip("/").rsplit("/", 1)[-1] if not file.endswith("/") else ""
-    if not file.strip() or not _RC_NAME.fullmatch(name) or file.startswith(("/dev/", "/proc/", "/sys/")):
-        raise UsageError(f"--file {file!r} is not a shell startup file (.bashrc, .zshenv, .profile, "
-                         "/etc/profile.d/NAME.sh …)", "pass --file ~/.bashrc, or the startup file of the login shell")
+def check_rc_file(file: str, anything: bool = False) -> None:
+    """--file names a shell start-up file envcheck knows (~/.bashrc, ~/.zshenv, /etc/profile.d/
+    NAME.sh …), never /etc/passwd, ~/.netrc, a device or a directory; `anything` (--file-anything)
+    lifts the name check only."""
+    fix = ("pass --file ~/.bashrc (or another start-up file of the login shell: "
+           f"{', '.join('~/' + f for f in HOME_RC_FILES[:6])} …, /etc/profile.d/NAME.sh), or "
+           "--file-anything for a file your start-up file sources")
+    if not file or not file.strip() or file.endswith("/") or re.search(r"[\x00-\x1f\x7f]", file):
+        raise UsageError(f"--file {file[:60]!r} is not a file name", fix)
+    if file.startswith(("/dev/", "/proc/", "/sys/")):
+        raise UsageError(f"--file {file[:60]!r} is not a shell start-up file", fix)
+    if anything:
+        return
+    m = _HOME_PREFIX.match(file)
+    rest = file[m.end():]
+    if rest in HOME_RC_FILES or file in SYSTEM_RC_FILES or _RC_DIRS.fullmatch(file):
+        return
+    raise UsageError(f"--file {file[:60]!r} is not a shell start-up file envcheck knows", fix)

@@ -4,7 +4,6 @@ from typing import Optional
 
 import typer
 
-from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, note, print_json
@@ -13,30 +12,22 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsF
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
                                    local_python)
-from envcheck.cli.rankopts import BackendOpt, MasterAddrOpt, MasterPortOpt, WorkerNprocOpt
+from envcheck.cli.options import option
+from envcheck.cli.rankopts import (MAX_BYTES_DEFAULT, BackendOpt, CollectiveTimeoutOpt, IfnameOpt,
+                                   MasterAddrOpt, MasterPortOpt, MaxBytesOpt, MinBusbwOpt, NprocOpt)
+from envcheck import params as P
 
-MinBytesOpt = Annotated[str, typer.Option(help="Smallest message (8, 64K, 1M…).")]
-MaxBytesOpt = Annotated[str, typer.Option(help="Largest message.")]
-FactorOpt = Annotated[int, typer.Option(help="Size multiplier between steps.")]
-DtypeOpt = Annotated[str, typer.Option(help="float32, float16, bfloat16, float64, int32.")]
-WarmupOpt = Annotated[int, typer.Option(help="Untimed all-reduces per size.", min=0, max=1000)]
-ItersOpt = Annotated[int, typer.Option(help="Timed all-reduces per size.", min=1, max=100000)]
-CollectiveTimeoutOpt = Annotated[float, typer.Option(
-    "--collective-timeout", "--timeout", min=0.1, metavar="SECONDS",
-    help="Seconds one collective may take before the run is stopped (exit 3), as doctor's "
-         "--collective-timeout (--timeout is the older name). Remote commands of the "
-         "preflight get --connect-timeout + 30.")]
-RendezvousTimeoutOpt = Annotated[float, typer.Option(help="Seconds for every rank to join.")]
-RunTimeoutOpt = Annotated[float, typer.Option(help="Last bound on the whole run per host.")]
-IfnameOpt = Annotated[Optional[str], typer.Option(help="Interface for NCCL_SOCKET_IFNAME and "
-                                                       "GLOO_SOCKET_IFNAME.")]
-MinBusbwOpt = Annotated[Optional[float], typer.Option(
-    "--min-busbw", help="Exit 1 when busbw at the largest size is below this (GB/s).")]
-PlotOpt = Annotated[Optional[str], typer.Option(help="Write busbw vs size to this image "
-                                                     "(needs matplotlib).")]
+MinBytesOpt = Annotated[int, option(P.MIN_BYTES)]
+FactorOpt = Annotated[int, option(P.FACTOR)]
+DtypeOpt = Annotated[str, option(P.DTYPE)]
+WarmupOpt = Annotated[int, option(P.WARMUP)]
+ItersOpt = Annotated[int, option(P.ITERS)]
+RendezvousTimeoutOpt = Annotated[float, option(P.RENDEZVOUS_TIMEOUT)]
+RunTimeoutOpt = Annotated[float, option(P.RUN_TIMEOUT, help="Last bound on the whole run per host.")]
+PlotOpt = Annotated[Optional[str], option(P.PLOT)]
 
 
-@app.command("nccl-test")
+@app.command("nccl-test", renamed={"--timeout": "--collective-timeout"})
 @guard
 def nccl_test(
     ctx: typer.Context,
@@ -48,14 +39,14 @@ def nccl_test(
     identity: IdentityOpt = None,
     strict_host_keys: StrictHostKeysOpt = False,
     backend: BackendOpt = "auto",
-    nproc_per_node: WorkerNprocOpt = None,
+    nproc_per_node: NprocOpt = None,
     min_bytes: MinBytesOpt = "8",
-    max_bytes: MaxBytesOpt = "256M",
+    max_bytes: MaxBytesOpt = MAX_BYTES_DEFAULT,
     factor: FactorOpt = 2,
     dtype: DtypeOpt = "float32",
     warmup: WarmupOpt = 5,
     iters: ItersOpt = 20,
-    timeout: CollectiveTimeoutOpt = 60.0,
+    collective_timeout: CollectiveTimeoutOpt = 60.0,
     rendezvous_timeout: RendezvousTimeoutOpt = 60.0,
     run_timeout: RunTimeoutOpt = 1800.0,
     master_addr: MasterAddrOpt = None,
@@ -73,10 +64,10 @@ def nccl_test(
     from envcheck.allreduce.render import render_text, require_matplotlib
 
     if plot:
-        require_matplotlib()   # before the run, not after minutes of it
+        require_matplotlib(plot)   # before the run, not after minutes of it
     opts = Options(backend=backend, nproc_per_node=nproc_per_node,
-                   min_bytes=am.parse_size(min_bytes), max_bytes=am.parse_size(max_bytes),
-                   factor=factor, dtype=dtype, warmup=warmup, iters=iters, timeout=timeout,
+                   min_bytes=min_bytes, max_bytes=max_bytes,
+                   factor=factor, dtype=dtype, warmup=warmup, iters=iters, timeout=collective_timeout,
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)

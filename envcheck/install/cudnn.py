@@ -307,9 +307,11 @@ echo "envcheck-removed: $n files listed in $M"
 
 def cudnn_node(remote: Remote, info: Optional[ArchiveInfo], cuda_home: str, *, tmpdir: str = "/var/tmp",
                remove: bool = False, force: bool = False, dry_run: bool = False, use_sudo: bool = False,
-               password: Optional[Callable[[], str]] = None, timeout: float = 600.0) -> NodeOutcome:
+               password: Optional[Callable[[], str]] = None, timeout: float = 3600.0,
+               fact_timeout: float = 120.0) -> NodeOutcome:
+    """timeout: the copy (--install-timeout); fact_timeout: the fact command (--command-timeout)."""
     out = NodeOutcome(remote.name)
-    res = remote.run(facts_command(cuda_home, tmpdir, info.name if info else "-"), timeout=60)
+    res = remote.run(facts_command(cuda_home, tmpdir, info.name if info else "-"), timeout=fact_timeout)
     if not res.ok:
         return out.fail("unreachable" if res.error else "failed", f"facts: {res.error or res.tail(3)}")
     f = parse_facts(res.stdout)

@@ -26,7 +26,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
 
-from envcheck.inputs import check_rc_file  # noqa: F401  (the env step's --file / file: check)
 from envcheck.errors import EnvcheckError, UsageError
 from envcheck.install.common import PRIV_FACT, NodeOutcome, parse_priv, privilege_from_fact, run_priv
 from envcheck.remote import Remote
@@ -165,10 +164,9 @@ def apply_block(text: str, block: str) -> str:
 
 
 # ---- fact --------------------------------------------------------------------------------------
-
 def fact_command(path: str) -> str:
     """One command: resolve the path (a dotfile symlink is edited at its target, not replaced by a
-    file), then print 'path exists sha256' and the file's text as base64."""
+    file), then print 'path exists sha256' and the file's text as base64 (HOME unset: 'nohome')."""
     if path.startswith("/"):
         p = shlex.quote(path)
     else:  # ~/.bashrc or .bashrc: the remote user's home, expanded by the remote shell
@@ -177,13 +175,14 @@ def fact_command(path: str) -> str:
     # writable: whether the SSH user can replace the file without root (its directory is writable);
     # kind: a regular file, nothing yet, or something never to write (directory, device, FIFO);
     # link: whether a symlink was followed, and whether it stays in the home or /etc/profile.d
-    return (
+    nohome = "" if path.startswith("/") else 'if [ -z "${HOME:-}" ]; then echo "- 0 - 0 nohome no"; else '
+    return nohome + (
         f"f={p}; r=$(readlink -f -- \"$f\" 2>/dev/null || echo \"$f\"); "
         "w=0; [ -w \"$(dirname \"$r\")\" ] && w=1; "
         "l=no; if [ -L \"$f\" ]; then l=out; case \"$r\" in \"$HOME\"/*|/etc/profile.d/*) l=in ;; esac; fi; "
         "if [ -f \"$r\" ]; then s=$(sha256sum < \"$r\" | cut -d' ' -f1); echo \"$r 1 $s $w file $l\"; base64 < \"$r\"; "
         "elif [ -e \"$r\" ] || [ -L \"$r\" ]; then echo \"$r 0 - $w other $l\"; "
-        "else echo \"$r 0 - $w none $l\"; fi; echo " + FACT_SEP
+        "else echo \"$r 0 - $w none $l\"; fi; " + ("fi; " if nohome else "") + "echo " + FACT_SEP
     )
 
 
@@ -206,6 +205,8 @@ def parse_file_fact(stdout: str) -> FileFact:
     if len(parts) != 6 or parts[1] not in ("0", "1"):
         raise UsageError(f"unexpected answer reading the file: {head[:80]!r}")
     path, exists, sha, writable, kind, link = parts
+    if kind == "nohome":   # never /.bashrc
+        raise UsageError("HOME is unset or empty for this login", "set HOME, or pass --file with an absolute path")
     if kind == "other":
         raise UsageError(f"{path} is a directory, device, FIFO or socket, not a shell startup file; not writing to it",
                          "pass --file with a regular file such as ~/.bashrc")

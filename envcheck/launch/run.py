@@ -20,15 +20,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from envcheck.allreduce import preflight as pf
 from envcheck.allreduce.run import boot, kill_cmd, run_dir
+from envcheck import params as P
 from envcheck.errors import UsageError
+from envcheck.paths import make_out_dir
 from envcheck.launch import outcome
 from envcheck.launch import preflight as lp
 from envcheck.launch.stream import HostStream, LineFn, RankState
 from envcheck.remote import Remote, RunResult
 
 MARKER = "envcheck-launch-"   # in every launcher's and rank's command line: `pgrep -f` finds a run
-RESERVED_ENV = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
-                "LOCAL_WORLD_SIZE", "GROUP_RANK")
 
 
 @dataclass
@@ -87,14 +87,11 @@ class Report:
 
 
 def parse_env(pairs: Sequence[str]) -> Dict[str, str]:
+    """--env NAME=VALUE pairs, each checked by its declaration (a name the shell takes, no
+    control character, not one launch sets itself)."""
     out = {}
     for p in pairs:
-        k, eq, v = p.partition("=")
-        if not eq or not k:
-            raise UsageError(f"--env {p!r} is not K=V", "write --env NAME=VALUE")
-        if k in RESERVED_ENV:
-            raise UsageError(f"--env {k} is set by envcheck launch for every rank",
-                             "use --master-addr/--master-port/--nproc-per-node instead")
+        k, _, v = P.ENV_PAIR.parse(p).partition("=")
         out[k] = v
     return out
 
@@ -134,8 +131,10 @@ def run_launch(remotes: Sequence[Remote], opts: Options, progress: Optional[Prog
         rep.exit_code = outcome.exit_code(rep.failure)
         return rep
     if opts.log_dir:
-        rep.log_dir = os.path.join(os.path.abspath(opts.log_dir), rep.run_id)
-        os.makedirs(rep.log_dir, exist_ok=False)   # a fresh directory per run: nothing clobbered
+        # --log-dir itself may be made (its parent must exist), then a fresh directory per run:
+        # nothing clobbered, no parents made by a typo
+        rep.log_dir = os.path.join(os.path.abspath(make_out_dir(opts.log_dir, "--log-dir")), rep.run_id)
+        make_out_dir(rep.log_dir, "--log-dir")
     _run(remotes, opts, python, rep, say, on_line)
     rep.exit_code = outcome.exit_code(rep.failure)
     return rep

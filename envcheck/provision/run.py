@@ -132,7 +132,7 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
             from envcheck.install.pip_step import requirements
             requirements(list(a.get("packages") or []))     # before any step of any host runs
         elif s.name == "env" and a.get("file"):
-            from envcheck.install.envblock import check_rc_file
+            from envcheck.inputs import check_rc_file
             check_rc_file(a["file"])
     return out
 

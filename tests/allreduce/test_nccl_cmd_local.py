@@ -15,7 +15,7 @@ from tests.conftest import envcheck_exe, run_cli
 pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-TINY = ["--max-bytes", "64K", "--warmup", "1", "--iters", "3", "--timeout", "20"]
+TINY = ["--max-bytes", "64K", "--warmup", "1", "--iters", "3", "--collective-timeout", "20"]
 
 
 def strays(marker: str) -> list:
@@ -82,7 +82,7 @@ def test_a_worker_killed_mid_run_stops_the_run_with_exit_3_naming_the_rank(tmpen
     full = dict(os.environ, **env)
     start = time.monotonic()
     p = subprocess.Popen([envcheck_exe(), "nccl-test", "--backend", "gloo", "--nproc-per-node",
-                          "2", "--max-bytes", "64K", "--iters", "400", "--timeout", "15",
+                          "2", "--max-bytes", "64K", "--iters", "400", "--collective-timeout", "15",
                           "--json"], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     victim = None

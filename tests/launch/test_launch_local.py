@@ -106,8 +106,8 @@ def test_ctrl_c_stops_every_rank_and_exits_130(tmp_path):
 @pytest.mark.parametrize("args, words", [
     ([], "no script to launch (fix: put it after --"),
     (["--env", "RANK=3", "--", "s.py"], "--env RANK is set by envcheck launch"),
-    (["--env", "NOEQUALS", "--", "s.py"], "--env 'NOEQUALS' is not K=V"),
-    (["--sync", "/nonexistent/x", "--no-audit", "--", "s.py"], "--sync /nonexistent/x: no such"),
+    (["--env", "NOEQUALS", "--", "s.py"], "--env 'NOEQUALS' is not NAME=VALUE"),
+    (["--sync", "/nonexistent/x", "--no-audit", "--", "s.py"], "--sync '/nonexistent/x': no such"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, words):
     r = run_cli("launch", *args, timeout=60)
