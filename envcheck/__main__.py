@@ -5,6 +5,8 @@ import sys
 
 def main() -> None:
     try:
+        # lazy: the CLI's modules cost ~300 ms CPU to load (typer, every command; -X importtime):
+        # a Ctrl-C in them is caught here, one line and 130, instead of a traceback
         from envcheck.cli import main as cli_main
     except KeyboardInterrupt:
         sys.stderr.write("envcheck: interrupted\n")

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, List, Mapping, Optional, Sequence
 
+from envcheck import inputs
 from envcheck.errors import UsageError
 
 # hosts in one command, all arguments and the hosts file together: counted BEFORE any list is
@@ -140,6 +141,8 @@ def compress_hostlist(names: Iterable[str]) -> str:
     the subset of ours without steps or groups (checked by property tests). Group resolution is
     off: a name is never looked up in /etc/clustershell. A name it cannot parse (never a valid
     host name) is listed as it is rather than failing a report."""
+    # lazy: ClusterShell costs ~12 ms CPU (-X importtime, issue 26) of every start-up (the CLI
+    # imports this module); only a report that folds host names needs it
     from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
     unique = sorted(set(n for n in names if n))
@@ -231,7 +234,6 @@ def _expand_with_affixes(spec: str, budget: int = MAX_HOSTS) -> List[str]:
 
 def read_hosts_file(path: str) -> List[str]:
     """One host (or hostlist) per line; `#` starts a comment; blank lines ignored."""
-    from envcheck import inputs
     lines = inputs.read_text(path, "hosts file", "give a text file with one host or hostlist per line",
                              limit=4 * 1024 * 1024).splitlines()
     specs = []

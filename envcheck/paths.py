@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from typing import Optional, Union
 
 from envcheck.errors import OutputError, UsageError
-from envcheck.params.core import check_text, excerpt as _excerpt
+from envcheck.params.text import check_text, excerpt as _excerpt
 
 # the streams a user may name as an output file: written through our own descriptor, in order
 STD_FDS = {"/dev/stdout": 1, "/dev/stderr": 2, "/dev/fd/1": 1, "/dev/fd/2": 2,
@@ -168,7 +169,6 @@ def write_output(path: str, data: Union[str, bytes], where: str) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         if path in STD_FDS:
-            import sys
             for stream in (sys.stdout, sys.stderr):   # keep the order of what was printed
                 if stream is not None:
                     stream.flush()

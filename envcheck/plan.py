@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-from envcheck import versions
+from envcheck import rules, versions
 from envcheck.errors import UsageError
+from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
+from envcheck.provision.playbooks import available, load_playbook
 
 
 @dataclass
@@ -113,7 +115,6 @@ def _commands(s: Stack, archive: Optional[str]) -> List[str]:
 
 
 def _playbooks() -> Dict[str, Any]:
-    from envcheck.provision.playbooks import available, load_playbook
     out = {}
     for p in available():
         try:
@@ -128,9 +129,7 @@ def _playbooks() -> Dict[str, Any]:
 
 def make_plan(matrix: Matrix, gpu: str, *, driver: Optional[str] = None, torch: Optional[str] = None,
               python: Optional[str] = None, evaluate: Optional[Callable[..., List[Finding]]] = None) -> Plan:
-    from envcheck.facts.from_flags import stack_facts
-    if evaluate is None:
-        from envcheck.rules import evaluate as evaluate  # noqa: PLW0127
+    evaluate = evaluate or rules.evaluate
     if not gpu or not gpu.strip():
         raise UsageError("plan: --gpu is required", "name the GPU model (A100), sm_XY or X.Y")
     probe = stack_facts(gpu=gpu, matrix=matrix)

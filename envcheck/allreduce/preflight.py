@@ -1,5 +1,5 @@
 """Preflight for `envcheck nccl-test`, run before any worker starts: what each node has (GPUs,
-interfaces), which interface the ranks should talk over, and whether every node reaches
+interfaces, a free port, CPUs and memory: the node probe's sections), which interface the ranks should talk over, and whether every node reaches
 MASTER_ADDR:PORT over TCP — so a firewall or a wrong address is named in seconds instead of every
 rank waiting out the rendezvous timeout.
 """
@@ -11,6 +11,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, probe_source
+from envcheck.facts import views
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
 # interfaces that never carry traffic between nodes (the classic wrong picks for NCCL/gloo)
@@ -55,19 +57,23 @@ def node_cmd(python: Optional[str], mode: str, *args: Any) -> str:
     return " ".join([python_word(python), "-", mode] + [shlex.quote(str(a)) for a in args])
 
 
-def gather_facts(remotes: Sequence[Remote], python: Optional[str], launcher_src: str, timeout: float,
+# What the ranks are sized and wired by, read by the node probe (the same GPU count `audit` shows)
+PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources")
+
+
+def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: float,
                  forks: int) -> List[NodeFacts]:
     def one(r: Remote) -> NodeFacts:
-        res = r.run(node_cmd(python, "facts"), stdin=launcher_src, timeout=timeout)
-        doc = last_json_object(res.stdout) if res.exit_code == 0 else None
-        if doc is None:
-            if res.error:   # unreachable, auth, host key, timeout: the transport's own words
-                return NodeFacts(r.name, error=res.error)
-            why = res.tail(3) or f"exit {res.exit_code}"
-            return NodeFacts(r.name, error=f"cannot run {python or 'python3'} on the node: {why}")
-        return NodeFacts(r.name, doc.get("hostname", ""), int(doc.get("gpus") or 0),
-                         doc.get("interfaces") or [], doc.get("free_port"),
-                         cpus=doc.get("cpus"), mem_available=doc.get("mem_available"))
+        res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=probe_source(),
+                    timeout=timeout)
+        if res.error:   # unreachable, auth, host key, timeout: the transport's own words
+            return NodeFacts(r.name, error=res.error)
+        try:
+            n = views.node(parse_probe_result(r.name, res, node_python=python))
+        except ProbeError as e:
+            return NodeFacts(r.name, error=f"cannot run the probe under {python or 'python3'}: {e.reason}")
+        return NodeFacts(r.name, n.hostname, n.gpus, n.interfaces, n.free_port, cpus=n.cpus,
+                         mem_available=n.mem_available)
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))

@@ -76,6 +76,7 @@ def plot(rep: Report, path: str) -> None:
     """busbw against message size, log2 x axis. matplotlib is an optional extra."""
     mpl = require_matplotlib()
     mpl.use("Agg")
+    # lazy: matplotlib.pyplot costs ~750 ms CPU (-X importtime), an optional extra for --plot only
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -101,11 +102,12 @@ def _format(path: str) -> str:
 def require_matplotlib(path: Optional[str] = None):
     """matplotlib, and that it can write the image format `path` names (before any run)."""
     try:
-        import matplotlib
+        import matplotlib  # lazy: ~750 ms CPU with pyplot, an optional extra for --plot only
     except ImportError:
         raise UsageError("--plot needs matplotlib, which is not installed",
                          "pip install 'envcheck[plot]' (or pip install matplotlib)") from None
     if path is not None:
+        # lazy: matplotlib costs ~750 ms CPU at start-up (-X importtime, issue 26); only --plot needs it
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
         known = FigureCanvasAgg(Figure()).get_supported_filetypes()

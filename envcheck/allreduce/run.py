@@ -174,8 +174,7 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, launche
     """Everything that must hold before a rank starts; fills the report's backend, interface,
     world size and master. Returns the ranks per host, or None with report.failure set."""
     say("preflight: node facts")
-    nodes = pf.gather_facts(remotes, opts.node_python, launcher, opts.connect_timeout + 30,
-                            opts.forks)
+    nodes = pf.gather_facts(remotes, opts.node_python, opts.connect_timeout + 30, opts.forks)
     errs = [pf.PreflightError(f"{n.host}: {n.error}", n.host,
                               "" if "cannot run" not in n.error else
                               "install Python or pass --node-python PATH") for n in nodes if n.error]
@@ -191,7 +190,7 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, launche
         if backend == "nccl" and k > n.gpus:
             errs.append(pf.PreflightError(
                 f"{n.host}: {k} rank(s) for nccl but {n.gpus} GPU(s): two ranks would share a GPU"
-                if n.gpus else f"{n.host}: --backend nccl but the node has no GPU (nvidia-smi -L)",
+                if n.gpus else f"{n.host}: --backend nccl but the node's driver lists no GPU",
                 n.host, "use --nproc-per-node at most the GPU count, or --backend gloo"))
         errs += pf.check_capacity(n, k, backend, sizes[-1])
         nprocs.append(k)

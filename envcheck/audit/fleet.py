@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
+from envcheck.audit.probe import audit_host
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 from envcheck.model import Finding, HostResult, sort_findings, verdict_exit_code
 from envcheck.remote import Outcome, Remote, fan_out
 from envcheck.rules.fleet import DriftRow, drift, fleet_findings
+from envcheck.rules.health import expected_gpus
 
 
 @dataclass
@@ -51,7 +53,6 @@ def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
     """Audit every host (the probe over one remote command each, at most `forks` at once), then
     compare the hosts. Host failures are data: they come back as HostResult.error.
     gpus_per_node: the GPU count every node must have (the PCI bus and the driver both)."""
-    from envcheck.audit.probe import audit_host
 
     def one(remote: Remote) -> HostResult:
         return audit_host(remote, matrix, deep=deep, node_python=node_python, timeout=timeout)
@@ -64,7 +65,6 @@ def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
         # a bug, not a host problem: still data
         lambda remote, e: HostResult(host=remote.name, error=f"internal error: {type(e).__name__}: {e}"))
     if gpus_per_node is not None:
-        from envcheck.rules.health import expected_gpus
         for r in results:
             if r.reachable and r.facts is not None:
                 r.findings += expected_gpus(r.facts, gpus_per_node)

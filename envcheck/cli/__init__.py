@@ -2,11 +2,15 @@
 
 Each command is in its own module below; importing it registers it on `app`.
 """
+import importlib
 import sys
 
 import typer
 
+from envcheck.cli import streams
 from envcheck.cli.command import EnvcheckApp
+from envcheck.cli.options import Refused
+from envcheck.errors import EnvcheckError
 
 # Plain help (rich_markup_mode=None): two columns that read at 80 columns, at most 100 wide
 # whatever $COLUMNS says, the same on every typer version pip resolves.
@@ -46,8 +50,6 @@ def main() -> None:
     usage errors (a bad option value, an unknown option, a missing argument) name the fix like
     every other envcheck error; a value its declaration refuses (envcheck/params) says so itself;
     output that cannot be written to stdout, and Ctrl-C, too (envcheck/cli/streams.py)."""
-    from envcheck.cli import streams
-
     streams.sane_terminal_size()
     streams.install()
     try:
@@ -66,11 +68,6 @@ def _say(message: str, code: int) -> int:
 
 
 def _run() -> int:
-    import importlib
-
-    from envcheck.cli.options import Refused
-    from envcheck.errors import EnvcheckError
-
     # click's exceptions, wherever this Typer takes them from (Typer >= 0.29 vendors click)
     exc = importlib.import_module(typer.BadParameter.__module__)
     try:

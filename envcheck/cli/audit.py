@@ -7,16 +7,14 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
-                                 note, print_json, text_width)
+                                 note, print_json, show_probe_exit, text_width)
 from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt,
                                    UserOpt, closing_all, command_timeout, local_python,
                                    progress_printer, HostSelection)
 from envcheck.cli.options import option
 from envcheck import params as P
-from envcheck.errors import EXIT_OK
 from envcheck.matrix.load import load_matrix
-from envcheck.audit.probe import probe_source
 from envcheck.remote import LocalRemote
 from envcheck.report import render_audit
 
@@ -55,12 +53,12 @@ def audit(
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
+    # lazy: the fleet audit and its renderer costs ~55 ms CPU at start-up (-X importtime, issue 26); only audit needs it
     from envcheck.audit.fleet import audit_fleet, save_facts
-    from envcheck.audit.render import to_json
+    from envcheck.audit.render import render, to_json
 
-    if show_probe:
-        typer.echo(probe_source(), nl=False)
-        raise typer.Exit(EXIT_OK)
+    if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
+        raise show_probe_exit(node_python=node_python, deep=deep)
 
     m = load_matrix(matrix)
     timeout = command_timeout(timeout, deep)
@@ -84,7 +82,6 @@ def audit(
         # one host reads the same whether it is this machine or one over SSH: its facts table
         typer.echo(render_audit(fleet.results, color))
     else:
-        from envcheck.audit.render import render
         if full:
             typer.echo(render_audit(fleet.results, color) + "\n")
         typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)

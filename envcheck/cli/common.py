@@ -3,12 +3,15 @@ options that mean the same thing everywhere (--matrix, --json). Values are check
 declarations (envcheck/params) while the command line is parsed."""
 import functools
 import json
+import os
+import shutil
 import sys
 from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
 from envcheck import params as P
+from envcheck.audit.probe import show_probe
 from envcheck.cli.options import option
 from envcheck.errors import EnvcheckError
 
@@ -18,12 +21,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 MatrixOpt = Annotated[Optional[str], option(P.MATRIX, envvar="ENVCHECK_MATRIX")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON only, nothing else on stdout.")]
+ShowProbeOpt = Annotated[bool, typer.Option(
+    "--show-probe", help="Print what this command runs on the nodes to read them (the probe script, "
+                         "read-only, stdlib; its command line on stderr), and exit.")]
 GpusPerNodeOpt = Annotated[Optional[int], option(P.GPUS_PER_NODE)]
 
 
 def note(message: str) -> None:
     """`envcheck: message` on stderr: progress and notes, never on stdout (which may be JSON)."""
     typer.echo(f"envcheck: {message}", err=True)
+
+
+def show_probe_exit(only=(), node_python: Optional[str] = None, deep: bool = False) -> "typer.Exit":
+    """--show-probe: the probe script on stdout (runnable as saved), the exact command line that
+    runs it with this command's sections on stderr; returns the Exit to raise."""
+    command, script = show_probe(deep=deep, node_python=node_python, only=only)
+    note(f"on each node: {command}   (the script below on its stdin)")
+    typer.echo(script, nl=False)
+    return typer.Exit(0)
 
 
 def die(message: str, code: int = 2) -> "typer.Exit":
@@ -55,7 +70,6 @@ def print_json(obj: Any) -> None:
 
 def color_wanted(stream: Any = None) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set to anything (no-color.org)."""
-    import os
     if os.environ.get("NO_COLOR"):
         return False
     stream = sys.stdout if stream is None else stream
@@ -64,5 +78,4 @@ def color_wanted(stream: Any = None) -> bool:
 
 def text_width() -> int:
     """Where long messages wrap: the terminal's width ($COLUMNS when piped, else 100), 60..120."""
-    import shutil
     return max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))

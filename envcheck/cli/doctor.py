@@ -2,9 +2,9 @@ from typing import Optional
 
 import typer
 
-from envcheck.doctor import health
-from envcheck.cli import app
+from envcheck import inputs
 from envcheck import params as P
+from envcheck.cli import app
 from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, note, print_json
 from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
@@ -13,12 +13,16 @@ from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, Hos
 from envcheck.cli.options import option
 from envcheck.cli.rankopts import (MAX_BYTES_DEFAULT, BackendOpt, CollectiveTimeoutOpt, IfnameOpt,
                                    MasterPortOpt, MaxBytesOpt, MinBusbwOpt, NprocOpt)
+from envcheck.doctor import health
 from envcheck.errors import UsageError
+from envcheck.matrix.load import load_matrix
+from envcheck.paths import write_output
 from envcheck.remote import LocalRemote
 
 
 def _check_inputs(launcher: str, local: bool, named_hosts: bool) -> None:
     """Refuse what cannot work before anything runs, not after minutes of it."""
+    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import check_launcher
     check_launcher(launcher)
     if local and named_hosts:
@@ -27,8 +31,8 @@ def _check_inputs(launcher: str, local: bool, named_hosts: bool) -> None:
 
 def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: Optional[str],
                    prometheus: Optional[str], json_out: bool) -> None:
+    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.render import render_junit, render_prometheus, render_table
-    from envcheck.paths import write_output
     if junit:
         write_output(junit, render_junit(report, strict=strict), "--junit")
     if prometheus:
@@ -40,7 +44,6 @@ def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: 
 
 
 def _load_baseline(path: str) -> health.DoctorReport:
-    from envcheck import inputs
     fix = "save a good run with `envcheck doctor --json > FILE`"
     doc = inputs.parse_json(inputs.read_text(str(path), "--baseline", fix), f"--baseline {path}", fix)
     if not isinstance(doc, dict) or "verdict" not in doc or "checks" not in doc:
@@ -86,9 +89,9 @@ def doctor(
     json_out: JsonOpt = False,
 ) -> None:
     """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
-    from envcheck.doctor.run import DoctorOptions, run_doctor
+    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import make_backend
-    from envcheck.matrix.load import load_matrix
+    from envcheck.doctor.run import DoctorOptions, run_doctor
 
     _check_inputs(launcher, local, bool(hosts or hosts_file))
     timeout = command_timeout(timeout, deep and not quick)

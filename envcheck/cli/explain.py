@@ -4,6 +4,7 @@ from typing import List, Optional
 
 import typer
 
+from envcheck import inputs
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
 from envcheck import params as P
@@ -13,6 +14,8 @@ from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, Hos
 from envcheck.cli.options import argument
 from envcheck.errors import UsageError
 from envcheck.explain import match as lib
+from envcheck.explain.verdict import verdicts, exit_code
+from envcheck.matrix.load import load_matrix
 from envcheck.remote import LocalRemote
 
 WIDTH = 100
@@ -32,6 +35,8 @@ def _print(found: List[lib.Explanation]) -> None:
         comps = f"  [{', '.join(e.components)}]" if e.components else ""
         typer.echo(f"{i + 1}. {e.title} ({e.confidence}){comps}")
         typer.echo(f"  matched: line {e.line}: {e.matched}")
+        if e.via:
+            _wrapped("known", e.via)
         _wrapped("cause", e.cause)
         for j, a in enumerate(e.alternatives, 1):
             _wrapped("causes" if j == 1 else "", f"{j}. {a.confidence}: {a.cause}", "   ")
@@ -79,7 +84,6 @@ def explain(
         raise UsageError("explain: --local audits this machine only; it takes no hosts", "drop --local, or the hosts")
     stdin_text = None
     if text is None or text == "-":
-        from envcheck import inputs
         stdin_text = None if sys.stdin is None or sys.stdin.isatty() else inputs.read_stream(
             sys.stdin, "stdin", "paste the error message itself, or the tail of the log")
     found = lib.explain(lib.read_text(text, stdin_text))
@@ -91,9 +95,9 @@ def explain(
                   "to check the whole stack", 2)
     diagnosis = None
     if hosts or hosts_file or local:
+        # lazy: the fleet audit costs ~40 ms CPU at start-up (-X importtime, issue 26), and
+        # `explain TEXT` alone (no hosts) must answer fast
         from envcheck.audit.fleet import audit_fleet
-        from envcheck.explain.verdict import verdicts
-        from envcheck.matrix.load import load_matrix
         # --local: this machine even inside a Slurm allocation (no $SLURM_JOB_NODELIST fan-out)
         timeout = command_timeout(timeout)
         remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params, timeout=timeout).remotes()
@@ -106,7 +110,6 @@ def explain(
         diagnosis = verdicts(found, fa.results)
     code = 0
     if diagnosis is not None:
-        from envcheck.explain.verdict import exit_code
         code = exit_code(diagnosis)
     if json_out:
         doc = {"known": True, "environment": lib.top_environment_cause(found) is not None,

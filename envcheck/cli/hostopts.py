@@ -17,6 +17,7 @@ collectives have `--collective-timeout`, installers `--install-timeout`.
 No hosts given (and no $SLURM_JOB_NODELIST): [LocalRemote()] — the command runs on this machine.
 """
 import contextlib
+import importlib.util
 import sys
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -26,6 +27,7 @@ import typer
 from envcheck import params as P
 from envcheck.cli.common import Annotated
 from envcheck.cli.options import HOSTS_PANEL, argument, option
+from envcheck.hostlist import resolve_targets
 from envcheck.remote import LocalRemote, Remote
 
 HostsArg = Annotated[Optional[List[str]], argument(P.HOSTS, show_default=False)]
@@ -83,14 +85,15 @@ class HostSelection:
     def remotes(self) -> List[Remote]:
         """SSHRemote per host, or [LocalRemote()] when no host is named (nor a hosts file, nor
         $SLURM_JOB_NODELIST): the command then runs on this machine."""
-        from envcheck.hostlist import resolve_targets
 
         targets = resolve_targets(list(self.hosts), str(self.hosts_file) if self.hosts_file else None)
         if not targets:
             return [LocalRemote()]
         if len(targets) > 64:   # a big list says so before minutes of connecting, not after
             typer.echo(f"envcheck: {len(targets)} hosts, {min(self.forks, len(targets))} at a time", err=True)
-        from envcheck.hosts import SSHOptions, make_remotes  # paramiko only when SSH is used
+        # lazy: fabric and paramiko cost ~360 ms CPU (-X importtime, issue 26), more than all
+        # the rest of a start-up; only a command that reaches a host over SSH needs them
+        from envcheck.hosts import SSHOptions, make_remotes
 
         opts = SSHOptions(ssh_config=str(self.ssh_config) if self.ssh_config else None, user=self.user,
                           port=self.port, identity=str(self.identity) if self.identity else None,
@@ -118,7 +121,6 @@ def local_python(node_python: Optional[str], remotes: Sequence[Remote],
     python3 (as on any node). An explicit --node-python, or any remote host, is left as given."""
     if node_python or len(remotes) != 1 or not isinstance(remotes[0], LocalRemote):
         return node_python, None
-    import importlib.util
 
     if importlib.util.find_spec("torch") is not None:
         return sys.executable, (f"this machine: {what} under {sys.executable} (torch is installed "

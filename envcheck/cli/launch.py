@@ -8,7 +8,9 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, note, print_json
+from envcheck.allreduce.preflight import PROBE_SECTIONS
+from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note, print_json,
+                                 show_probe_exit)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
                                    HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
                                    SshConfigOpt, StrictHostKeysOpt, UserOpt, closing_all,
@@ -97,8 +99,12 @@ def launch(
     connect_timeout: ConnectTimeoutOpt = 10.0,
     forks: ForksOpt = 32,
     json_out: JsonOpt = False,
+    show_probe: ShowProbeOpt = False,
 ) -> None:
     """Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: envcheck launch node[01-02] --nproc-per-node 8 -- train.py"""
+    if show_probe:
+        raise show_probe_exit(PROBE_SECTIONS, node_python)
+    # lazy: launch (and the audit it runs) costs ~110 ms CPU at start-up (-X importtime, issue 26); only launch needs it
     from envcheck.launch.render import render_text
     from envcheck.launch.run import Options, parse_env, run_launch
 

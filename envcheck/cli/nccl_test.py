@@ -4,10 +4,12 @@ from typing import Optional
 
 import typer
 
+from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
 from envcheck.allreduce.run import Options, check_options, run_allreduce
-from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, guard, note, print_json
 from envcheck.allreduce.verdict import SLOW, judge_report
+from envcheck.allreduce.preflight import PROBE_SECTIONS
+from envcheck.cli import app
+from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
@@ -58,10 +60,11 @@ def nccl_test(
     min_busbw: MinBusbwOpt = None,
     plot: PlotOpt = None,
     json_out: JsonOpt = False,
+    show_probe: ShowProbeOpt = False,
 ) -> None:
     """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]"""
-    from envcheck.allreduce.render import plot as draw
-    from envcheck.allreduce.render import render_text, require_matplotlib
+    if show_probe:
+        raise show_probe_exit(PROBE_SECTIONS, node_python)
 
     if plot:
         require_matplotlib(plot)   # before the run, not after minutes of it

@@ -5,13 +5,16 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.report import outcome_body
 from envcheck import params as P
 from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
                                    command_timeout)
+from envcheck.cli.install import sudo_password_source
 from envcheck.cli.options import argument, option
+from envcheck.matrix.load import load_matrix
+from envcheck.provision.playbooks import load_playbook
+from envcheck.report import outcome_body
 
 
 @app.command("provision", renamed=OLD_TIMEOUT)
@@ -38,9 +41,7 @@ def provision_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Bring every host to a playbook's stack, validated first, idempotent. Example: envcheck provision cuda12.4-cudnn9.1-torch2.5 node[01-04] --files ~/downloads --dry-run"""
-    from envcheck.cli.install import sudo_password_source
-    from envcheck.matrix.load import load_matrix
-    from envcheck.provision.playbooks import load_playbook
+    # lazy: provision (every installer) costs ~120 ms CPU at start-up (-X importtime, issue 26); only provision needs it
     from envcheck.provision.run import ProvisionOptions, exit_code, provision, to_json
 
     pb = load_playbook(playbook)

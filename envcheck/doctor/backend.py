@@ -11,10 +11,15 @@ from typing import Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
-from envcheck.doctor.health import CheckResult
 from envcheck.allreduce.verdict import judge, judge_report, preflight_refusals
+from envcheck.audit.fleet import audit_fleet
+from envcheck.audit.probe import run_probe
+from envcheck.doctor.dcgm import run_dcgm
+from envcheck.doctor.health import CheckResult
 from envcheck.doctor.run import AllreduceOutcome
-from envcheck.errors import UsageError
+from envcheck.doctor.srun import srun_argv
+from envcheck.errors import RemoteError, UsageError
+from envcheck.facts import views
 from envcheck.model import HostResult
 from envcheck.remote import Remote
 
@@ -42,7 +47,6 @@ class DoctorBackend:
         self.fleet_notes: List[str] = []
 
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]:
-        from envcheck.audit.fleet import audit_fleet
         fa = audit_fleet([self.by_name[h] for h in hosts], self.matrix, deep=deep,
                          node_python=self.node_python, timeout=self.timeout, forks=self.forks,
                          gpus_per_node=self.gpus_per_node)
@@ -50,7 +54,6 @@ class DoctorBackend:
         return fa.results
 
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
-        from envcheck.doctor.dcgm import run_dcgm
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
@@ -108,25 +111,24 @@ def outcome_of(rep: Report) -> AllreduceOutcome:
 
 
 # ------------------------------------------------------------------ srun
-_FREE_PORT = "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"
-
-
 class SrunBackend(DoctorBackend):
     """The all-reduce started by srun (inside an allocation) instead of over SSH; the audit
     still goes over SSH. The worker's JSON records come back on srun's stdout."""
 
     def _free_port(self, host: str) -> int:
-        """A port free on the master node right now (asked over the same transport)."""
-        import shlex
-        r = self.by_name[host].run(f"{shlex.quote(self.opts.node_python)} -c {shlex.quote(_FREE_PORT)}", timeout=30)
+        """A port free on the master node right now (the probe's port section, over the same
+        transport)."""
         try:
-            return int(r.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT ({r.error or r.tail(2)})",
+            port = views.node(run_probe(self.by_name[host], node_python=self.opts.node_python,
+                                        only=["port"], timeout=30)).free_port
+        except RemoteError as e:  # ProbeError included: unreachable, no interpreter, crashed
+            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT ({e.one_line()})",
                              "pass --master-port")
+        if not port:
+            raise UsageError(f"{host}: cannot find a free port for MASTER_PORT", "pass --master-port")
+        return port
 
     def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome:
-        from envcheck.doctor.srun import srun_argv
         if not shutil.which("srun"):
             raise UsageError("--launcher srun: srun not found on PATH", "run inside a Slurm allocation, or use --launcher ssh")
         nproc = self.opts.nproc_per_node or 1

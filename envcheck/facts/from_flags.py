@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from envcheck import inputs
 from envcheck.errors import UsageError, VersionError
+from envcheck.facts.load import validate
 from envcheck.facts.schema import SCHEMA, Facts
 from envcheck.matrix.load import Matrix
 from envcheck.versions import cc_str, cu_tag_to_version, parse_compute_capability, parse_torch, strict_version
@@ -85,7 +87,6 @@ def _gpu(text: str, matrix: Optional[Matrix]) -> Dict[str, Any]:
 
 def load_facts_file(path: Path) -> Facts:
     """A saved facts document, or an audit --json document with exactly one host."""
-    from envcheck import inputs
     fix = "give a file written by `envcheck audit --json` or the probe"
     doc = inputs.parse_json(inputs.read_text(str(path), "facts file", fix), str(path), fix)
     if not isinstance(doc, dict):
@@ -104,13 +105,4 @@ def load_facts_file(path: Path) -> Facts:
     if not any(k in doc for k in ("driver", "cuda", "torch", "packages", "gpus", "pci_gpus", "python", "cudnn", "gcc")):
         raise UsageError(f"{path}: no facts in it (none of driver, cuda, torch, packages, gpus …)",
                          "give a file written by `envcheck audit --json` or the probe")
-    fix = "give a file written by `envcheck audit --json` or the probe of this envcheck version"
-    if "schema" in doc and doc["schema"] != SCHEMA:
-        raise UsageError(f"{path}: facts schema {str(doc['schema'])[:20]!r}, this envcheck reads schema {SCHEMA}", fix)
-    # a section of the wrong type would be read as "absent", and "No findings" would follow
-    for key in ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc"):
-        if key in doc and doc[key] is not None and not isinstance(doc[key], dict):
-            raise UsageError(f"{path}: {key!r} is {type(doc[key]).__name__}, not an object", fix)
-    if "gpus" in doc and doc["gpus"] is not None and not isinstance(doc["gpus"], list):
-        raise UsageError(f"{path}: 'gpus' is {type(doc['gpus']).__name__}, not a list", fix)
-    return doc
+    return validate(doc, str(path))

@@ -155,6 +155,11 @@ def gpus(f: Facts) -> List[Dict[str, Any]]:
     return _dicts(_get(f, "gpus"))
 
 
+def gpus_reported(f: Facts) -> bool:
+    """Whether the document lists GPUs at all (an empty list: the probe looked and found none)."""
+    return _get(f, "gpus") is not None
+
+
 def cuda_version(f: Facts) -> Optional[str]:
     """The toolkit in use."""
     return _str(_get(f, "cuda", "version"))
@@ -267,6 +272,10 @@ def host_compiler(f: Facts) -> Dict[str, Optional[str]]:
 
 def cudnn_libs(f: Facts) -> List[Dict[str, Any]]:
     return _dicts(_get(f, "cudnn", "libs"))
+
+
+def cudnn_headers(f: Facts) -> List[Dict[str, Any]]:
+    return _dicts(_get(f, "cudnn", "headers"))
 
 
 def packages(f: Facts) -> Dict[str, Dict[str, Any]]:

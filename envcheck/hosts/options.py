@@ -2,6 +2,7 @@
 state shared by every connection of one run (ssh_config parsed once, known_hosts read once)."""
 from __future__ import annotations
 
+import getpass
 import os
 import threading
 from dataclasses import dataclass
@@ -114,5 +115,4 @@ def resolve(target: Target, options: SSHOptions, ssh_config: Optional[paramiko.S
 
 
 def _local_user() -> str:
-    import getpass
     return getpass.getuser()

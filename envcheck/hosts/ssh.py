@@ -25,7 +25,7 @@ import fabric
 import paramiko
 
 from envcheck.errors import RemoteError, UsageError
-from envcheck.hostlist import Target
+from envcheck.hostlist import Target, parse_target
 from envcheck.hosts.known_hosts import Policy, UnknownHostKey
 from envcheck.hosts.options import Resolved, SSHContext, SSHOptions, resolve
 from envcheck.remote import Remote, RunResult
@@ -55,7 +55,6 @@ class SSHRemote(Remote):
     def __init__(self, target: Union[Target, str], options: Optional[SSHOptions] = None,
                  context: Optional[SSHContext] = None):
         if isinstance(target, str):
-            from envcheck.hostlist import parse_target
             target = parse_target(target)
         self.target = target
         self.context = context or SSHContext(options or SSHOptions())

@@ -13,10 +13,12 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import yaml
 
+from envcheck import inputs
 from envcheck.errors import MatrixError, UsageError, VersionError
 from envcheck.matrix.gpus import GpuIndex
 from envcheck.matrix.schema import validate
 from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
+from envcheck.versions import parse_compute_capability
 
 Record = Dict[str, Any]
 CC = Tuple[int, int]
@@ -325,7 +327,6 @@ class Matrix:
 
 def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
     p = Path(path) if path else default_matrix_path()
-    from envcheck import inputs
     try:
         # the C loader when PyYAML has it: 10x faster, and audit loads the matrix on every run
         text = inputs.read_text(str(p), "matrix", "")
@@ -341,7 +342,6 @@ def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
 
 def matrix_record(m: Matrix, kind: str, what: str) -> Dict[str, Any]:
     """One entry with everything derived from it resolved (for `envcheck matrix show`)."""
-    from envcheck.versions import parse_compute_capability
 
     if kind == "cuda":
         return m.toolkit(what)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from envcheck.errors import UsageError
+from envcheck.errors import UsageError, VersionError
 from envcheck.params.core import WEEK, Param
+from envcheck.versions import parse_torch
 
 MAX_RANKS_PER_NODE = 1024
 DTYPES = ("float32", "float", "float16", "half", "bfloat16", "float64", "double", "int32", "int")
@@ -153,8 +154,6 @@ CUDA_VERSION = Param("version", "version", "CUDA version: 10.0, 10.0.130, 12.4.1
 GPU = Param("gpu", "text", "GPU model or compute capability, e.g. V100, sm_70, 7.0.",
             metavar="NAME|sm_XY|X.Y", max_len=100, example="A100")
 def _torch(value: Any, where: str) -> Any:
-    from envcheck.errors import VersionError
-    from envcheck.versions import parse_torch
     try:
         parse_torch(value)
     except VersionError as e:

@@ -13,48 +13,16 @@ import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Tuple
+from urllib.parse import urlsplit
 
+from envcheck import paths
 from envcheck.errors import EnvcheckError, UsageError
+from envcheck.params.text import check_text, excerpt
+from envcheck.versions import strict_version
 
 WEEK = 7 * 24 * 3600.0
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _INT = re.compile(r"[+-]?[0-9]{1,19}")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]{1,15}(?:\.[0-9]{0,9})?|\.[0-9]{1,9})(?:[eE][+-]?[0-9]{1,3})?")
-
-
-def excerpt(value: Any, limit: int = 40) -> str:
-    """repr() of a value cut to `limit` characters, saying how long it was: error messages
-    never carry a whole megabyte someone pasted (or a YAML alias expanded)."""
-    if isinstance(value, str):
-        if len(value) <= limit:
-            return repr(value)
-        return repr(value[:limit]) + f"… ({len(value)} characters)"
-    if isinstance(value, (list, tuple, dict)):
-        text = repr(type(value)()) if not value else None
-        return text or f"a {type(value).__name__} of {len(value)}"
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def check_text(value: str, where: str, fix: str, *, max_len: int = 4096, controls: bool = False,
-               surrogates: bool = False) -> str:
-    """Text that is not too long, holds no control character (unless `controls`), and is UTF-8
-    (unless `surrogates`: a local file name may hold any byte)."""
-    if len(value) > max_len:
-        raise UsageError(f"{where} {excerpt(value)} is longer than {max_len} characters", fix)
-    if not controls and _CONTROL.search(value):
-        bad = _CONTROL.search(value).group()
-        raise UsageError(f"{where} {excerpt(value)} holds the control character {bad!r}", fix)
-    if "\x00" in value:
-        raise UsageError(f"{where} {excerpt(value)} holds a NUL byte", fix)
-    if not surrogates:
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            byte = ord(value[e.start]) - 0xDC00 if 0xDC80 <= ord(value[e.start]) <= 0xDCFF else None
-            what = f"the byte 0x{byte:02x}" if byte is not None else "a lone surrogate"
-            raise UsageError(f"{where}: not UTF-8 text ({what} at character {e.start})", fix) from None
-    return value
 
 
 @dataclass(frozen=True)
@@ -185,7 +153,6 @@ def _text(p: Param, value: Any, where: str) -> str:
 
 
 def _version(p: Param, value: Any, where: str) -> str:
-    from envcheck.versions import strict_version
     if not isinstance(value, str):
         raise UsageError(f"{where} {excerpt(value)} must be a quoted version string of digits and dots "
                          "(YAML reads 10.10 as the number 10.1)", p.fix())
@@ -194,7 +161,6 @@ def _version(p: Param, value: Any, where: str) -> str:
 
 
 def _url(p: Param, value: Any, where: str) -> str:
-    from urllib.parse import urlsplit
     s = _text(p, value, where)
     try:
         u = urlsplit(s)
@@ -223,7 +189,6 @@ def _bool(p: Param, value: Any, where: str) -> bool:
 
 def _local(kind: str) -> Callable[[Param, Any, str], str]:
     def parse(p: Param, value: Any, where: str) -> str:
-        from envcheck import paths
         s = str(value) if not isinstance(value, str) else value
         return getattr(paths, kind.replace("-", "_"))(s, where, p.fix())
     return parse

@@ -8,10 +8,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from envcheck.errors import VersionError
 from envcheck.facts import schema as F
 from envcheck.matrix import pci as pci_ids
-from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
+from envcheck.model import Skipped
 from envcheck.versions import (cu_tag_to_version, major, parse_compute_capability, parse_torch,
                                version_to_cu_tag, vkey)
 from envcheck.versions import major_minor as mm  # the rules' short name for 'X.Y'
@@ -157,7 +158,6 @@ def gpu_ccs(f: F.Facts, m: Matrix) -> List[Tuple[str, Optional[CC]]]:
 def gpu_skip(check: str, component: str, name: str, cc: Optional[CC]):
     """The Skipped record of a check that could not judge one GPU: its compute capability is
     unknown, or the matrix does not know that architecture."""
-    from envcheck.model import Skipped
     if cc is None:
         return Skipped(check, component, f"compute capability of {name!r} unknown",
                        "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")

@@ -27,7 +27,7 @@ def _torch(f: Facts) -> Optional[str]:
     v = F.torch_version(f)
     if not v:
         return None
-    local = F._get(f, "torch", "local")
+    local = F.torch_local(f)
     return f"{v}+{local}" if local else v
 
 
@@ -45,7 +45,7 @@ def _gpu_models(f: Facts) -> Optional[str]:
 
 
 def _gpu_count(f: Facts) -> Optional[str]:
-    if F._get(f, "gpus") is None:
+    if not F.gpus_reported(f):
         return None
     return str(len(F.gpus(f)))
 

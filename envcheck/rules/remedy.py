@@ -133,7 +133,7 @@ def _cuda(f: Facts, v: str, _k: str, _m: Matrix) -> None:
 def _cudnn_left_behind(f: Facts, old_roots: List[str]) -> None:
     """A cuDNN copied into the old toolkit stays there: the new toolkit in use has none (one
     installed system-wide, in /usr/include, is still found)."""
-    heads = F._dicts(_get(f, "cudnn", "headers"))
+    heads = F.cudnn_headers(f)
     inside = [h for h in heads if any(r and (F.text(h.get("path")) or "").startswith(r.rstrip("/") + "/")
                                       for r in old_roots)]
     if heads and len(inside) == len(heads):
@@ -158,11 +158,10 @@ def _compiler(f: Facts, n: str, _k: str, _m: Matrix) -> None:
 def _cudnn(f: Facts, v: str, _k: str, _m: Matrix) -> None:
     c = _section(f, "cudnn")
     c["version"] = v
-    for key in ("headers", "libs"):
-        for item in F._dicts(c.get(key)):
-            path = F.text(item.get("path")) or ""
-            if "site-packages" not in path and "dist-packages" not in path:
-                item["version"] = v
+    for item in F.cudnn_headers(f) + F.cudnn_libs(f):   # the dicts of f["cudnn"] (c) themselves
+        path = F.text(item.get("path")) or ""
+        if "site-packages" not in path and "dist-packages" not in path:
+            item["version"] = v
 
 
 def _cudnn_code(v: str) -> int:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from envcheck.errors import EXIT_UNREACHABLE
-from envcheck.audit.probe import (ProbeError, probe_command, probe_host, probe_source,
+from envcheck.audit import probe as probe_mod
+from envcheck.audit.probe import (ProbeError, probe_command, probe_host, probe_source, show_probe,
                                    run_probe)
 from envcheck.remote import LocalRemote
 
@@ -122,7 +123,49 @@ def test_probe_host_turns_failure_into_data(tmp_path):
 
 
 def test_the_command_quotes_what_reaches_the_shell():
-    assert probe_command() == ("sh -c 'if command -v python3 >/dev/null 2>&1; then exec python3 - \"$@\"; "
-                               "else exec python - \"$@\"; fi' envcheck-probe")
+    assert probe_command() == (
+        "sh -c 'for p in python3 /usr/libexec/platform-python python; do if command -v \"$p\" "
+        ">/dev/null 2>&1; then exec \"$p\" - \"$@\"; fi; done; echo \"envcheck-probe: none of python3, "
+        "/usr/libexec/platform-python, python here\" >&2; exit 127' envcheck-probe")
     assert probe_command(deep=True).endswith(" envcheck-probe --deep")
     assert probe_command(node_python="/opt/my env/bin/python") == "'/opt/my env/bin/python' -"
+    assert probe_command(only=["toolkit", "disk"], paths=["/opt/my cuda"]).endswith(
+        " envcheck-probe --only toolkit,disk --path '/opt/my cuda'")
+
+
+def test_a_node_without_python3_on_path_runs_the_probe_with_platform_python(tmp_path, monkeypatch):
+    """Minimal RHEL images: no python3 (nor python) on PATH, /usr/libexec/platform-python is."""
+    bin_dir, libexec = tmp_path / "bin", tmp_path / "libexec"
+    bin_dir.mkdir(), libexec.mkdir()
+    os.symlink("/bin/sh", bin_dir / "sh")
+    os.symlink(sys.executable, libexec / "platform-python")
+    monkeypatch.setattr(probe_mod, "NODE_PYTHONS", ("python3", str(libexec / "platform-python"), "python"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    facts = run_probe(LocalRemote(), only=["python"])
+    assert facts["python"]["version"] == "%d.%d.%d" % sys.version_info[:3]
+    os.unlink(libexec / "platform-python")
+    with pytest.raises(ProbeError, match="platform-python") as e:
+        run_probe(LocalRemote(), only=["python"])
+    assert "--node-python" in e.value.fix
+
+
+def test_only_runs_the_sections_named_and_those_they_need():
+    facts = run_probe(LocalRemote(), only=["torch", "port"])
+    assert set(facts) - {"schema", "origin", "probe", "errors"} == {"packages", "torch", "port"}
+    assert facts["probe"]["only"] == ["packages", "torch", "port"]
+    assert 0 < facts["port"]["free"] < 65536
+
+
+def test_show_probe_is_the_command_line_and_the_script():
+    assert show_probe(only=["gpus", "net"]) == (probe_command(only=["gpus", "net"]), probe_source())
+
+
+@pytest.mark.parametrize("command", ["nccl-test", "launch"])
+def test_rank_commands_show_the_probe_they_run_with_their_sections(command):
+    from envcheck.allreduce.preflight import PROBE_SECTIONS
+    from tests.conftest import run_cli
+    proc = run_cli(command, "--show-probe", "--node-python", "/opt/py/bin/python3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == probe_source()
+    assert probe_command(node_python="/opt/py/bin/python3", only=PROBE_SECTIONS) in proc.stderr
+    assert "--only host,gpus,net,port,resources" in proc.stderr

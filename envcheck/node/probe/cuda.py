@@ -1,7 +1,16 @@
-# envcheck probe, part cuda: CUDA toolkits and cuDNN
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# envcheck probe, part cuda: CUDA toolkits: every one installed, which is in use, and the CUDA_HOME torch derives
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+import json
+import os
+import re
+from base import ERRORS, Settings, section
+from cuda_distro import toolkit_layout
+from nvcc import nvcc_host_compiler, parse_nvcc
+from run import ls, read, run, which
+
 
 def toolkit_version(path):
     for name, parser in (("version.json", parse_version_json), ("version.txt", parse_version_txt)):
@@ -22,12 +31,50 @@ def toolkit_version(path):
     return None, None, (res[1] + res[2]).strip()[:2000] if res else None
 
 
+def version_file(path):
+    """{"name", "version"} of the toolkit's version file, the version as the file writes it
+    (a date-stamped 12.1.20230222 kept whole), or None when there is none."""
+    for name in ("version.json", "version.txt"):
+        text = read(os.path.join(path, name), 1 << 16)
+        if text is None:
+            continue
+        if name == "version.txt":
+            return {"name": name, "version": parse_version_txt(text)}
+        try:
+            return {"name": name, "version": str(json.loads(text)["cuda"]["version"])}
+        except Exception:  # not JSON, or no cuda.version in it: the file is there, unreadable
+            return {"name": name, "version": None}
+    return None
+
+
+def toolkit_at(path):
+    """What is at `path` as a CUDA toolkit: the version the audit reads, what its version file
+    and its own bin/nvcc say (an installer checks that both agree)."""
+    out = {"path": path, "exists": os.path.isdir(path), "version": None, "source": None,
+           "version_file": None, "nvcc": None}
+    if not out["exists"]:
+        return out
+    out["version"], out["source"], _ = toolkit_version(path)
+    out["version_file"] = version_file(path)
+    nvcc = os.path.join(path, "bin", "nvcc")
+    res = run([nvcc, "-V"]) if os.access(nvcc, os.X_OK) else None
+    out["nvcc"] = parse_nvcc(res[1]) if res and res[0] == 0 else None
+    return out
+
+
+@section("toolkit", default=[])
+def collect_toolkit(facts=None):
+    """The toolkit at each --path (install-cuda's target, install-cudnn's and env's CUDA home)."""
+    return [toolkit_at(p) for p in Settings.paths]
+
+
 def looks_like_toolkit(path):
     return any(os.path.exists(os.path.join(path, f))
                for f in ("version.json", "version.txt", os.path.join("include", "cuda.h")))
 
 
-def collect_cuda():
+@section("cuda", default={})
+def collect_cuda(facts=None):
     link = "/usr/local/cuda"
     target = os.path.realpath(link) if os.path.islink(link) or os.path.isdir(link) else None
     nvcc_path = which("nvcc")
@@ -72,44 +119,47 @@ def collect_cuda():
             "torch_cuda_home": torch_cuda_home()}
 
 
-def collect_cudnn(cuda, ldconfig_libs):
-    homes = [t["path"] for t in cuda["toolkits"]]
-    dirs = [os.path.join(h, "include") for h in homes] + ["/usr/include"]
-    dirs += ls("/usr/include", r"^[^.].*-linux-gnu$")
-    headers, seen = [], set()
-    for d in dirs:
-        if os.path.realpath(d) in seen:
-            continue
-        seen.add(os.path.realpath(d))
-        names = ["cudnn_version.h"] + [os.path.basename(p) for p in ls(d, r"^cudnn_version_v.*\.h$")]
-        names.append("cudnn.h")  # 7.x keeps the macros here; 8+ only includes cudnn_version.h
-        for name in names:
-            path = os.path.join(d, name)
-            text = read(path, 1 << 18)
-            v = parse_cudnn_header(text) if text else None
-            if v:
-                headers.append({"path": path, "version": v})
-                break
-    libs, seen = [], set()
-    paths = [l["path"] for l in ldconfig_libs if re.match(r"^libcudnn\.so(\.\d+)*$", l["name"])]
-    for h in homes:
-        paths += ls(os.path.join(h, "lib64"), r"^libcudnn\.so")
-        paths += ls(os.path.join(h, "lib"), r"^libcudnn\.so")
-    for p in paths:
-        real = os.path.realpath(p)
-        if real in seen or not os.path.exists(real):
-            continue
-        seen.add(real)
-        libs.append({"path": p, "version": lib_version(real, "libcudnn") or lib_version(p, "libcudnn")})
-    in_use_home = cuda.get("in_use", {}).get("path")
-    version = None
-    for h in headers:
-        if in_use_home and h["path"].startswith(in_use_home.rstrip("/") + "/"):
-            version = h["version"]
-    if version is None and headers:
-        system = [h for h in headers if h["path"].startswith("/usr/include")]
-        version = (system or headers)[0]["version"]
-    if version is None:
-        full = [l["version"] for l in libs if l["version"] and l["version"].count(".") == 2]
-        version = full[0] if full else None
-    return {"version": version, "headers": headers, "libs": libs}
+def torch_cuda_home():
+    """CUDA_HOME as torch.utils.cpp_extension derives it (CUDA_HOME, else CUDA_PATH, else the
+    parent of the directory of `which nvcc`, unresolved, else /usr/local/cuda if it exists):
+    {"path", "via"}. With Debian's nvcc first on PATH that is /usr."""
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(name):
+            return {"path": os.environ[name], "via": name}
+    nvcc = which("nvcc")
+    if nvcc:
+        return {"path": os.path.dirname(os.path.dirname(nvcc)), "via": "nvcc on PATH"}
+    if os.path.exists("/usr/local/cuda"):
+        return {"path": "/usr/local/cuda", "via": "/usr/local/cuda"}
+    return {"path": None, "via": None}
+
+
+def parse_version_txt(text):
+    """CUDA <= 11.0 version.txt: 'CUDA Version 10.0.130' -> '10.0.130'."""
+    m = re.search(r"CUDA Version\s+(\d+(?:\.\d+)+)", text or "")
+    return m.group(1) if m else None
+
+
+def parse_version_json(text):
+    """CUDA >= 11.1 version.json -> cuda.version; a date stamp in the third field
+    ('12.1.20230222') is no update number, so it is dropped ('12.1')."""
+    try:
+        data = json.loads(text or "")
+        version = str(data["cuda"]["version"])
+    except Exception:  # not JSON, nested too deep, or no cuda.version in it
+        return None
+    if not re.match(r"^\d{1,9}(\.\d{1,9})+$", version):
+        return None
+    parts = version.split(".")
+    if len(parts) > 2 and int(parts[2]) >= 1000:
+        parts = parts[:2]
+    return ".".join(parts)
+
+
+def parse_cuda_h(text):
+    """include/cuda.h '#define CUDA_VERSION 12040' -> '12.4'."""
+    m = re.search(r"#define\s+CUDA_VERSION\s+(\d{4,6})\b", text or "")
+    if not m:
+        return None
+    v = int(m.group(1))
+    return "%d.%d" % (v // 1000, (v % 1000) // 10)

@@ -1,0 +1,101 @@
+"""Typed views of a facts document for the commands: what install-cuda, install-cudnn, env,
+nccl-test, launch and doctor read from the probe, each read one way, here. A view never raises
+on a odd document: what is missing or of the wrong type is None (or 0 GPUs, no interfaces).
+
+One GPU count everywhere: the GPUs the driver lists (NVML, else nvidia-smi, as the probe read
+them), the number `audit` shows and the number of ranks nccl-test and launch start.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+from envcheck.facts.schema import Facts, _dict, _dicts, _get, _str, gpus, interfaces
+
+__all__ = ["gpu_count", "interfaces", "Node", "node", "Privilege", "privilege", "Toolkit",
+           "toolkit_at", "PathAt", "path_at", "tools"]
+
+
+def gpu_count(f: Facts) -> int:
+    """How many GPUs the node's driver lists (0: none, or no driver answered)."""
+    return len(gpus(f))
+
+
+def _int(v: Any) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+@dataclass(frozen=True)
+class Node:
+    """What a rank launcher sizes and wires its ranks by."""
+    hostname: str
+    gpus: int
+    interfaces: List[Dict[str, Any]]
+    free_port: Optional[int]
+    cpus: Optional[int]
+    mem_available: Optional[int]      # bytes (MemAvailable)
+
+
+def node(f: Facts) -> Node:
+    res = _dict(_get(f, "resources"))
+    return Node(hostname=_str(_get(f, "hostname")) or "", gpus=gpu_count(f), interfaces=interfaces(f),
+                free_port=_int(_get(f, "port", "free")), cpus=_int(res.get("cpus")),
+                mem_available=_int(res.get("mem_available")))
+
+
+@dataclass(frozen=True)
+class Privilege:
+    uid: Optional[int]
+    mode: str                          # root | sudo-nopasswd | sudo-password | none
+
+
+def privilege(f: Facts) -> Privilege:
+    p = _dict(_get(f, "privilege"))
+    mode = _str(p.get("mode"))
+    return Privilege(_int(p.get("uid")), mode if mode in ("root", "sudo-nopasswd", "sudo-password") else "none")
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """A CUDA toolkit at a path, as the probe's toolkit section read it."""
+    path: str
+    exists: bool
+    version: Optional[str]            # what the audit reads (version file, else nvcc, else cuda.h)
+    version_file: Optional[str]       # "version.json" | "version.txt" | None
+    file_version: Optional[str]       # as the file writes it (12.1.20230222 kept whole)
+    nvcc_release: Optional[str]       # "12.1" from its own bin/nvcc -V
+
+
+def toolkit_at(f: Facts, path: str) -> Optional[Toolkit]:
+    """The toolkit section's entry for `path` (None: the probe was not asked about it)."""
+    for t in _dicts(_get(f, "toolkit")):
+        if t.get("path") == path:
+            vf, nvcc = _dict(t.get("version_file")), _dict(t.get("nvcc"))
+            return Toolkit(path, t.get("exists") is True, _str(t.get("version")), _str(vf.get("name")),
+                           _str(vf.get("version")), _str(nvcc.get("release")))
+    return None
+
+
+@dataclass(frozen=True)
+class PathAt:
+    """What is at a path (the probe's disk section) and the free space where a file there goes."""
+    path: str
+    kind: Optional[str]               # dir | file | link | other | None (absent)
+    link: Optional[str]
+    uid: Optional[int]
+    writable: bool
+    free_bytes: Optional[int]
+
+
+def path_at(f: Facts, path: str) -> Optional[PathAt]:
+    for d in _dicts(_get(f, "disk")):
+        if d.get("path") == path:
+            kb = _int(d.get("free_kb"))
+            return PathAt(path, _str(d.get("kind")), _str(d.get("link")), _int(d.get("uid")),
+                          d.get("writable") is True, kb * 1024 if kb is not None else None)
+    return None
+
+
+def tools(f: Facts) -> Dict[str, Optional[str]]:
+    """Where each tool the probe looked for is ({"curl": "/usr/bin/curl", "wget": None})."""
+    return {k: _str(v) for k, v in _dict(_get(f, "tools")).items()}
