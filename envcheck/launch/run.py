@@ -158,8 +158,8 @@ def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], 
             for n in nodes if n.error]
     if errs:
         return _fail(rep, errs)
-    if opts.sync:
-        say(f"preflight: copying {', '.join(opts.sync)} to every host")
+    if opts.sync and any(not r.is_local for r in remotes):   # this machine has them already
+        say(f"preflight: copying {', '.join(opts.sync)} to every other host")
         errs = lp.sync([r for r in remotes], opts.sync, t + 60, opts.forks)
         if errs:
             return _fail(rep, errs)
