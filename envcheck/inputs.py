@@ -69,8 +69,11 @@ def _bounded(f: IO[bytes], limit: int, what: str, fix: str) -> bytes:
 
 
 # aliases of mappings/sequences: what an alias bomb ("billion laughs") multiplies; 16 of them
-# can expand to a few hundred nodes at most. Aliases of scalars (the matrix's *source URLs) are free.
+# can expand to a few hundred nodes at most. Every alias, of a scalar too, also counts with the
+# size of what it repeats: a 1 MiB string aliased 20000 times is 20 GB the moment anything
+# renders it (the matrix's 444 *source URL aliases come to ~50 kB).
 MAX_YAML_ALIASES = 16
+MAX_YAML_EXPANDED = MAX_FILE_BYTES   # the document as if every alias were written out
 MAX_NESTING = 64           # deeper than any real document; Python's recursion gives out near 1000
 
 
@@ -109,26 +112,49 @@ def parse_yaml(text: str, what: str, fix: str, loader=None):
     events are read first (linear in the text, aliases not expanded)."""
     loader = loader or getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        depth = aliases = 0
-        collections = set()
-        for ev in yaml.parse(text, Loader=loader):
-            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                if ev.anchor:
-                    collections.add(ev.anchor)
-                depth += 1
-                if depth > MAX_NESTING:
-                    raise UsageError(f"{what}: nested more than {MAX_NESTING} levels deep", fix)
-            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                depth -= 1
-            elif isinstance(ev, yaml.AliasEvent) and ev.anchor in collections:
-                aliases += 1
-                if aliases > MAX_YAML_ALIASES:
-                    raise UsageError(f"{what}: more than {MAX_YAML_ALIASES} YAML aliases (*name) of lists or mappings", fix)
+        _check_yaml_events(yaml.parse(text, Loader=loader), what, fix)
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as e:
         where = getattr(e, "problem_mark", None)
         at = f" at line {where.line + 1}" if where else ""
-        raise UsageError(f"{what}: not valid YAML{at}: {getattr(e, 'problem', None) or ' '.join(str(e).split())}", fix) from e
+        problem = getattr(e, "problem", None) or " ".join(str(e).split())
+        raise UsageError(f"{what}: not valid YAML{at}: {problem[:200]}", fix) from e
+    except (ValueError, OverflowError) as e:   # a 5000-digit number: int() refuses it
+        raise UsageError(f"{what}: a value YAML cannot read ({' '.join(str(e).split(';')[0].split())[:120]})", fix) from e
+
+
+def _check_yaml_events(events, what: str, fix: str) -> None:
+    """Nesting, aliases of collections, and the size of the document with every alias (of a
+    scalar or a collection) written out: each anchored node's size is known when it ends."""
+    sizes: dict = {}                  # anchor -> characters it stands for
+    collections = set()
+    opened: list = []                 # (anchor, expanded size when it started) per open collection
+    expanded = aliases = 0
+    for ev in events:
+        if isinstance(ev, yaml.ScalarEvent):
+            expanded += len(ev.value) + 1
+            if ev.anchor:
+                sizes[ev.anchor] = len(ev.value) + 1
+        elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if ev.anchor:
+                collections.add(ev.anchor)
+            opened.append((ev.anchor, expanded))
+            expanded += 1
+            if len(opened) > MAX_NESTING:
+                raise UsageError(f"{what}: nested more than {MAX_NESTING} levels deep", fix)
+        elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            anchor, start = opened.pop()
+            if anchor:
+                sizes[anchor] = expanded - start
+        elif isinstance(ev, yaml.AliasEvent):
+            expanded += sizes.get(ev.anchor, 1)
+            if ev.anchor in collections:
+                aliases += 1
+                if aliases > MAX_YAML_ALIASES:
+                    raise UsageError(f"{what}: more than {MAX_YAML_ALIASES} YAML aliases (*name) of lists or mappings", fix)
+        if expanded > MAX_YAML_EXPANDED:
+            raise UsageError(f"{what}: its YAML aliases (*name) expand it to more than "
+                             f"{MAX_YAML_EXPANDED >> 20} MiB", fix)
 
 
 # The shell start-up files envcheck writes its (sh-syntax) export block into: those of the

@@ -80,3 +80,10 @@ def test_the_declarations_do_refuse_what_they_must():
         raise AssertionError(f"{p.name} {bad} was accepted")
     assert P.COMMAND_TIMEOUT.parse("60") == 60.0 and P.MASTER_PORT.parse("29500") == 29500
     assert P.MIN_BUSBW.parse(0.0) == 0.0 and P.GRACE.parse("0") == 0.0
+
+
+def test_a_number_longer_than_python_reads_is_a_usage_error_in_yaml_and_json():
+    import pytest
+    for parse in (lambda s: inputs.parse_yaml(s, "playbook", "fix"), lambda s: inputs.parse_json(s, "facts", "fix")):
+        with pytest.raises(UsageError):
+            parse("9" * 5000)

@@ -270,3 +270,70 @@ def test_control_characters_and_non_utf8_bytes_are_usage_errors(argv, named, tmp
                        env=dict(os.environ, HOME=str(tmp_path)))
     one_line_usage_error(r, named)
     assert os.listdir(tmp_path) == []
+
+
+# --- YAML aliases of scalars count; messages quote a short excerpt only ---------------------------
+def _scalar_bomb(path, key="name"):
+    # a 1 MiB string anchored once and aliased 20000 times: 20 GB if anything renders it whole
+    path.write_text(f"big: &s {'x' * (1 << 20)}\n{key}: [" + ", ".join(["*s"] * 20000) + "]\n")
+    return path
+
+
+@pytest.mark.parametrize("argv", [["matrix", "validate", "BOMB"], ["provision", "BOMB", "--dry-run"],
+                                  ["check", "--matrix", "BOMB", "--cuda", "10.0"]])
+def test_a_yaml_file_aliasing_one_big_string_thousands_of_times_is_refused_at_once(argv, tmp_path):
+    bomb = _scalar_bomb(tmp_path / "bomb.yaml")
+    start = time.monotonic()
+    r = run_cli(*[str(bomb) if a == "BOMB" else a for a in argv], timeout=60)
+    one_line_usage_error(r, "aliases (*name) expand it to more than 16 MiB")
+    assert time.monotonic() - start < 20 and len(r.stderr) < 600
+
+
+@pytest.mark.parametrize("value,words", [('"' + "9" * 1_000_000 + '"', "(1000000 characters)"),
+                                         ("9" * 1_000_000, "a value YAML cannot read")])
+def test_a_bad_value_of_a_megabyte_is_quoted_as_an_excerpt(tmp_path, value, words):
+    m = tmp_path / "matrix.yaml"
+    m.write_text(open(os.path.join(os.path.dirname(__file__), "..", "..", "compat_matrix.yaml")).read()
+                 .replace("schema: 1", "schema: " + value, 1))
+    r = run_cli("matrix", "validate", str(m))
+    one_line_usage_error(r, words)
+    assert len(r.stderr) < 400
+
+
+# --- matrix show reads the whole version ----------------------------------------------------------
+@pytest.mark.parametrize("kind,what", [("cuda", "12.4junk"), ("cuda", "12.4; rm -rf /"), ("cudnn", "8.9.7x"),
+                                       ("torch", "2.1.0junk")])
+def test_matrix_show_refuses_a_version_it_would_read_by_its_prefix(kind, what):
+    r = run_cli("matrix", "show", kind, what)
+    one_line_usage_error(r, "cannot parse version")
+    assert r.stdout == ""
+
+
+def test_matrix_show_refuses_a_non_utf8_byte():
+    r = subprocess.run([envcheck_exe(), "matrix", "show", "cuda", b"12.4\xff"], capture_output=True,
+                       text=True, timeout=60)
+    one_line_usage_error(r, "not UTF-8")
+
+
+# --- facts files: nested values are type-checked --------------------------------------------------
+@pytest.mark.parametrize("doc,words", [
+    ({"cuda": {"version": "10.0"}, "gpus": [5, None]}, "gpus["),
+    ({"python": {"version": 3.7}, "cuda": {"version": "10.0"}}, "python.version is a number 3.7"),
+    ({"schema": True, "cuda": {"version": "10.0"}}, "schema is True"),
+    ({"cuda": {"version": "10.0", "toolkits": "none"}}, "cuda.toolkits is a string"),
+    ({"driver": {"version": "535.104.05"}, "gpus": [{"name": "A100", "index": 10 ** 12}]}, "gpus[0].index"),
+    ({"packages": {"torch": {"version": 2}}}, "packages.torch.version"),
+])
+def test_check_refuses_facts_whose_nested_values_have_the_wrong_type(doc, words, tmp_path):
+    f = tmp_path / "facts.json"
+    f.write_text(json.dumps(doc))
+    one_line_usage_error(run_cli("check", str(f)), words)
+    one_line_usage_error(run_cli("plan", str(f)), words)
+
+
+def test_saved_facts_of_this_machine_pass_the_schema(tmp_path):
+    r = run_cli("audit", "--save", str(tmp_path / "facts"), timeout=180)
+    assert r.returncode in (0, 1), r.stderr
+    [saved] = (tmp_path / "facts").iterdir()
+    r = run_cli("check", str(saved))
+    assert r.returncode in (0, 1), r.stderr
