@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, probe_source
+from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, shipped_source
 from envcheck.facts import views
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
@@ -41,6 +41,7 @@ class NodeFacts:
     error: Optional[str] = None
     cpus: Optional[int] = None
     mem_available: Optional[int] = None     # bytes (MemAvailable), None where unknown
+    ib_ports: List[Dict[str, Any]] = field(default_factory=list)   # active ones, with rate_gbps
 
 
 
@@ -58,14 +59,15 @@ def node_cmd(python: Optional[str], mode: str, *args: Any) -> str:
 
 
 # What the ranks are sized and wired by, read by the node probe (the same GPU count `audit` shows)
-PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources")
+PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources", "ib")
 
 
 def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: float,
                  forks: int) -> List[NodeFacts]:
+    source = shipped_source(PROBE_SECTIONS)   # once, not in every host's thread
+
     def one(r: Remote) -> NodeFacts:
-        res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=probe_source(),
-                    timeout=timeout)
+        res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=source, timeout=timeout)
         if res.error:   # unreachable, auth, host key, timeout: the transport's own words
             return NodeFacts(r.name, error=res.error)
         try:
@@ -73,7 +75,7 @@ def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: floa
         except ProbeError as e:
             return NodeFacts(r.name, error=f"cannot run the probe under {python or 'python3'}: {e.reason}")
         return NodeFacts(r.name, n.hostname, n.gpus, n.interfaces, n.free_port, cpus=n.cpus,
-                         mem_available=n.mem_available)
+                         mem_available=n.mem_available, ib_ports=n.ib_ports)
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))

@@ -38,6 +38,7 @@ from envcheck.cli import install  # noqa: E402,F401
 from envcheck.cli import nccl_test  # noqa: E402,F401
 from envcheck.cli import launch  # noqa: E402,F401
 from envcheck.cli import doctor  # noqa: E402,F401
+from envcheck.cli import slurm  # noqa: E402,F401
 from envcheck.cli import provision  # noqa: E402,F401
 from envcheck.cli import plan  # noqa: E402,F401
 from envcheck.cli import explain  # noqa: E402,F401

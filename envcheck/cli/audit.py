@@ -13,10 +13,9 @@ from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, Hos
                                    UserOpt, closing_all, command_timeout, local_python,
                                    progress_printer, HostSelection)
 from envcheck.cli.options import option
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt
+from envcheck.cli.slurmopts import check_launcher, srun_hosts
 from envcheck import params as P
-from envcheck.matrix.load import load_matrix
-from envcheck.remote import LocalRemote
-from envcheck.report import render_audit
 
 
 @app.command("audit", renamed=OLD_TIMEOUT)
@@ -49,19 +48,28 @@ def audit(
     strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
     show_probe: Annotated[bool, typer.Option(
         "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
+    launcher: LauncherOpt = "ssh",
+    step_size: StepSizeOpt = 64,
 ) -> None:
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
-    # lazy: the fleet audit and its renderer costs ~55 ms CPU at start-up (-X importtime, issue 26); only audit needs it
+    # lazy: the fleet audit, its renderers and the matrix cost ~110 ms CPU at start-up (-X importtime,
+    # issue 26); only audit needs them
     from envcheck.audit.fleet import audit_fleet, save_facts
     from envcheck.audit.render import render, to_json
+    from envcheck.matrix.load import load_matrix
+    from envcheck.remote import LocalRemote
+    from envcheck.report import render_audit
 
     if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
         raise show_probe_exit(node_python=node_python, deep=deep)
 
     m = load_matrix(matrix)
     timeout = command_timeout(timeout, deep)
+    if launcher != "ssh":
+        _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_per_node, save, full,
+                    json_out, strict)
     with closing_all(HostSelection.from_params(ctx.params, timeout=timeout).remotes()) as remotes:
         local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
         node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
@@ -85,4 +93,31 @@ def audit(
         if full:
             typer.echo(render_audit(fleet.results, color) + "\n")
         typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)
+    raise typer.Exit(fleet.exit_code(strict))
+
+
+def _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_per_node, save, full,
+                json_out, strict) -> None:
+    """`audit --launcher srun`: the allocation's nodes, the probe through srun (envcheck/slurm/srun.py)."""
+    # lazy: the fleet audit, its renderer and srun cost ~80 ms CPU at start-up (-X importtime, issue 26); only audit needs them
+    from envcheck.audit.fleet import save_facts
+    from envcheck.audit.render import render, to_json
+    from envcheck.report import render_audit
+    from envcheck.slurm import srun
+
+    check_launcher(launcher)
+    fleet, meta = srun.audit(srun_hosts(hosts), m, step_size=step_size, deep=deep, node_python=node_python,
+                             timeout=timeout, gpus_per_node=gpus_per_node)
+    if save:
+        typer.echo(f"saved {len(save_facts(fleet, str(save)))} facts file(s) to {save}", err=True)
+    if json_out:
+        print_json(dict(to_json(fleet), slurm=meta))
+        raise typer.Exit(fleet.exit_code(strict))
+    note(f"through srun: job {meta['job_id']}, step(s) {', '.join(meta['steps']) or 'none reported'}")
+    if len(fleet.results) == 1:
+        typer.echo(render_audit(fleet.results, color_wanted()))
+    else:
+        if full:
+            typer.echo(render_audit(fleet.results, color_wanted()) + "\n")
+        typer.echo(render(fleet, full=full, color=color_wanted(), width=text_width()), nl=False)
     raise typer.Exit(fleet.exit_code(strict))

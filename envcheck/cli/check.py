@@ -8,11 +8,6 @@ from envcheck import params as P
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.cli.options import argument, option
 from envcheck.errors import EXIT_FINDINGS, UsageError
-from envcheck.matrix.load import load_matrix
-from envcheck.model import has_errors, verdict_exit_code
-from envcheck.report import render_findings
-from envcheck.rules import judge
-from envcheck.facts.from_flags import load_facts_file, stack_facts
 
 
 @app.command("check")
@@ -31,18 +26,27 @@ def check(
     python: Annotated[Optional[str], option(P.PYTHON_VERSION)] = None,
     gcc: Annotated[Optional[str], option(P.GCC_V)] = None,
     numpy: Annotated[Optional[str], option(P.NUMPY_V)] = None,
+    cuda_compat: Annotated[Optional[str], option(P.CUDA_COMPAT)] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
     strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
 ) -> None:
     """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100"""
+    # lazy: the rules, the matrix and the facts reader cost ~80 ms CPU at start-up (-X importtime,
+    # issue 26), which --help and the commands that judge nothing would pay
+    from envcheck.facts.from_flags import load_facts_file, stack_facts
+    from envcheck.matrix.load import load_matrix
+    from envcheck.model import has_errors, verdict_exit_code
+    from envcheck.report import render_findings
+    from envcheck.rules import judge
     m = load_matrix(matrix)
     base = load_facts_file(facts_file) if facts_file else None
     given = dict(driver=driver, cuda=cuda, cudnn=cudnn, torch=torch, torchvision=torchvision,
-                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc, numpy=numpy)
+                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc, numpy=numpy,
+                 cuda_compat=cuda_compat)
     if base is None and not any(given.values()):
         raise UsageError("check: nothing to judge", "give a FACTS.json file or at least one of --driver --cuda "
-                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy")
+                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy --cuda-compat")
     facts = stack_facts(base, matrix=m, **given)
     verdict = judge(facts, m)
     bad = has_errors(verdict.findings) or (strict and bool(verdict.skipped))

@@ -11,7 +11,6 @@ from typing import Any, Callable, Optional, TypeVar
 import typer
 
 from envcheck import params as P
-from envcheck.audit.probe import show_probe
 from envcheck.cli.options import option
 from envcheck.errors import EnvcheckError
 
@@ -35,6 +34,9 @@ def note(message: str) -> None:
 def show_probe_exit(only=(), node_python: Optional[str] = None, deep: bool = False) -> "typer.Exit":
     """--show-probe: the probe script on stdout (runnable as saved), the exact command line that
     runs it with this command's sections on stderr; returns the Exit to raise."""
+    # lazy: the probe runner (facts, rules, matrix) costs ~95 ms CPU at start-up (-X importtime,
+    # issue 26): every command imports this module
+    from envcheck.audit.probe import show_probe
     command, script = show_probe(deep=deep, node_python=node_python, only=only)
     note(f"on each node: {command}   (the script below on its stdin)")
     typer.echo(script, nl=False)

@@ -2,7 +2,6 @@ from typing import Optional
 
 import typer
 
-from envcheck import inputs
 from envcheck import params as P
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, note, print_json
@@ -13,11 +12,10 @@ from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, Hos
 from envcheck.cli.options import option
 from envcheck.cli.rankopts import (MAX_BYTES_DEFAULT, BackendOpt, CollectiveTimeoutOpt, IfnameOpt,
                                    MasterPortOpt, MaxBytesOpt, MinBusbwOpt, NprocOpt)
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt
 from envcheck.doctor import health
 from envcheck.errors import UsageError
-from envcheck.matrix.load import load_matrix
 from envcheck.paths import write_output
-from envcheck.remote import LocalRemote
 
 
 def _check_inputs(launcher: str, local: bool, named_hosts: bool) -> None:
@@ -27,10 +25,13 @@ def _check_inputs(launcher: str, local: bool, named_hosts: bool) -> None:
     check_launcher(launcher)
     if local and named_hosts:
         raise UsageError("--local checks this machine only; it takes no hosts", "drop --local, or the hosts")
+    if local and launcher == "srun":
+        raise UsageError("--local checks this machine only; --launcher srun reaches the allocation's nodes",
+                         "drop --local (inside an allocation), or --launcher srun")
 
 
 def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: Optional[str],
-                   prometheus: Optional[str], json_out: bool) -> None:
+                   prometheus: Optional[str], json_out: bool, actions=None) -> None:
     # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.render import render_junit, render_prometheus, render_table
     if junit:
@@ -38,13 +39,19 @@ def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: 
     if prometheus:
         write_output(prometheus, render_prometheus(report), "--prometheus")
     if json_out:
-        print_json(dict(report.to_dict(), exit_code=code))
+        print_json(dict(report.to_dict(), exit_code=code,
+                        **({"slurm_actions": [a.to_dict() for a in actions]} if actions is not None else {})))
     else:
         typer.echo(render_table(report), nl=False)
+        if actions:
+            # lazy: Slurm's rendering costs ~30 ms CPU at start-up (-X importtime, issue 26); only --drain-failed needs it
+            from envcheck.slurm.render import render_actions
+            typer.echo(render_actions(actions), nl=False)
 
 
 def _load_baseline(path: str) -> health.DoctorReport:
     fix = "save a good run with `envcheck doctor --json > FILE`"
+    from envcheck import inputs  # lazy: PyYAML with it, ~13 ms CPU at start-up (-X importtime, issue 26)
     doc = inputs.parse_json(inputs.read_text(str(path), "--baseline", fix), f"--baseline {path}", fix)
     if not isinstance(doc, dict) or "verdict" not in doc or "checks" not in doc:
         raise UsageError(f"--baseline {path}: not a doctor report", "save a good run with `envcheck doctor --json > FILE`")
@@ -66,7 +73,10 @@ def doctor(
     junit: Annotated[Optional[str], option(P.JUNIT)] = None,
     prometheus: Annotated[Optional[str], option(P.PROMETHEUS)] = None,
     baseline: Annotated[Optional[str], option(P.BASELINE)] = None,
-    launcher: Annotated[str, option(P.LAUNCHER)] = "ssh",
+    launcher: LauncherOpt = "ssh",
+    step_size: StepSizeOpt = 64,
+    drain_failed: Annotated[bool, typer.Option("--drain-failed", help="Drain each FAIL node in Slurm with the reason 'envcheck: <code>: <summary>' (never over a reason envcheck did not write); without the rights, print the scontrol lines.")] = False,
+    resume_passed: Annotated[bool, typer.Option("--resume-passed", help="Resume each passing node that envcheck drained (never one drained for another reason).")] = False,
     backend: BackendOpt = "auto",
     nproc_per_node: NprocOpt = None,
     max_bytes: MaxBytesOpt = MAX_BYTES_DEFAULT,
@@ -74,7 +84,8 @@ def doctor(
     ifname: IfnameOpt = None,
     master_port: MasterPortOpt = None,
     collective_timeout: CollectiveTimeoutOpt = 60.0,
-    bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails or is slow, re-test halves and pairs to name the node.")] = True,
+    pairs: Annotated[bool, typer.Option("--pairs/--no-pairs", help="After the all-reduce, rounds of node pairs all-reducing at once, each compared with their median: names a slow node or link with no threshold given (3+ hosts).")] = True,
+    bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails and neither it nor the pairs name a node, re-test halves and pairs to find it.")] = True,
     node_python: NodePythonOpt = None,
     hosts_file: HostsFileOpt = None,
     ssh_config: SshConfigOpt = None,
@@ -89,9 +100,11 @@ def doctor(
     json_out: JsonOpt = False,
 ) -> None:
     """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
-    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
+    # lazy: doctor (and the matrix) costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import make_backend
     from envcheck.doctor.run import DoctorOptions, run_doctor
+    from envcheck.matrix.load import load_matrix
+    from envcheck.remote import LocalRemote
 
     _check_inputs(launcher, local, bool(hosts or hosts_file))
     timeout = command_timeout(timeout, deep and not quick)
@@ -103,13 +116,21 @@ def doctor(
         be = make_backend(remotes, m, launcher=launcher, collective_timeout=collective_timeout,
                           node_python=node_python, forks=forks, timeout=timeout,
                           connect_timeout=connect_timeout, backend=backend, nproc_per_node=nproc_per_node,
-                          master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node)
+                          master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node,
+                          step_size=step_size)
         opts = DoctorOptions(deep=deep, quick=quick, max_bytes=max_bytes, min_busbw=min_busbw,
-                             bisect=bisect, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
+                             bisect=bisect, pairs=pairs, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
         if which:
             note(which)
         report = run_doctor([r.name for r in remotes], opts, be, progress=None if json_out else note)
     report.notes += be.fleet_notes
+    if launcher == "srun":
+        report.slurm = be.slurm()
     code = health.exit_code(report.verdict, strict, sum(c.skipped for c in report.checks))
-    _write_outputs(report, code, strict, junit, prometheus, json_out)
+    actions = None
+    if drain_failed or resume_passed:
+        # lazy: Slurm's node actions cost ~5 ms CPU at start-up (-X importtime, issue 26); only these flags need them
+        from envcheck.slurm.drain import act
+        actions = act(report, drain=drain_failed, resume=resume_passed, strict=strict)
+    _write_outputs(report, code, strict, junit, prometheus, json_out, actions)
     raise typer.Exit(code)

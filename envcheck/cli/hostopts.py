@@ -20,15 +20,16 @@ import contextlib
 import importlib.util
 import sys
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import typer
 
 from envcheck import params as P
 from envcheck.cli.common import Annotated
 from envcheck.cli.options import HOSTS_PANEL, argument, option
-from envcheck.hostlist import resolve_targets
-from envcheck.remote import LocalRemote, Remote
+
+if TYPE_CHECKING:  # imported where they run: every command imports this module
+    from envcheck.remote import Remote
 
 HostsArg = Annotated[Optional[List[str]], argument(P.HOSTS, show_default=False)]
 HostsFileOpt = Annotated[Optional[str], option(P.HOSTS_FILE, panel=HOSTS_PANEL)]
@@ -82,9 +83,13 @@ class HostSelection:
         kw["hosts"] = tuple(kw.get("hosts") or ())
         return cls(**kw)
 
-    def remotes(self) -> List[Remote]:
+    def remotes(self) -> List["Remote"]:
         """SSHRemote per host, or [LocalRemote()] when no host is named (nor a hosts file, nor
         $SLURM_JOB_NODELIST): the command then runs on this machine."""
+        # lazy: the hostlist parser and the local transport cost ~25 ms CPU at start-up
+        # (-X importtime, issue 26), which --help and every offline command would pay
+        from envcheck.hostlist import resolve_targets
+        from envcheck.remote import LocalRemote
 
         targets = resolve_targets(list(self.hosts), str(self.hosts_file) if self.hosts_file else None)
         if not targets:
@@ -103,7 +108,7 @@ class HostSelection:
 
 
 @contextlib.contextmanager
-def closing_all(remotes: Sequence[Remote]) -> Iterator[Sequence[Remote]]:
+def closing_all(remotes: Sequence["Remote"]) -> Iterator[Sequence["Remote"]]:
     """The remotes for the body of a `with`, every connection closed after it, however it ends."""
     try:
         yield remotes
@@ -112,13 +117,14 @@ def closing_all(remotes: Sequence[Remote]) -> Iterator[Sequence[Remote]]:
             r.close()
 
 
-def local_python(node_python: Optional[str], remotes: Sequence[Remote],
+def local_python(node_python: Optional[str], remotes: Sequence["Remote"],
                  what: str = "workers run") -> Tuple[Optional[str], Optional[str]]:
     """The interpreter for node-side work and a line saying which one, for a run on this machine.
 
     Someone who installed envcheck and torch into one venv means that torch: on this machine the
     default is the interpreter envcheck runs under when torch is installed beside it, else
     python3 (as on any node). An explicit --node-python, or any remote host, is left as given."""
+    from envcheck.remote import LocalRemote  # lazy: as in remotes(), ~10 ms
     if node_python or len(remotes) != 1 or not isinstance(remotes[0], LocalRemote):
         return node_python, None
 

@@ -5,7 +5,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 import typer
 
@@ -18,11 +18,10 @@ from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, Hos
 from envcheck.cli.options import argument, option
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
 from envcheck.inputs import check_rc_file
-from envcheck.install.common import NodeOutcome, on_nodes
-from envcheck.install.cuda_spec import toolkit_spec
 from envcheck.install.staging import check_tmpdir
-from envcheck.matrix.load import load_matrix
-from envcheck.report import outcome_body
+
+if TYPE_CHECKING:  # imported where they run (see the commands below)
+    from envcheck.install.common import NodeOutcome
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
 InstallTimeoutOpt = Annotated[float, option(P.INSTALL_TIMEOUT)]
@@ -50,7 +49,8 @@ def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
     return get
 
 
-def render(out: NodeOutcome) -> None:
+def render(out: "NodeOutcome") -> None:
+    from envcheck.report import outcome_body  # lazy: the renderer, ~5 ms (-X importtime, issue 26)
     typer.echo(f"{out.host}: {out.status}" + (f" ({out.bytes_uploaded} bytes uploaded)" if out.bytes_uploaded else ""))
     for line in outcome_body(out):
         typer.echo(line)
@@ -74,7 +74,8 @@ def env_cmd(
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
 ) -> None:
     """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
-    # lazy: the env block costs ~30 ms CPU at start-up (-X importtime, issue 26); only env needs it
+    # lazy: the env block and the fan-out cost ~40 ms CPU at start-up (-X importtime, issue 26); only env needs them
+    from envcheck.install.common import on_nodes
     from envcheck.install.envblock import env_node, render_block
     if profile_d and file != "~/.bashrc":
         raise UsageError("give --file or --profile-d, not both", "--profile-d writes /etc/profile.d and /etc/ld.so.conf.d")
@@ -140,9 +141,13 @@ def install_cuda_cmd(
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
-    # lazy: the CUDA installer costs ~30 ms CPU at start-up (-X importtime, issue 26); only install-cuda needs it
+    # lazy: the CUDA installer, its fan-out and the matrix cost ~75 ms CPU at start-up (-X importtime,
+    # issue 26); only install-cuda needs them
+    from envcheck.install.common import on_nodes
     from envcheck.install.cuda import InstallArgs, install_cuda
     from envcheck.install.cuda_source import choose_source
+    from envcheck.install.cuda_spec import toolkit_spec
+    from envcheck.matrix.load import load_matrix
 
     prefix = check_tmpdir(prefix, "--prefix", "pass an absolute directory, e.g. --prefix /usr/local")
     tmpdir = check_tmpdir(tmpdir)
@@ -168,7 +173,7 @@ def install_cuda_cmd(
     finish(outcomes, json_out)
 
 
-def finish(outcomes: List[NodeOutcome], json_out: bool) -> None:
+def finish(outcomes: List["NodeOutcome"], json_out: bool) -> None:
     if json_out:
         print_json([o.__dict__ for o in outcomes])
     else:
@@ -204,7 +209,8 @@ def install_cudnn_cmd(
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
 ) -> None:
     """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
-    # lazy: the cuDNN installer costs ~25 ms CPU at start-up (-X importtime, issue 26); only install-cudnn needs it
+    # lazy: the cuDNN installer and its fan-out cost ~35 ms CPU at start-up (-X importtime, issue 26); only install-cudnn needs them
+    from envcheck.install.common import on_nodes
     from envcheck.install.cudnn import install_cudnn, read_archive
 
     tmpdir = check_tmpdir(tmpdir)

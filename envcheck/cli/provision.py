@@ -12,9 +12,6 @@ from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, Hos
                                    command_timeout)
 from envcheck.cli.install import sudo_password_source
 from envcheck.cli.options import argument, option
-from envcheck.matrix.load import load_matrix
-from envcheck.provision.playbooks import load_playbook
-from envcheck.report import outcome_body
 
 
 @app.command("provision", renamed=OLD_TIMEOUT)
@@ -41,8 +38,12 @@ def provision_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Bring every host to a playbook's stack, validated first, idempotent. Example: envcheck provision cuda12.4-cudnn9.1-torch2.5 node[01-04] --files ~/downloads --dry-run"""
-    # lazy: provision (every installer) costs ~120 ms CPU at start-up (-X importtime, issue 26); only provision needs it
+    # lazy: provision (every installer, the playbooks, the matrix) costs ~140 ms CPU at start-up
+    # (-X importtime, issue 26); only provision needs it
+    from envcheck.matrix.load import load_matrix
+    from envcheck.provision.playbooks import load_playbook
     from envcheck.provision.run import ProvisionOptions, exit_code, provision, to_json
+    from envcheck.report import outcome_body
 
     pb = load_playbook(playbook)
     m = load_matrix(matrix)

@@ -14,7 +14,7 @@ from envcheck.matrix.pci import annotate as annotate_pci_gpus
 from envcheck.rules.cudnn import annotate as annotate_cudnn
 from envcheck.rules.nccl import annotate as annotate_nccl
 
-OBJECT_SECTIONS = ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc", "nccl", "os",
+OBJECT_SECTIONS = ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc", "nccl", "os", "cuda_compat",
                    "privilege", "port", "resources", "tools")
 LIST_SECTIONS = ("gpus", "interfaces", "toolkit", "disk")
 FIX = "give a file written by `envcheck audit --json` or the probe of this envcheck version"

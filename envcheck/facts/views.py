@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 from envcheck.facts.schema import Facts, _dict, _dicts, _get, _str, gpus, interfaces
 
 __all__ = ["gpu_count", "interfaces", "Node", "node", "Privilege", "privilege", "Toolkit",
-           "toolkit_at", "PathAt", "path_at", "tools"]
+           "toolkit_at", "PathAt", "path_at", "tools", "GpuProcess", "gpu_processes"]
 
 
 def gpu_count(f: Facts) -> int:
@@ -34,13 +34,14 @@ class Node:
     free_port: Optional[int]
     cpus: Optional[int]
     mem_available: Optional[int]      # bytes (MemAvailable)
+    ib_ports: List[Dict[str, Any]]    # active InfiniBand/RoCE ports with rate_gbps (section ib)
 
 
 def node(f: Facts) -> Node:
     res = _dict(_get(f, "resources"))
     return Node(hostname=_str(_get(f, "hostname")) or "", gpus=gpu_count(f), interfaces=interfaces(f),
                 free_port=_int(_get(f, "port", "free")), cpus=_int(res.get("cpus")),
-                mem_available=_int(res.get("mem_available")))
+                mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")))
 
 
 @dataclass(frozen=True)
@@ -99,3 +100,27 @@ def path_at(f: Facts, path: str) -> Optional[PathAt]:
 def tools(f: Facts) -> Dict[str, Optional[str]]:
     """Where each tool the probe looked for is ({"curl": "/usr/bin/curl", "wget": None})."""
     return {k: _str(v) for k, v in _dict(_get(f, "tools")).items()}
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    """A compute process holding a GPU (the probe's gpu_processes section), with its Slurm job."""
+    pid: int
+    name: str
+    memory_mib: Optional[int]
+    gpu: str
+    slurm_job: Optional[str]
+
+    def describe(self) -> str:
+        mem = f"{self.memory_mib} MiB" if self.memory_mib is not None else "memory unknown"
+        return f"{self.pid} {self.name} ({mem} on {self.gpu})"
+
+
+def gpu_processes(f: Facts) -> "tuple[Optional[List[GpuProcess]], str]":
+    """(the processes, '') or (None, why they could not be listed)."""
+    sec = _dict(_get(f, "gpu_processes"))
+    procs = sec.get("processes")
+    if not isinstance(procs, list):
+        return None, _str(sec.get("error")) or "the probe's gpu_processes section did not run"
+    return [GpuProcess(p["pid"], _str(p.get("name")) or "?", _int(p.get("memory_mib")), _str(p.get("gpu")) or "?",
+                       _str(p.get("slurm_job"))) for p in _dicts(procs) if _int(p.get("pid")) is not None], ""

@@ -113,6 +113,7 @@ class Matrix:
         # a fleet audit asks the same few questions once per host: answer each once
         self._gpu_cache: Dict[str, Optional[Record]] = {}
         self._cuda_keys = [(vkey(r["version"]), r) for r in self._cuda]
+        self._need_cache: Dict[str, Optional[DriverNeed]] = {}  # rules ask per release, per host
 
     # ------------------------------------------------------------------ CUDA
     def releases(self) -> List[Record]:
@@ -159,6 +160,14 @@ class Matrix:
     def driver_need(self, version: Optional[str]) -> Optional[DriverNeed]:
         if not version:
             return None
+        key = str(version)
+        if key not in self._need_cache:
+            if len(self._need_cache) > 4096:  # bounded: versions come from untrusted facts
+                self._need_cache.clear()
+            self._need_cache[key] = self._driver_need(key)
+        return self._need_cache[key]
+
+    def _driver_need(self, version: str) -> Optional[DriverNeed]:
         try:
             k = vkey(version, "CUDA version")
         except VersionError:

@@ -149,6 +149,11 @@ TORCHAUDIO_V = _v("torchaudio", "torchaudio, e.g. 0.2.0", "0.2.0")
 GCC_V = _v("gcc", "host gcc, e.g. 7.5.0", "7.5.0")
 NUMPY_V = _v("numpy", "numpy in torch's environment, e.g. 2.0.1 (torch < 2.3 fails under numpy 2)",
              "2.0.1")
+CUDA_COMPAT = Param("cuda_compat", "text", "NVIDIA's forward-compatibility libraries the process loads: "
+                    "none, or the cuda-compat-X-Y package (a data-center GPU on an older driver branch "
+                    "runs a newer CUDA only with them)", metavar="none|X.Y", max_len=32,
+                    pattern=r"(?i:none|no|absent)|[0-9]{1,3}\.[0-9]{1,5}(?:\.[0-9]{1,5})?", example="12.4",
+                    shape="none, a CUDA release X.Y or a driver version")
 CUDA_VERSION = Param("version", "version", "CUDA version: 10.0, 10.0.130, 12.4.1 … (X.Y = newest "
                      "update).", metavar="VERSION", example="12.4", flag="VERSION")
 GPU = Param("gpu", "text", "GPU model or compute capability, e.g. V100, sm_70, 7.0.",
@@ -202,8 +207,10 @@ INSTALL_TIMEOUT = Param("install_timeout", "seconds", "Seconds the download, the
 DCGM = Param("dcgm", "int", "Also run NVIDIA DCGM's diagnostic (dcgmi diag -r LEVEL) on every node; "
              "a node without dcgmi is reported as skipped. Levels 2+ load the GPUs for minutes.",
              metavar="LEVEL", lo=1, hi=4, example="1")
-LAUNCHER = Param("launcher", "choice", "Start the all-reduce workers over ssh, or with srun inside a "
-                 "Slurm allocation.", metavar="NAME", choices=("ssh", "srun"))
+LAUNCHER = Param("launcher", "choice", "Reach the nodes over ssh, or with srun inside a Slurm allocation "
+                 "(hosts: the job's nodes).", metavar="NAME", choices=("ssh", "srun"))
+STEP_SIZE = Param("step_size", "int", "With --launcher srun: at most N nodes per job step.", metavar="N",
+                  lo=1, hi=65536, example="64")
 LIMIT = Param("limit", "int", "Stacks shown (newest first); --json lists all.", metavar="N", lo=1,
               hi=100000, example="10")
 PLAYBOOK = Param("playbook", "text", "A playbook file, or the name of a shipped one "
@@ -218,3 +225,27 @@ MATRIX_KIND = Param("kind", "choice", "cuda, cudnn, torch or gpu.", metavar="KIN
                     choices=("cuda", "cudnn", "torch", "gpu"), flag="KIND")
 MATRIX_WHAT = Param("what", "text", "e.g. 10.0, 7.6.5, 1.1.0, \"Tesla V100\" or sm_70.",
                     metavar="VERSION|NAME", max_len=100, example="12.4", flag="VERSION|NAME")
+
+# ---- slurm-check (the node's own hook) --------------------------------------------------------
+HOOK_MODE = Param("mode", "choice", "healthcheck (HealthCheckProgram), prolog or epilog (default: from "
+                  "SLURM_SCRIPT_CONTEXT, else healthcheck).", metavar="MODE",
+                  choices=("healthcheck", "prolog", "epilog"))
+HOOK_WRAPPER = Param("wrapper", "node-path", "With --print-config: where the wrapper goes on the nodes.",
+                     metavar="PATH", max_len=1024, example="/usr/local/sbin/envcheck-slurm-hook")
+HOOK_INTERVAL = Param("interval", "int", "With --print-config: the HealthCheckInterval printed.",
+                      metavar="SECONDS", lo=1, hi=86400, example="300")
+SLURM_NODE = Param("node", "text", "The Slurm node name (default: $SLURMD_NODENAME, else the short "
+                   "hostname).", metavar="NAME", pattern=r"[A-Za-z0-9_.-]{1,253}", max_len=253,
+                   example="node01", shape="a node name (letters, digits and _.-)")
+HOOK_DEADLINE = Param("deadline", "seconds", "Finish within this long, every call included (Slurm "
+                      "kills the hook at 60 s).", metavar="SECONDS", lo=5, hi=55, example="40")
+XID_SINCE = Param("xid_since", "text", "Count Xid errors logged within this window only (24h, 90m, "
+                  "3600), so a stale Xid does not keep a node drained until it reboots.",
+                  metavar="DURATION", pattern=r"[0-9]{1,9}[smhd]?", max_len=10, example="24h",
+                  shape="a duration (3600, 90m, 24h, 7d)")
+STATE_DIR = Param("state_dir", "node-path", "Where the node records a Prolog/Epilog failure envcheck "
+                  "caused.", metavar="DIR", max_len=1024, example="/var/lib/envcheck")
+SCONTROL = Param("scontrol", "text", "The scontrol to call (the wrapper names it by absolute path).",
+                 metavar="PATH", max_len=1024, example="/usr/bin/scontrol")
+SCONTROL_TIMEOUT = Param("scontrol_timeout", "seconds", "Give up on one scontrol call after this long.",
+                         metavar="SECONDS", lo=0.1, hi=600, example="5")

@@ -7,7 +7,7 @@ import json
 import os
 import re
 from base import ERRORS, Settings, section
-from cuda_distro import toolkit_layout
+from cuda_distro import DISTRO_NVCC, installed_distro_root, toolkit_layout
 from nvcc import nvcc_host_compiler, parse_nvcc
 from run import ls, read, run, which
 
@@ -94,7 +94,7 @@ def collect_cuda(facts=None):
         if os.path.basename(real_bin) == "bin" and looks_like_toolkit(os.path.dirname(real_bin)):
             nvcc_home = os.path.dirname(real_bin)
     candidates = sorted(p for p in ls("/usr/local", r"^cuda-") if os.path.isdir(p))
-    candidates += [p for p in (target, home, nvcc_home) if p and os.path.isdir(p)]
+    candidates += [p for p in (target, home, nvcc_home, installed_distro_root()) if p and os.path.isdir(p)]
     toolkits, seen = [], set()
     for path in candidates:
         real = os.path.realpath(path)
@@ -104,6 +104,9 @@ def collect_cuda(facts=None):
         version, source, raw = toolkit_version(real)
         toolkits.append({"path": real, "version": version, "source": source, "raw": raw})
         toolkits[-1].update(toolkit_layout(real))
+        if real == installed_distro_root() and real != nvcc_home:
+            # not the nvcc in use: the compiler its own nvcc.profile would pick, for the fixes
+            toolkits[-1]["host_compiler"] = nvcc_host_compiler(DISTRO_NVCC)
     by_path = dict((t["path"], t) for t in toolkits)
     in_use, via = None, None
     for path, how in ((nvcc_home, "PATH"), (home, "CUDA_HOME"), (target, "/usr/local/cuda")):

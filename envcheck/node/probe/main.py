@@ -9,16 +9,16 @@ import time
 from base import ERRORS, HELP, SECTIONS, Settings, safely
 from run import prestart, reap
 # the parts that register sections: imported for that when this file runs on its own
-import cuda, cudnn, deep, disk, driver, gcc, health, host, nccl, net  # noqa: F401,E401
-import numpy_version, packages, pci, port, privilege, torch_version  # noqa: F401,E401
+import cuda, cuda_compat, cudnn, deep, disk, driver, gcc, health, host, nccl, net  # noqa: F401,E401
+import gpu_processes, numpy_version, packages, pci, port, privilege, torch_version  # noqa: F401,E401
 
 USAGE = "usage: probe.py [--deep] [--timeout SECONDS] [--only SECTION,...] [--path PATH]..."
 # The sections an audit reads, in the order of the document ("deep" only with --deep, before
 # "torch", which takes the CUDA of the torch build from it). A section this script lacks (a
-# part left out) is not run. The other sections (privilege, disk, port, resources, tools,
+# part left out) is not run. The other sections (privilege, disk, port, resources, tools, gpu_processes,
 # toolkit) run only when --only names them: the commands that need them ask.
 DOCUMENT = ("host", "python", "gpus", "cuda", "cudnn", "packages", "deep", "torch", "nccl", "gcc",
-            "env", "net", "health", "numpy", "pci_gpus")
+            "env", "net", "health", "numpy", "pci_gpus", "cuda_compat")
 
 
 def usage_error(message):
