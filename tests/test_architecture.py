@@ -125,7 +125,7 @@ def test_library_modules_never_print_or_exit():
 
 # Raised without a fix, for a reason: an answer from our own fact command that the user cannot
 # act on.
-NO_FIX_YET = {("envcheck/install/envblock.py", "unexpected answer reading the file")}
+NO_FIX_YET: set = set()
 
 
 def test_every_usage_error_names_a_fix():
@@ -305,12 +305,8 @@ def test_no_package_reaches_into_another_package_s_private_names():
 # (test_the_core_knows_no_transport_but_the_remote_interface): there they are advice in a
 # finding's fix or the schema's description, and docstrings anywhere are prose.
 NODE_READS = ("nvidia-smi", "version.json", "sudo -n true", "ip -o")
-# Not moved yet: the installers' own facts scripts (install-cuda, install-cudnn, env) still read
-# privilege and the toolkit at a path themselves, and install-cuda's transactional install script
-# checks the version file it just installed. The set must only shrink: the test fails on a new
-# reader and on a listed module that no longer reads (so the list cannot go stale).
-NODE_READS_NOT_YET_MOVED = {"envcheck/install/common.py", "envcheck/install/cuda_script.py",
-                            "envcheck/install/cuda_spec.py", "envcheck/install/cudnn.py"}
+# Every command reads a node through the probe's sections (the installers too: their preflight,
+# and install-cuda's check of the tree it installed, run the probe).
 
 
 def _docstrings(tree: ast.AST) -> set:
@@ -343,7 +339,7 @@ def test_the_node_read_detector_sees_a_planted_reader():
 def test_only_the_node_probe_reads_a_node():
     readers = _node_readers()
     assert "envcheck/node/allreduce_launcher.py" not in readers   # nccl-test's own `facts` mode is gone
-    assert set(readers) == NODE_READS_NOT_YET_MOVED, readers
+    assert readers == {}, readers
 
 
 # The top-level keys of a facts document (envcheck/facts/schema.py). Outside facts/ a command
@@ -352,7 +348,7 @@ def test_only_the_node_probe_reads_a_node():
 FACT_KEYS = {"schema", "origin", "probe", "hostname", "machine_id", "os", "python", "driver", "gpus",
              "pci_gpus", "cuda", "cudnn", "packages", "torch", "deep", "numpy", "nccl", "gcc", "env",
              "interfaces", "health", "errors", "privilege", "disk", "toolkit", "port", "resources", "tools",
-             "gpu_processes"}
+             "gpu_processes", "login", "manifest", "owner", "pip_cudnn", "rcfile"}
 # Not moved yet (rules/ is being changed by issue 21's work; the derivations that write derived
 # facts, rules/nccl.py and rules/cudnn.py `annotate`, and the remedies that edit a copy, move to
 # facts/ after it lands). The set must only shrink, as above.
