@@ -1,11 +1,7 @@
 """One error family. The CLI turns each into one line on stderr and its exit code.
 
-Exit codes (documented in README.md, the same for every command):
-  0  clean: nothing found that breaks the stack
-  1  findings: at least one error finding (or a warning with --strict, where offered)
-  2  usage: bad arguments or input (an unparsable version, a malformed matrix, a missing file)
-  3  unknown: some host could not be checked (unreachable, auth failed, timed out, probe crashed),
-     or a collective timed out / lost a rank
+The exit codes, the same for every command: EXIT_CODES below (README.md's table is generated
+from it).
 """
 from __future__ import annotations
 
@@ -13,6 +9,21 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
+EXIT_INTERRUPTED = 130
+
+# code -> (name, what it means); README.md's "Exit codes" table is generated from this
+EXIT_CODES = {
+    EXIT_OK: ("clean", "nothing found that breaks the stack (doctor: PASS, or WARN without `--strict`)"),
+    EXIT_FINDINGS: ("findings", "at least one error finding; `nccl-test`: data corruption (`#wrong` > 0) "
+                    "or busbw below `--min-busbw`; doctor: FAIL (or WARN with `--strict`); `launch`: the "
+                    "script failed (its first failing rank exited non-zero)"),
+    EXIT_USAGE: ("usage", "a bad option, an unparsable version, a missing or malformed file or matrix — "
+                 "one line on stderr naming the thing and the fix"),
+    EXIT_UNREACHABLE: ("unknown", "a host could not be checked (unreachable, auth failure, changed host "
+                       "key, timeout, probe crash), or a collective timed out / lost a rank — the host "
+                       "and the reason are named"),
+    EXIT_INTERRUPTED: ("interrupted", "Ctrl-C; `launch` stops every rank on every host first"),
+}
 
 
 class EnvcheckError(Exception):

@@ -63,11 +63,11 @@ def render_text(rep: Report) -> str:
                         else " OK"))
     if rep.failure:
         f = rep.failure
-        lines.append(f"# FAILED ({f['kind']}): {f['message']}")
-        if f.get("suspects"):
-            lines.append(f"#   look at: {', '.join(f['suspects'])}")
-        if f.get("fix"):
-            lines.append(f"#   fix: {f['fix']}")
+        lines.append(f"# FAILED ({f.kind}): {f.message}")
+        if f.suspects:
+            lines.append(f"#   look at: {', '.join(f.suspects)}")
+        if f.fix:
+            lines.append(f"#   fix: {f.fix}")
         for e in rep.preflight_errors[1:]:
             lines.append(f"#   also: {e['message']}")
         for host, status in rep.host_status.items():

@@ -101,7 +101,12 @@ def doctor(
     json_out: JsonOpt = False,
     show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
+    """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml
+
+    The pre-training health check: audit (versions and GPU/link health: GPUs the driver lost, ECC
+    and row remapping, Xids, PCIe width, throttling) -> connectivity -> short all-reduce -> rounds
+    of node pairs judged against their median (a slow node or link named with no threshold given)
+    -> PASS/WARN/FAIL/UNKNOWN per node; JUnit and Prometheus output."""
     if show_probe:
         raise _show_probe(deep, quick, node_python)
     # lazy: doctor (and the matrix) costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
@@ -143,7 +148,7 @@ def doctor(
 def _show_probe(deep: bool, quick: bool, node_python: Optional[str]) -> typer.Exit:
     """--show-probe: the audit's probe, then (unless --quick) the rank preflight's sections."""
     # lazy: the probe runner and the preflight cost ~100 ms CPU at start-up (-X importtime, issue 26)
-    from envcheck.allreduce.preflight import PROBE_SECTIONS
+    from envcheck.ranks.preflight import PROBE_SECTIONS
     from envcheck.audit.probe import show_probe as probe_shown
     reads = [("the audit, on each node", probe_shown(deep=deep and not quick, node_python=node_python))]
     if not quick:

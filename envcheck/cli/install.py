@@ -73,7 +73,10 @@ def env_cmd(
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False, show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
+    """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4
+
+    A marked, reversible block (`--cuda-home PATH`) that puts CUDA on PATH/LD_LIBRARY_PATH where
+    non-interactive SSH commands see it."""
     # lazy: the env block and the fan-out cost ~40 ms CPU at start-up (-X importtime, issue 26); only env needs them
     from envcheck.install.common import on_nodes
     from envcheck.install.envblock import PROFILE_D_FILES, env_node, probe_request, render_block
@@ -144,7 +147,10 @@ def install_cuda_cmd(
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
     show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
+    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run
+
+    NVIDIA's runfile install made non-interactive (never the driver), checksummed, preflighted,
+    verified by result, idempotent, rolled back on failure, with `--dry-run`."""
     # lazy: the CUDA installer, its fan-out and the matrix cost ~75 ms CPU at start-up (-X importtime,
     # issue 26); only install-cuda needs them
     from envcheck.install.common import on_nodes
@@ -214,7 +220,9 @@ def install_cudnn_cmd(
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False, show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
+    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4
+
+    cuDNN copied into the toolkit (both archive layouts, symlinks kept, a manifest to undo)."""
     # lazy: the cuDNN installer and its fan-out cost ~35 ms CPU at start-up (-X importtime, issue 26); only install-cudnn needs them
     from envcheck.install.common import on_nodes
     from envcheck.install.cudnn import install_cudnn, probe_request, read_archive

@@ -39,12 +39,12 @@ def render_text(rep: Report) -> str:
         lines.append(f"# logs: {rep.log_dir}")
     f = rep.failure
     if f:
-        lines.append(f"# FAILED: {f['message']}" + (f" (fix: {f['fix']})" if f.get("fix") else ""))
+        lines.append(f"# FAILED: {f.message}" + (f" (fix: {f.fix})" if f.fix else ""))
         for e in rep.preflight_errors[1:]:
             lines.append(f"#   also: {e['message']}")
-        tail = f.get("log_tail") or []
+        tail = f.log_tail or []
         if tail:
-            who = f"rank {f['rank']} on {f['host']}" if f.get("rank") is not None else f["host"]
+            who = f"rank {f.rank} on {f.host}" if f.rank is not None else f.host
             lines.append(f"# last lines of {who}:")
             lines.extend(f"#   {x}" for x in tail)
     else:

@@ -248,7 +248,7 @@ def test_a_tmpdir_that_names_nothing_is_never_created(tmp_path):
 
 
 def test_the_run_directory_is_made_with_no_parents(tmp_path):
-    from envcheck.allreduce.run import boot
+    from envcheck.ranks.start import boot
     # the boot code alone: a --dir whose parent is missing fails, creating nothing
     r = subprocess.run(["python3", "-c", boot("x.py"), "--dir", str(tmp_path / "a" / "b")], input="{}",
                        capture_output=True, text=True, timeout=30)

@@ -196,7 +196,7 @@ def test_the_parts_a_command_ships_give_the_facts_the_whole_probe_gives():
 
 @pytest.mark.parametrize("command", ["nccl-test", "launch"])
 def test_rank_commands_show_the_probe_they_run_with_their_sections(command):
-    from envcheck.allreduce.preflight import PROBE_SECTIONS
+    from envcheck.ranks.preflight import PROBE_SECTIONS
     from tests.conftest import run_cli
     proc = run_cli(command, "--show-probe", "--node-python", "/opt/py/bin/python3")
     assert proc.returncode == 0, proc.stderr
@@ -209,7 +209,7 @@ def test_installers_and_doctor_show_the_probe_they_run_with_their_sections_and_p
     """--show-probe prints the very command each installer's preflight runs (its ProbeRequest) and
     the script it sends; install-cuda also the read of the tree it installed, doctor the audit's
     and the preflight's."""
-    from envcheck.allreduce.preflight import PROBE_SECTIONS
+    from envcheck.ranks.preflight import PROBE_SECTIONS
     from envcheck.install import cudnn, envblock
     from envcheck.install.cuda_facts import InstallArgs, probe_request
     from envcheck.install.cuda_spec import toolkit_spec
