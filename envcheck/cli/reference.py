@@ -25,25 +25,18 @@ def _cell(text: str) -> str:
 
 
 def _usage(name: str, cmd: Any) -> str:
-    """The usage line `envcheck NAME --help` prints, without [OPTIONS]. The arguments are written
-    here, not taken from Typer's usage pieces, whose form changes between Typer versions (0.28
-    drops the `...` of a list argument that has a metavar, 0.29 keeps it): the table must not
-    depend on which Typer pip resolved."""
-    ctx = cmd.context_class(cmd, info_name=name)
-    args = [p for p in cmd.get_params(ctx) if p.param_type_name == "argument"]
-    # what a command adds after its arguments (launch's `-- SCRIPT [ARGS]...`)
-    extra = [p for p in cmd.collect_usage_pieces(ctx) if p != "[OPTIONS]"][len(args):]
-    text = " ".join([_argument(p) for p in args] + extra)
-    text = text.replace("]...", "…]").replace("...", "…")
+    """The usage line `envcheck NAME --help` prints, without [OPTIONS]."""
+    pieces = cmd.collect_usage_pieces(cmd.context_class(cmd, info_name=name))
+    text = " ".join(p for p in pieces if p != "[OPTIONS]").replace("]...", "…]").replace("...", "…")
+    text = re.sub(r"\{([^}]*)\}", lambda m: m.group(1).upper(), text)   # Typer's {version}
+    text = text.replace("[[", "[").replace("]]", "]").replace("…]…]", "…]")
+    # a variadic argument says so whatever the Typer (0.29 writes HOSTS..., 0.28 not): the table is
+    # the same under every Typer pyproject allows
+    for p in cmd.params:
+        mv = (p.metavar or "").strip("[].") if p.param_type_name == "argument" and p.nargs == -1 else ""
+        if mv:
+            text = re.sub(r"\[%s\](?!…)" % re.escape(mv), "[%s…]" % mv, text)
     return " ".join(["envcheck", name] + ([text] if text else []))
-
-
-def _argument(param: Any) -> str:
-    """HOSTS (nargs=-1, optional) -> `[HOSTS...]`; VERSION (required) -> `VERSION`."""
-    var = param.metavar or param.name.upper()
-    if param.nargs != 1 and not var.endswith("..."):
-        var += "..."
-    return var if param.required else f"[{var}]"
 
 
 def _help(cmd: Any) -> str:
