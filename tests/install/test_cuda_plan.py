@@ -109,3 +109,18 @@ def test_a_file_url_is_a_valid_source():
     a = InstallArgs()
     choose_source(a, toolkit_spec(M, "12.4"), url="file:///srv/cuda_12.4.1_550.54.15_linux.run")
     assert a.url.endswith("/cuda_12.4.1_550.54.15_linux.run")
+
+
+def test_the_staging_directory_is_made_only_under_an_existing_tmpdir(tmp_path):
+    import subprocess
+
+    from envcheck.install import staging
+    missing = tmp_path / "no" / "tmp"
+    r = subprocess.run(["sh", "-c", staging.open_command(str(missing), "node01")], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1 and "is not a directory on this node" in r.stderr
+    assert not (tmp_path / "no").exists()
+    ok = subprocess.run(["sh", "-c", staging.open_command(str(tmp_path), "node01")], capture_output=True,
+                        text=True, timeout=30)
+    stage = staging.parse_open(ok.stdout, str(tmp_path))
+    assert stage and (tmp_path / stage.rsplit("/", 1)[1]).is_dir()
