@@ -23,7 +23,7 @@ import os
 import stat
 import sys
 import tempfile
-from typing import Optional, Union
+from typing import Callable, Optional, Tuple, Union
 
 from envcheck.errors import OutputError, UsageError
 from envcheck.params.text import check_text, excerpt as _excerpt
@@ -65,22 +65,22 @@ def _kind(st: os.stat_result) -> str:
             "a socket" if stat.S_ISSOCK(m) else "a file")
 
 
-def local_file(path: str, where: str, fix: str) -> str:
+def _existing(path: str, where: str, fix: str, accept: Tuple[Callable[[int], bool], ...], what: str) -> str:
+    """`path` when something of an accepted kind is there; else one line naming what is there."""
     st = _stat(_name(path, where, fix), where, fix)
     if st is None:
-        raise UsageError(f"{where} {excerpt(path)}: no such file", fix)
-    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
-        raise UsageError(f"{where} {excerpt(path)} is {_kind(st)}, not a file", fix)
+        raise UsageError(f"{where} {excerpt(path)}: no such {what}", fix)
+    if not any(ok(st.st_mode) for ok in accept):
+        raise UsageError(f"{where} {excerpt(path)} is {_kind(st)}, not a {what}", fix)
     return path
+
+
+def local_file(path: str, where: str, fix: str) -> str:
+    return _existing(path, where, fix, (stat.S_ISREG, stat.S_ISFIFO), "file")
 
 
 def local_path(path: str, where: str, fix: str) -> str:
-    st = _stat(_name(path, where, fix), where, fix)
-    if st is None:
-        raise UsageError(f"{where} {excerpt(path)}: no such file or directory", fix)
-    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-        raise UsageError(f"{where} {excerpt(path)} is {_kind(st)}, not a file or directory", fix)
-    return path
+    return _existing(path, where, fix, (stat.S_ISREG, stat.S_ISDIR), "file or directory")
 
 
 def local_dir(path: str, where: str, fix: str) -> str:
