@@ -143,3 +143,255 @@ def test_yaml_errors_without_a_problem_mark_still_say_what():
     with pytest.raises(UsageError) as e:
         inputs.parse_yaml("a: [1", "playbook", "do this", loader=yaml.SafeLoader)
     assert e.value.message.startswith("playbook: not valid YAML at line ") and e.value.fix == "do this"
+
+
+# ---- whole messages and fixes; exact bounds (each seen to fail on a planted change: bench/mutation.py)
+
+def refused(fn, *args, **kw):
+    with pytest.raises(UsageError) as e:
+        fn(*args, **kw)
+    return e.value.message, e.value.fix
+
+
+def test_a_refused_read_says_what_path_and_cap_and_keeps_the_callers_fix(tmp_path):
+    p = tmp_path / "facts.json"
+    p.write_bytes(b"x" * (3 * 1024 * 1024 + 1))
+    mib = 3 * 1024 * 1024
+    assert refused(inputs.read_bytes, str(p), "facts file", "pass a smaller file", limit=mib) == (
+        f"facts file {p}: more than 3 MiB; not reading further", "pass a smaller file")
+    # read_text hands its name, fix and limit on to read_bytes
+    assert refused(inputs.read_text, str(p), "matrix", "give a matrix", limit=mib) == (
+        f"matrix {p}: more than 3 MiB; not reading further", "give a matrix")
+    assert inputs.read_text(str(p), "matrix", "fix", limit=mib + 1) == "x" * (mib + 1)
+    p.write_bytes(b"ok\n\xc3")
+    assert refused(inputs.read_text, str(p), "hosts file", "save it as UTF-8") == (
+        f"hosts file {p}: not UTF-8 text (unexpected end of data at byte 3)", "save it as UTF-8")
+    assert refused(inputs.read_text, str(tmp_path), "hosts file", "name a file") == (
+        f"hosts file {tmp_path}: is a directory", "name a file")
+
+
+def test_a_bounded_read_stops_one_byte_past_the_cap():
+    # "not reading further": a runaway stream is read limit + 1 bytes, never to its end
+    raw = io.TextIOWrapper(io.BytesIO(b"x" * 100))
+    assert refused(inputs.read_stream, raw, "stdin", "pipe less", limit=10) == (
+        "stdin: more than 0 MiB; not reading further", "pipe less")
+    assert raw.buffer.tell() == 11
+    text = io.StringIO("y" * 100)
+    assert refused(inputs.read_stream, text, "stdin", "pipe less", limit=10) == ("stdin: more than 0 MiB", "pipe less")
+    assert text.tell() == 11
+    exact = io.StringIO("z" * 10)
+    assert inputs.read_stream(exact, "stdin", "fix", limit=10) == "z" * 10
+
+
+def test_every_read_closes_what_it_opened(tmp_path):
+    # the lowest free descriptor is the one the next open gets: a leaked one would shift it
+    p = tmp_path / "f"
+    p.write_bytes(b"abc")
+    probe = os.open(os.devnull, os.O_RDONLY)
+    os.close(probe)
+    assert inputs.read_bytes(str(p), "f", "fix") == b"abc"
+    for path in (str(tmp_path), "/dev/null"):
+        with pytest.raises(UsageError):
+            inputs.read_bytes(path, "f", "fix")
+    with pytest.raises(UsageError):
+        inputs.read_bytes(str(p), "f", "fix", limit=2)
+    again = os.open(os.devnull, os.O_RDONLY)
+    os.close(again)
+    assert again == probe
+
+
+def test_a_read_closes_its_file_even_when_it_got_descriptor_0(tmp_path):
+    # stdin closed by the caller (`envcheck ... <&-`): the file opened is then fd 0
+    saved = os.dup(0)
+    try:
+        os.close(0)
+        with pytest.raises(UsageError):
+            inputs.read_bytes(str(tmp_path), "f", "fix")     # a directory: refused after the open
+        with pytest.raises(OSError):
+            os.fstat(0)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+
+def test_a_pipe_is_read_until_its_writer_closes_it():
+    # <(cmd) whose command writes slowly: read to its end, not just what was there at the open
+    import threading
+    r, w = os.pipe()
+    os.write(w, b"node01\n")
+    got = []
+    t = threading.Thread(target=lambda: got.append(inputs.read_text(f"/proc/self/fd/{r}", "hosts file", "fix")),
+                         daemon=True)
+    t.start()
+    t.join(0.2)            # the reader is waiting on the open pipe (a non-blocking read would return now)
+    os.write(w, b"node02\n")
+    os.close(w)
+    t.join(30)
+    os.close(r)
+    assert got == ["node01\nnode02\n"]
+
+
+def test_json_nesting_is_refused_with_its_name_and_fix():
+    n = inputs.MAX_NESTING
+    deep = "[" * (n + 1) + "]" * (n + 1)
+    assert refused(inputs.parse_json, deep, "facts file f.json", "flatten it") == (
+        f"facts file f.json: nested more than {n} levels deep", "flatten it")
+    assert refused(inputs.parse_json, "{", "facts file f.json", "fix the JSON") == (
+        "facts file f.json: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+        "fix the JSON")
+
+
+def test_json_depth_counts_brackets_outside_strings_only():
+    n = inputs.MAX_NESTING
+
+    def too_deep(text):
+        return refused(inputs.parse_json, text, "facts", "fix")[0] == f"facts: nested more than {n} levels deep"
+
+    deeper = "[" * (n + 1) + "]" * (n + 1)
+    # a string that ends (plainly, after an escape, after an escaped backslash) leaves the count
+    # to what follows it
+    for s in ('"a"', '"]]]"', '"\\n"', '"x\\"y"', '"\\\\"', '"a", "b"'):
+        assert too_deep(f"[{s}, {deeper}]"), s
+    # whitespace, commas, numbers and words close nothing
+    assert too_deep("[ " * (n + 1) + "]" * (n + 1))
+    assert too_deep("[1, " * n + "[true]" + "]" * n)
+    # a closing bracket closes one level: going back down and up again is counted again
+    assert too_deep("[" * n + "0]" + ", [[0]]" + "]" * (n - 1))
+    assert inputs.parse_json("[" * n + "0]" + ", [0]" + "]" * (n - 1), "facts", "fix") is not None
+    # letters are not brackets: a document of junk at depth n is "not JSON", one of depth n + 1
+    # is refused for its depth before it is parsed
+    assert refused(inputs.parse_json, "[" * n + "X" + "]" * n, "facts", "fix")[0].startswith("facts: not JSON (")
+    assert too_deep("X" + deeper)
+
+
+FIX = "fix the playbook"
+
+
+def test_yaml_refusals_name_the_document_and_keep_the_fix():
+    n, k = inputs.MAX_NESTING, inputs.MAX_YAML_ALIASES
+    assert refused(inputs.parse_yaml, "[" * (n + 1) + "]" * (n + 1), "playbook p.yaml", FIX) == (
+        f"playbook p.yaml: nested more than {n} levels deep", FIX)
+    bomb = "a: &x [1]\nb: [" + ", ".join(["*x"] * (k + 1)) + "]\n"
+    assert refused(inputs.parse_yaml, bomb, "playbook p.yaml", FIX) == (
+        f"playbook p.yaml: more than {k} YAML aliases (*name) of lists or mappings", FIX)
+
+
+def test_yaml_syntax_errors_come_from_the_c_parser_where_there_is_one():
+    import yaml
+    # libyaml's parser (10x faster) by default, for the events and for the load; its wording
+    # differs from the pure-Python parser's
+    c = hasattr(yaml, "CSafeLoader")
+    assert refused(inputs.parse_yaml, "a: 1\nb: c: d\n", "playbook", FIX) == (
+        "playbook: not valid YAML at line 2: mapping values are not allowed "
+        + ("in this context" if c else "here"), FIX)
+    assert refused(inputs.parse_yaml, "a: 1\nb: c: d\n", "playbook", FIX, loader=yaml.SafeLoader)[0] == (
+        "playbook: not valid YAML at line 2: mapping values are not allowed here")
+
+
+def test_yaml_errors_without_a_line_say_the_whole_reason():
+    import yaml
+    # a reader error has no problem_mark and no `problem`: its text, on one line
+    c = "control" if hasattr(yaml, "CSafeLoader") else "special"
+    assert refused(inputs.parse_yaml, "a: \x00", "playbook", FIX) == (
+        f'playbook: not valid YAML: unacceptable character #x0000: {c} characters are not allowed '
+        'in "<unicode string>", position 3', FIX)
+    assert refused(inputs.parse_yaml, "a: *nowhere", "playbook", FIX) == (
+        "playbook: not valid YAML at line 1: found undefined alias", FIX)
+
+
+def test_a_yaml_error_embeds_at_most_200_characters_of_what_it_quotes():
+    tag = "!" + "t" * 300
+    msg, fix = refused(inputs.parse_yaml, f"{tag} x", "playbook", FIX)
+    head = "playbook: not valid YAML at line 1: "
+    problem = "could not determine a constructor for the tag '" + tag
+    assert (msg, fix) == (head + problem[:200], FIX)
+
+
+def test_a_value_yaml_cannot_construct_is_a_usage_error_with_the_first_clause_of_why():
+    assert refused(inputs.parse_yaml, "a: 2001-13-45", "playbook", FIX) == (
+        "playbook: a value YAML cannot read (month must be in 1..12)", FIX)
+    # int()'s text up to its first ';', words single-spaced, at most 120 characters
+    assert refused(inputs.parse_yaml, 'a: !!int "x;  y"', "playbook", FIX) == (
+        "playbook: a value YAML cannot read (invalid literal for int() with base 10: 'x)", FIX)
+    why = "invalid literal for int() with base 10: '" + "x" * 200
+    assert refused(inputs.parse_yaml, "a: !!int " + "x" * 200, "playbook", FIX) == (
+        f"playbook: a value YAML cannot read ({why[:120]})", FIX)
+    assert refused(inputs.parse_yaml, 'a: !!int "p  q"', "playbook", FIX)[0] == (
+        "playbook: a value YAML cannot read (invalid literal for int() with base 10: 'p q')")
+
+
+MIB16 = inputs.MAX_YAML_EXPANDED
+
+
+def expand_msg(what):
+    return f"{what}: its YAML aliases (*name) expand it to more than 16 MiB"
+
+
+def test_yaml_written_out_at_exactly_the_cap_is_read_and_one_character_more_is_refused():
+    # the size counted (docstring of _check_yaml_events): every scalar its length + 1, every
+    # list or mapping 1, every alias the size of what it names (an alias of what has not ended
+    # yet, as in a recursive list: 1)
+    assert MIB16 == 16 * 1024 * 1024
+
+    def scalars(t):         # [&a S, *a x 4094, &c [T, *c]]: 1 + 4095 * 4096 + 1 + (t + 1) + 1
+        return "[&a " + "S" * 4095 + ", " + "*a, " * 4094 + "&c [" + "T" * t + ", *c]]"
+    assert 1 + 4095 * 4096 + 1 + (4092 + 1) + 1 == MIB16
+    doc = inputs.parse_yaml(scalars(4092), "matrix", FIX)
+    assert len(doc) == 4096 and doc[4094] == "S" * 4095 and doc[-1][0] == "T" * 4092 and doc[-1][1] is doc[-1]
+    assert refused(inputs.parse_yaml, scalars(4093), "matrix", FIX) == (expand_msg("matrix"), FIX)
+
+    def collections(t):     # [&b [S], *b x 16, [T]]: 1 + 17 * (1 + 986893) + 1 + (t + 1)
+        return "[&b [" + "S" * 986892 + "], " + "*b, " * 16 + "[" + "T" * t + "]]"
+    assert 1 + 17 * (1 + 986893) + 1 + (15 + 1) == MIB16
+    assert len(inputs.parse_yaml(collections(15), "matrix", FIX)) == 18
+    assert refused(inputs.parse_yaml, collections(16), "matrix", FIX) == (expand_msg("matrix"), FIX)
+
+
+# ---- --file: the shell start-up files envcheck writes to (check_rc_file)
+
+RC_FIX = ("pass --file ~/.bashrc (or another start-up file of the login shell: ~/.bashrc, ~/.bash_profile, "
+          "~/.bash_login, ~/.profile, ~/.zshenv, ~/.zshrc …, /etc/profile.d/NAME.sh), or --file-anything "
+          "for a file your start-up file sources")
+
+
+@pytest.mark.parametrize("name", ["~/.bashrc", "~/.zshrc", ".profile", "/root/.bash_profile", "/home/ann/.shrc",
+                                  "/etc/profile", "/etc/zsh/zshenv", "/etc/profile.d/cuda.sh",
+                                  "~/.bashrc.d/cuda-12.4.sh", "/home/ann/.bashrc.d/x.sh"])
+def test_the_start_up_files_envcheck_knows_are_taken(name):
+    assert inputs.check_rc_file(name) is None
+
+
+@pytest.mark.parametrize("name", ["~/.netrc", "~/.npmrc", "/etc/passwd", "/tmp/.bashrc", "~/bashrc",
+                                  "/etc/profile.d/cuda.csh", "/home/a/b/.bashrc"])
+def test_other_files_are_refused_unless_file_anything(name):
+    assert refused(inputs.check_rc_file, name) == (
+        f"--file {name!r} is not a shell start-up file envcheck knows", RC_FIX)
+    assert inputs.check_rc_file(name, anything=True) is None
+
+
+@pytest.mark.parametrize("name", ["", "   ", "~/", "/etc/profile.d/", "~/.bashrc\n", "a\x00b", "x\x7f", "\tx"])
+def test_what_is_not_a_file_name_is_refused_even_with_file_anything(name):
+    for anything in (False, True):
+        assert refused(inputs.check_rc_file, name, anything=anything) == (f"--file {name!r} is not a file name", RC_FIX)
+
+
+@pytest.mark.parametrize("name", ["/dev/null", "/proc/self/environ", "/sys/kernel/x"])
+def test_devices_proc_and_sys_are_refused_even_with_file_anything(name):
+    assert refused(inputs.check_rc_file, name, anything=True) == (
+        f"--file {name!r} is not a shell start-up file", RC_FIX)
+
+
+def test_a_long_file_name_is_quoted_to_60_characters():
+    name = "/opt/" + "d" * 100 + "/.bashrc"
+    assert refused(inputs.check_rc_file, name)[0] == f"--file {name[:60]!r} is not a shell start-up file envcheck knows"
+    assert refused(inputs.check_rc_file, name + "\n")[0] == f"--file {name[:60]!r} is not a file name"
+    assert refused(inputs.check_rc_file, "/dev/" + "d" * 100, anything=True)[0] == (
+        f"--file {('/dev/' + 'd' * 100)[:60]!r} is not a shell start-up file")
+
+
+def test_yaml_is_read_where_pyyaml_was_built_without_libyaml(monkeypatch):
+    import yaml
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    assert inputs.parse_yaml("a: [1, 2]\n", "playbook", FIX) == {"a": [1, 2]}
+    assert refused(inputs.parse_yaml, "a: 1\nb: c: d\n", "playbook", FIX)[0] == (
+        "playbook: not valid YAML at line 2: mapping values are not allowed here")
