@@ -4,7 +4,7 @@ from rank states as the stream builds them; no ranks started. The rule that pick
 failing rank, and each kind's exit code, are the harness's: tests/ranks/test_failure.py."""
 import threading
 
-from envcheck.launch.outcome import Stopper, exit_code, failure
+from envcheck.launch.outcome import Stopper, exit_code, failure, wait
 from envcheck.launch.stream import RankState
 from envcheck.ranks.failure import Failure
 
@@ -126,3 +126,205 @@ def test_at_the_timeout_the_rank_outside_torch_is_named_as_hung():
     assert (f.rank, f.suspects) == (0, [])
     assert f.message == ("rank 0 on node01 was still running: the run passed --run-timeout 60 s; ranks still "
                          "running: 0 (node01), 1 (node02), 2 (node03)")
+
+
+# ---- whole failures, the stop and the wait (each seen to fail on a planted change: bench/mutation.py)
+
+def test_a_rank_s_own_failure_is_reported_whole_with_its_last_20_lines():
+    st = states(0, 2)
+    st[1].tail.extend(f"out {i}" for i in range(30))
+    assert failure(st, [], quiet_stop(), 60) == Failure(
+        kind="rank_failed", host="node02", rank=1,
+        message="rank 1 on node02 exited with code 2; every other rank was stopped",
+        fix="see its log tail", exit_code=2, signal=None, log_tail=[f"out {i}" for i in range(10, 30)])
+    st[1].exit_code = -9
+    assert failure(st, [], quiet_stop(), 60) == Failure(
+        kind="rank_killed", host="node02", rank=1,
+        message="rank 1 on node02 was killed by signal 9 (SIGKILL); every other rank was stopped",
+        fix="see its log tail (killed: out of memory? dmesg on that host)", exit_code=None, signal=9,
+        log_tail=[f"out {i}" for i in range(10, 30)])
+    st[1].tail.clear()
+    assert failure(st, [], quiet_stop(), 60).log_tail == []
+
+
+def test_a_signal_python_has_no_name_for_is_said_by_its_number():
+    f = failure(states(-77), [], quiet_stop(), 60)
+    assert (f.kind, f.signal, f.message) == (
+        "rank_killed", 77, "rank 0 on node01 was killed by signal 77 (77); every other rank was stopped")
+
+
+def test_an_exit_heard_at_the_moment_of_the_stop_or_with_no_arrival_time_is_still_a_cause():
+    stop = quiet_stop()
+    stop.reasons.append(("timeout", "the run passed --run-timeout", None, 0.5))
+    st = states(3)
+    st[0].arrived = 0.5                  # heard exactly when the controller stopped the run
+    assert (failure(st, [], stop, 60).kind, failure(st, [], stop, 60).rank) == ("rank_failed", 0)
+    st[0].arrived = None                 # no arrival time: counted as heard before any stop
+    assert failure(st, [], stop, 60).kind == "rank_failed"
+    st[0].arrived = 0.6
+    assert failure(st, [], stop, 60).kind == "timeout"
+
+
+TIMEOUT_FIX = "see the rank's Python stack (its log tail); raise --run-timeout if the run only needed longer"
+
+
+def timed_out(at=5.0):
+    stop = quiet_stop()
+    stop.reasons.append(("timeout", "the run passed --run-timeout", None, at))
+    return stop
+
+
+class Stream:
+    """What _hung reads of a host's stream: its records."""
+
+    def __init__(self, *records):
+        self.records = list(records)
+
+
+def test_the_hung_rank_s_failure_is_whole_its_stack_not_its_whole_tail():
+    from envcheck.ranks import records as rr
+    st = states(None, None, 0)
+    st[0].tail.extend(["epoch 3"] + DUMP_TORCH)
+    st[1].tail.extend(["epoch 3", "loss 0.1"] + DUMP_OWN + ["after the dump"])
+    # the launchers' deadline records say who was running; a rank they name that this run has no
+    # state for, and the records of a launcher that did not reach its deadline, are left out
+    streams = [Stream(rr.Launcher("deadline", None, "node01", (0, 1, 9))), Stream(rr.Launcher("done", None, "node03", (2,)))]
+    assert failure(st, streams, timed_out(), 90) == Failure(
+        kind="timeout", host="node02", rank=1, suspects=["node02"],
+        message="rank 1 on node02 hung: still running at --run-timeout 90 s in the script's own code, while "
+                "rank(s) 0 waited for it inside torch; the run passed --run-timeout 90 s; ranks still running: "
+                "0 (node01), 1 (node02)",
+        fix=TIMEOUT_FIX, log_tail=DUMP_OWN)
+
+
+def test_the_launchers_deadline_records_decide_who_was_still_running():
+    from envcheck.ranks import records as rr
+    st = states(None, None, None)
+    for s in st.values():
+        s.tail.extend(DUMP_TORCH)
+    streams = [Stream(rr.Launcher("deadline", None, "node03", (2,)))]
+    f = failure(st, streams, timed_out(), 60)
+    assert (f.rank, f.host, f.message) == (
+        2, "node03", "rank 2 on node03 was still running: the run passed --run-timeout 60 s; ranks still running: 2 (node03)")
+
+
+def test_a_timeout_with_no_rank_left_running_names_none():
+    f = failure(states(0, 0), [], timed_out(), 60)
+    assert f == Failure(kind="timeout", host=None, rank=None, suspects=[], fix=TIMEOUT_FIX, log_tail=[],
+                        message="the run passed --run-timeout 60 s; ranks still running: none")
+
+
+def test_a_hung_rank_without_a_stack_dump_shows_its_last_25_lines():
+    st = states(None)
+    st[0].tail.extend(f"step {i}" for i in range(40))
+    f = failure(st, [], timed_out(), 60)
+    assert (f.rank, f.log_tail) == (0, [f"step {i}" for i in range(15, 40)])
+
+
+class Host(threading.Thread):
+    """A host's launcher thread: runs until `release` is set. Its join() is the one wait() polls
+    with, so a test can act at a known poll (raise Ctrl-C there, release the host after the stop)."""
+
+    def __init__(self, on_join=None):
+        self.release = threading.Event()
+        self.on_join = on_join or (lambda host: None)
+        self.joins = 0
+        super().__init__(target=self.release.wait, daemon=True)
+
+    def join(self, timeout=None):
+        self.joins += 1
+        self.on_join(self)
+        super().join(timeout)
+
+
+class RecordingStopper(Stopper):
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.joined = []
+
+    def join(self, timeout):
+        self.joined.append(timeout)
+        super().join(timeout)
+
+
+def test_a_run_that_passes_the_backstop_is_stopped_as_a_timeout_and_waited_for():
+    said = []
+    host = Host()
+    stop = RecordingStopper(1, lambda i: host.release.set(), said.append)
+    host.start()
+    wait([host], stop, backstop=0, after_stop=60)
+    assert not host.is_alive()          # the stop reached the host and the wait saw it end
+    assert [r[:3] for r in stop.reasons] == [("timeout", "the run passed --run-timeout on the controller's clock", None)]
+    assert said == ["the run passed --run-timeout on the controller's clock: stopping every rank on every host"]
+    assert stop.joined == [60]           # the stopper gets after_stop to reach every host
+
+
+def test_a_run_within_its_backstop_is_not_stopped():
+    host = Host(on_join=lambda h: h.release.set())     # the host ends at the first poll
+    stop = RecordingStopper(1, lambda i: None, lambda s: None)
+    host.start()
+    wait([host], stop, backstop=3600, after_stop=5)
+    assert not host.is_alive() and stop.reasons == [] and stop.joined == [5]
+
+
+def test_after_a_stop_the_wait_goes_on_until_the_hosts_end():
+    # the stop is sent at once; this host takes three more polls to end, well within after_stop
+    seen = []
+
+    def on_join(h):
+        if stop.at is not None:
+            seen.append(h.joins)
+            if len(seen) == 3:
+                h.release.set()
+    host = Host(on_join)
+    stop = Stopper(1, lambda i: None, lambda s: None)
+    host.start()
+    wait([host], stop, backstop=0, after_stop=600)
+    assert not host.is_alive() and len(seen) == 3
+
+
+def test_a_host_that_never_ends_holds_the_wait_no_longer_than_after_stop():
+    host = Host()
+    stop = RecordingStopper(1, lambda i: None, lambda s: None)
+    host.start()
+    wait([host], stop, backstop=0, after_stop=0)
+    assert host.is_alive() and stop.reasons[0][0] == "timeout" and stop.joined == [0]
+    host.release.set()
+
+
+def test_ctrl_c_while_waiting_stops_every_host_as_interrupted():
+    said = []
+
+    def on_join(h):
+        if h.joins == 1:
+            raise KeyboardInterrupt
+    host = Host(on_join)
+    stop = Stopper(1, lambda i: host.release.set(), said.append)
+    host.start()
+    wait([host], stop, backstop=3600, after_stop=60)
+    assert not host.is_alive()
+    assert [r[:3] for r in stop.reasons] == [("interrupted", "interrupted (Ctrl-C)", None)]
+    assert said == ["interrupted (Ctrl-C): stopping every rank on every host"]
+
+
+def test_the_stop_reaches_every_host_at_once_in_a_daemon_thread():
+    # one stuck host (its ssh hanging) must not hold the others' stop, nor envcheck's exit
+    n = 40                                     # more than fan_out's default width
+    barrier = threading.Barrier(n, timeout=30)
+    stop = Stopper(n, lambda i: barrier.wait(), lambda s: None)
+    stop.request("host", "the connection to node07", "node07")
+    assert stop.thread.daemon
+    stop.join(60)
+    assert not barrier.broken and not stop.thread.is_alive()
+
+
+def test_joining_a_stopper_that_never_stopped_returns_and_a_stuck_one_is_waited_for_at_most_the_timeout():
+    quiet_stop().join(0)
+    stuck = threading.Event()
+    stop = Stopper(1, lambda i: stuck.wait(), lambda s: None)
+    stop.request("interrupted", "interrupted (Ctrl-C)")
+    stop.join(0.05)
+    assert stop.thread.is_alive()
+    stuck.set()
+    stop.join(30)
+    assert not stop.thread.is_alive()
