@@ -49,15 +49,17 @@ def launcher_cmd(python: Optional[str], entry: str, run_id: str, index: int,
     return f"{python_word(python)} -c {shlex.quote(boot(entry))} {quoted}"
 
 
-def kill_cmd(run_id: str, index: int, wait_s: float = 5.0) -> str:
+def kill_cmd(run_id: str, index: int, wait_s: float) -> str:
     """Stop one host's launcher and its ranks: TERM to the launcher's process group (it cleans
     up), then KILL for anything left, then the run directory."""
     d = run_dir(run_id, index)
-    # wait_s for the launcher to stop its ranks and print its last records
+    # wait_s for the launcher to stop its ranks and print its last records. `kill -TERM -PGID`,
+    # not `kill -TERM -- -PGID`: dash (Debian's /bin/sh, useradd's default login shell) refuses
+    # the `--` ("Illegal number"), and the group was never signalled
     return (f'd="{d}"; p=$(cat "$d/launcher.pid" 2>/dev/null); '
-            f'if [ -n "$p" ]; then kill -TERM -- -"$p" 2>/dev/null; i=0; '
+            f'if [ -n "$p" ]; then kill -TERM -"$p" 2>/dev/null; i=0; '
             f'while kill -0 "$p" 2>/dev/null && [ $i -lt {int(wait_s * 10)} ]; do sleep 0.1; i=$((i+1)); done; '
-            f'kill -KILL -- -"$p" 2>/dev/null; fi; rm -rf "$d"; true')
+            f'kill -KILL -"$p" 2>/dev/null; fi; rm -rf "$d"; true')
 
 
 class Starter:

@@ -16,10 +16,106 @@ def test_the_run_directory_and_the_kill_command_name_the_run(tmp_path):
         assert out == want, (tmpdir, out)
     cmd = kill_cmd("envcheck-ar-ab", 3, wait_s=2.0)
     assert cmd.startswith(f'd="{d}"; p=$(cat "$d/launcher.pid" 2>/dev/null); ')
-    assert "[ $i -lt 20 ]" in cmd and 'kill -KILL -- -"$p"' in cmd and cmd.endswith('rm -rf "$d"; true')
+    assert "[ $i -lt 20 ]" in cmd and 'kill -KILL -"$p"' in cmd and cmd.endswith('rm -rf "$d"; true')
 
 
 def test_the_launcher_starts_in_that_directory_which_expands_on_the_node():
     cmd = launcher_cmd("python3", "allreduce_launcher.py", "envcheck-ar-ab", 1, ["--nproc", 2, "--", "a b"])
     assert cmd.startswith("python3 -c ")
     assert cmd.endswith(f" launch --dir \"{run_dir('envcheck-ar-ab', 1)}\" --nproc 2 -- 'a b'")
+
+
+# ---- the Starter run for real on this machine (LocalRemote: /bin/sh, as SSH would run it)
+
+import json  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+import uuid  # noqa: E402
+
+from envcheck.ranks.start import NODE_DIR, Starter, node_files  # noqa: E402
+from envcheck.remote import LocalRemote  # noqa: E402
+
+# a stand-in launcher: says where it runs and what it was given, then does what --mode says
+ENTRY = r'''
+import json, os, signal, sys, time
+a = sys.argv
+d = a[a.index("--dir") + 1]
+mode = a[a.index("--mode") + 1]
+if mode == "ignore-term":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+try:
+    os.setsid()          # as rank_supervisor.lead_process_group: the group the stop signals
+except OSError:
+    pass
+with open(os.path.join(d, "launcher.pid"), "w") as f:
+    f.write(str(os.getpid()))
+print(json.dumps({"argv": a[1:], "script": a[0], "files": sorted(os.listdir(d)),
+                  "mode": oct(os.stat(d).st_mode & 0o777), "notes": open(os.path.join(d, "notes.txt")).read(),
+                  "flag": os.environ.get("RUN_FLAG")}), flush=True)
+if mode != "print":
+    while True:
+        signal.pause()
+'''
+
+
+def starter(monkeypatch, tmp_path, hosts=2):
+    # the node's TMPDIR, as both the start and the stop command see it on a host
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    run_id = f"envcheck-st-{uuid.uuid4().hex[:8]}"
+    return Starter([LocalRemote(f"h{i}") for i in range(hosts)], sys.executable, "entry.py",
+                   {"entry.py": ENTRY, "notes.txt": "shipped"}, run_id)
+
+
+def test_a_host_s_launcher_becomes_the_entry_in_the_run_s_own_directory_with_the_shipped_files(tmp_path, monkeypatch):
+    s, out = starter(monkeypatch, tmp_path), []
+    r = s.start(1, ["--mode", "print", "--", "my DIR", 3], {"RUN_FLAG": "on"}, 30,
+                on_stdout=out.append)
+    d = f"{tmp_path}/{s.run_id}-1"
+    assert (r.exit_code, r.error, r.stdout) == (0, None, "")      # stdout went to on_stdout, as it came
+    said = json.loads(b"".join(out))
+    assert said == {"argv": ["launch", "--dir", d, "--mode", "print", "--", "my DIR", "3"],
+                    "script": f"{d}/entry.py", "files": ["entry.py", "launcher.pid", "notes.txt"],
+                    "mode": "0o700", "notes": "shipped", "flag": "on"}
+    assert s.stop(1, 0, 30).exit_code == 0
+    assert not (tmp_path / f"{s.run_id}-1").exists()          # the stop removes the run's directory
+
+
+def test_stop_ends_a_running_launcher_and_its_directory(tmp_path, monkeypatch):
+    s, ready = starter(monkeypatch, tmp_path), threading.Event()
+    env = {"RUN_FLAG": "on"}
+    got = []
+    t = threading.Thread(target=lambda: got.append(s.start(0, ["--mode", "wait"], env, 120,
+                                                           on_stdout=lambda b: ready.set())), daemon=True)
+    t.start()
+    assert ready.wait(60)
+    assert (tmp_path / f"{s.run_id}-0" / "launcher.pid").exists()
+    assert s.stop(0, 5, 60).exit_code == 0
+    t.join(60)
+    assert not t.is_alive() and got[0].exit_code != 0            # TERMed, not run out
+    assert not (tmp_path / f"{s.run_id}-0").exists()
+
+
+def test_a_launcher_that_ignores_term_is_killed_after_wait_s_and_each_run_is_bounded(tmp_path, monkeypatch):
+    s, ready = starter(monkeypatch, tmp_path), threading.Event()
+    env = {"RUN_FLAG": "on"}
+    got = []
+    t = threading.Thread(target=lambda: got.append(s.start(1, ["--mode", "ignore-term"], env, 120,
+                                                           on_stdout=lambda b: ready.set())), daemon=True)
+    t.start()
+    assert ready.wait(60)
+    # the stop waits wait_s (30 s) for a TERMed launcher: its own timeout ends it first
+    assert s.stop(1, 30, 0.5).error == "timed out after 0.5 s"
+    assert t.is_alive()
+    assert s.stop(1, 0, 60).exit_code == 0                        # no wait: KILL at once
+    t.join(60)
+    assert not t.is_alive() and got[0].exit_code in (-9, 128 + 9)     # KILLed (as the shell reports it)
+    # a launcher that never ends is ended by start's own timeout
+    r = s.start(0, ["--mode", "wait"], env, 0.5)
+    assert r.error == "timed out after 0.5 s"
+    s.stop(0, 0, 30)
+
+
+def test_node_files_are_the_packaged_node_scripts():
+    assert node_files("script_launcher.py", "rank_protocol.py") == {
+        n: (NODE_DIR / n).read_text() for n in ("script_launcher.py", "rank_protocol.py")}
+    assert NODE_DIR.name == "node" and (NODE_DIR / "rank_supervisor.py").is_file()
