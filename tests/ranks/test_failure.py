@@ -60,3 +60,43 @@ def test_the_exit_code_of_a_run_is_its_failure_kind_s():
     assert Failure("interrupted", "m").exit_code_of_run == EXIT_INTERRUPTED == 130
     for kind in ("rank_lost", "rank_killed", "host_lost", "timeout", "preflight", "setup", "unknown"):
         assert Failure(kind, "m").exit_code_of_run == 3, kind
+
+
+# ---- the rule's edges and the record's round trip (each seen to fail on a planted change: bench/mutation.py)
+
+def test_a_rank_ending_exactly_at_the_window_s_edge_is_still_within_it():
+    assert first_failed([ex(0, 1, 10.0), ex(1, -9, 10.0 + WINDOW)]).rank == 1
+
+
+def test_within_the_window_the_earliest_of_the_same_kind_is_named_before_a_lower_rank():
+    assert first_failed([ex(3, 1, 10.0), ex(1, 1, 10.2)]).rank == 3
+    assert first_failed([ex(3, -9, 10.2), ex(1, -15, 10.0)]).rank == 1
+
+
+def test_an_exit_without_a_time_is_in_the_window_but_after_every_timed_one():
+    # a launcher that could not say when a rank ended: it may be the cause, but a timed exit of
+    # the same kind is named first
+    assert first_failed([ex(0, 1, None), ex(1, 1, 5.0)]).rank == 1
+    assert first_failed([ex(0, 1, 5.0), ex(1, -9, None)]).rank == 1      # a signal still goes first
+    assert first_failed([ex(2, 1, None), ex(1, 1, None)]).rank == 1
+
+
+def test_an_unknown_kind_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"^unknown failure kind 'rank_exploded'$"):
+        Failure("rank_exploded", "m")
+
+
+def test_a_failure_survives_its_json_shape_whole():
+    for f in (Failure("timeout", "m", "n1", 0, "raise it", suspects=["n2"], log_tail=["a"]),
+              Failure("rank_failed", "m", "n2", 3, "see its log tail", exit_code=2, log_tail=[]),
+              Failure("rank_killed", "m", "n2", 3, "see", signal=9)):
+        assert Failure.from_dict(f.to_dict()) == f
+    d = Failure("rank_failed", "m", exit_code=2).to_dict()
+    assert (d["exit_code"], d["signal"]) == (2, None)
+    assert "exit_code" not in Failure("timeout", "m").to_dict()
+
+
+def test_a_record_of_a_kind_this_version_does_not_know_reads_as_unknown():
+    # doctor reading a newer nccl-test's JSON: never a crash, the message kept
+    assert Failure.from_dict({"kind": "gpu_fell_off_the_bus", "message": "m", "fix": "f"}) == Failure("unknown", "m", fix="f")
+    assert Failure.from_dict({"kind": "timeout"}) == Failure("timeout", "timeout")
