@@ -90,7 +90,14 @@ def test_a_malformed_record_is_noise_not_a_crash(line):
 
 
 def test_a_record_type_the_controller_does_not_know_is_kept_for_the_workload():
-    assert rr.parse_line('{"type": "triple", "round": 1}') == rr.Other("triple", {"type": "triple", "round": 1})
+    rec = rr.parse_line('{"type": "triple", "round": 1}')
+    assert rec == rr.Other("triple", {"type": "triple", "round": 1})
+    assert rec.data == {"type": "triple", "round": 1}        # (data is left out of ==)
+
+
+def test_a_text_field_of_another_type_is_read_as_absent():
+    assert rr.parse_line('{"type": "launcher", "status": "deadline", "why": 5, "host": ["n1"], "running": [1, "x", 2]}') == \
+        rr.Launcher("deadline", None, None, (1, 2))
 
 
 def test_a_launcher_s_stdout_is_its_records_in_order_without_the_noise_between():
