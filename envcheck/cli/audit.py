@@ -9,7 +9,7 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
                                  note, print_json, text_width)
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    closing_all, local_python, progress_printer, HostSelection)
 from envcheck.errors import EXIT_OK
@@ -34,7 +34,7 @@ def audit(
     timeout: Annotated[Optional[float], typer.Option(
         "--timeout", metavar="SECONDS", min=1,
         help="Give up on the probe after this long (default 60, with --deep 240).")] = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,

@@ -7,7 +7,7 @@ from envcheck.allreduce import bandwidth as am
 from envcheck.doctor import health
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, note, print_json
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all, local_python)
 from envcheck.cli.rankopts import BackendOpt, WorkerNprocOpt
@@ -89,7 +89,7 @@ def doctor(
     collective_timeout: Annotated[float, typer.Option("--collective-timeout", metavar="SECONDS", help="Seconds one collective or the rendezvous may take.")] = 60.0,
     bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails or is slow, re-test halves and pairs to name the node.")] = True,
     node_python: NodePythonOpt = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,

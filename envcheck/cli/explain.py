@@ -6,7 +6,7 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, IdentityOpt, NodePythonOpt,
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, NodePythonOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
 from envcheck.errors import UsageError
 from envcheck.explain import match as lib
@@ -65,7 +65,7 @@ def explain(
         help="Also audit these hosts and say per host which cause is confirmed or ruled out.")] = None,
     local: Annotated[bool, typer.Option("--local", help="Audit this machine and say which cause is confirmed or ruled out here.")] = False,
     node_python: NodePythonOpt = None,
-    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
     strict_host_keys: StrictHostKeysOpt = False,

@@ -27,11 +27,18 @@ from envcheck.remote import LocalRemote, Remote
 
 HostsArg = Annotated[Optional[List[str]], typer.Argument(
     metavar="HOSTS", show_default=False,
-    help="Hosts as user@host:port (user and port optional) or Slurm hostlists "
-         "(node[01-16], gpu[1-3,7]-ib). "
+    help="Hosts as user@host:port (user and port optional) or hostlists as clush and Slurm "
+         "write them (node[01-16], node[01-08/2], node[01-08]!node03, @group). "
          "None: --hosts-file, else $SLURM_JOB_NODELIST, else this machine.")]
 HostsFileOpt = Annotated[Optional[Path], typer.Option(
     "--hosts-file", metavar="FILE", help="Read hosts from FILE, one per line, # comments.")]
+ExcludeOpt = Annotated[Optional[List[str]], typer.Option(
+    "--exclude", "-x", metavar="HOSTS", show_default=False,
+    help="Leave these hosts out (a hostlist, as clush -x; repeatable): node[01-08] -x node03.")]
+GroupsFileOpt = Annotated[Optional[Path], typer.Option(
+    "--groups-file", metavar="FILE",
+    help="Where @group names are defined, one `gpu: node[01-16]` per line "
+         "(default: /etc/clustershell/groups, ClusterShell's).")]
 SshConfigOpt = Annotated[Optional[Path], typer.Option(
     "--ssh-config", metavar="FILE",
     help="ssh_config to use (HostName, User, Port, IdentityFile, UserKnownHostsFile) "
@@ -64,6 +71,8 @@ class HostSelection:
 
     hosts: Tuple[str, ...] = ()
     hosts_file: Optional[Path] = None
+    exclude: Tuple[str, ...] = ()
+    groups_file: Optional[Path] = None
     ssh_config: Optional[Path] = None
     user: Optional[str] = None
     port: Optional[int] = None
@@ -81,6 +90,7 @@ class HostSelection:
         kw = {k: v for k, v in params.items() if k in names and v is not None}
         kw.update({k: v for k, v in override.items() if v is not None})
         kw["hosts"] = tuple(kw.get("hosts") or ())
+        kw["exclude"] = tuple(kw.get("exclude") or ())
         return cls(**kw)
 
     def remotes(self) -> List[Remote]:
@@ -88,7 +98,9 @@ class HostSelection:
         $SLURM_JOB_NODELIST): the command then runs on this machine."""
         from envcheck.hostlist import resolve_targets
 
-        targets = resolve_targets(list(self.hosts), str(self.hosts_file) if self.hosts_file else None)
+        targets = resolve_targets(list(self.hosts), str(self.hosts_file) if self.hosts_file else None,
+                                  exclude=self.exclude,
+                                  groups_file=str(self.groups_file) if self.groups_file else None)
         if not targets:
             return [LocalRemote()]
         if len(targets) > 64:   # a big list says so before minutes of connecting, not after

@@ -13,7 +13,7 @@ from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
 from envcheck.install.common import NodeOutcome, on_nodes
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt, PortOpt,
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, PortOpt,
                                     SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
@@ -59,7 +59,7 @@ def env_cmd(
     remove: Annotated[bool, typer.Option("--remove", help="Take the envcheck block (or files) out again.")] = False,
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
-    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
@@ -124,7 +124,7 @@ def install_cuda_cmd(
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
     install_timeout: Annotated[float, typer.Option("--install-timeout", help="Seconds the download or the installer may take per node.")] = 3600.0,
-    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 120.0,
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
@@ -188,7 +188,7 @@ def install_cudnn_cmd(
     tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory (absolute) in which each run makes its own private staging directory for the archive and extraction.")] = "/var/tmp",
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
-    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 600.0,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,

@@ -12,7 +12,7 @@ from typer.core import TyperCommand
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, note, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
-                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
+                                   HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
                                    SshConfigOpt, StrictHostKeysOpt, UserOpt, closing_all,
                                    local_python)
 from envcheck.cli.rankopts import MasterAddrOpt, MasterPortOpt
@@ -104,7 +104,7 @@ def launch(
     force: ForceOpt = False,
     no_audit: NoAuditOpt = False,
     matrix: MatrixOpt = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,

@@ -9,7 +9,7 @@ from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, note, print_json
 from envcheck.allreduce.verdict import SLOW, judge_report
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
                                    local_python)
@@ -41,7 +41,7 @@ PlotOpt = Annotated[Optional[str], typer.Option(help="Write busbw vs size to thi
 def nccl_test(
     ctx: typer.Context,
     hosts: HostsArg = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,

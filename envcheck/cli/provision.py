@@ -6,7 +6,7 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.report import outcome_body
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, IdentityOpt,
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection)
 
@@ -22,7 +22,7 @@ def provision_cmd(
     sudo: Annotated[bool, typer.Option("--sudo", help="Use sudo where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")] = False,
     no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Do not check runfile sha256s against the playbook/matrix (makeself's own check still runs).")] = False,
     node_python: NodePythonOpt = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,

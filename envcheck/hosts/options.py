@@ -39,10 +39,31 @@ class SSHOptions:
         """Usage problems found before any host is contacted: one line, exit 2, not N reports."""
         if self.identity and not os.path.isfile(os.path.expanduser(self.identity)):
             raise UsageError(f"identity file {self.identity} does not exist", "check the --identity path")
+        if self.identity:
+            _check_private_key(os.path.expanduser(self.identity))
         if self.known_hosts and os.path.isdir(self.known_hosts):
             raise UsageError(f"known_hosts {self.known_hosts} is a directory",
                              "point UserKnownHostsFile (ssh_config) at a file, e.g. ~/.ssh/known_hosts")
         load_ssh_config(self.ssh_config)
+
+
+def _check_private_key(path: str) -> None:
+    """-i is ssh's identity, not Ansible's inventory: say so before any host is contacted."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise UsageError(f"identity file {path}: cannot read: {e.strerror}", "check the --identity path") from e
+    if b"PRIVATE KEY" in head:
+        return
+    from envcheck.hostlist import ANSIBLE_LINE
+    text = head.decode("utf-8", "replace").splitlines()
+    if any(ANSIBLE_LINE.match(line) for line in text):
+        raise UsageError(f"-i/--identity {path} looks like an Ansible inventory; -i here is the SSH key, as in "
+                         "`ssh -i`", f"give the hosts with --hosts-file (one host per line; `ansible all -i {path} "
+                         "--list-hosts` lists them) and the key with -i KEY")
+    raise UsageError(f"-i/--identity {path} is not an SSH private key (no 'PRIVATE KEY' line)",
+                     "give the private key file, e.g. -i ~/.ssh/id_ed25519")
 
 
 def load_ssh_config(path: Optional[str]) -> paramiko.SSHConfig:

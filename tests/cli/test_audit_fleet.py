@@ -183,3 +183,12 @@ def test_a_wrong_key_is_named_per_host_and_the_right_one_still_works(eight, tmp_
     proc = run_cli("audit", "--ssh-config", str(cfg), "--identity", str(eight.client_key),
                    "--connect-timeout", "3", "node0[1-2]", "--json")
     assert [h["error"] for h in json.loads(proc.stdout)["hosts"]] == [None, None], proc.stdout[-500:]
+
+
+def test_clush_grammar_with_a_step_and_an_exclusion_audits_exactly_those_hosts(eight, tmp_path):
+    before = [h.exec_count() for h in eight]
+    proc = audit(eight, "node[01-08/2]", "-x", "node03", "--json", known_hosts=_kh(eight, tmp_path))
+    doc = json.loads(proc.stdout)
+    assert [h["host"] for h in doc["hosts"]] == ["node01", "node05", "node07"], proc.stderr
+    ran = [h.name for h, b in zip(eight, before) if h.exec_count() > b]
+    assert ran == ["node01", "node05", "node07"]   # node03 is never contacted
