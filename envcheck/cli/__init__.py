@@ -2,6 +2,8 @@
 
 Each command is in its own module below; importing it registers it on `app`.
 """
+from typing import Annotated
+
 import typer
 
 app = typer.Typer(
@@ -14,8 +16,17 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from envcheck import __version__
+        typer.echo(f"envcheck {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(version: Annotated[bool, typer.Option(
+        "--version", "-V", is_eager=True, callback=_print_version,
+        help="Print envcheck's version and exit.")] = False) -> None:
     """Get a GPU cluster ready for distributed PyTorch training, and prove that it is."""
 
 
