@@ -7,7 +7,8 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, NodePythonOpt,
-                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
+                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
+                                   closing_all)
 from envcheck.errors import UsageError
 from envcheck.explain import match as lib
 from envcheck.remote import LocalRemote
@@ -94,12 +95,9 @@ def explain(
         from envcheck.matrix.load import load_matrix
         # --local: this machine even inside a Slurm allocation (no $SLURM_JOB_NODELIST fan-out)
         remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
-        try:
+        with closing_all(remotes):
             fa = audit_fleet(remotes, load_matrix(matrix), deep=False, node_python=node_python,
                              timeout=timeout, forks=forks)
-        finally:
-            for r in remotes:
-                r.close()
         diagnosis = verdicts(found, fa.results)
     code = 0
     if diagnosis is not None:

@@ -116,12 +116,33 @@ class HostSelection:
 
 @contextlib.contextmanager
 def closing_all(remotes: Sequence[Remote]) -> Iterator[Sequence[Remote]]:
-    """The remotes for the body of a `with`, every connection closed after it, however it ends."""
+    """The remotes for the body of a `with`, every connection closed after it, however it ends;
+    then OpenSSH's line for the host keys accepted on the way."""
     try:
         yield remotes
     finally:
         for r in remotes:
             r.close()
+        announce_new_host_keys(remotes)
+
+
+_KEY_TYPES = {"ssh-ed25519": "ED25519", "ssh-rsa": "RSA", "ssh-dss": "DSA"}
+
+
+def announce_new_host_keys(remotes: Sequence[Remote]) -> None:
+    """`Warning: Permanently added 'node01' (ED25519) to the list of known hosts.` as OpenSSH
+    says it on stderr when accept-new remembers a key; one line per key type and file, the
+    hosts folded (a first run on 100 nodes says it once)."""
+    from envcheck.hostlist import compress_hostlist
+    contexts = {id(c): c for c in (getattr(r, "context", None) for r in remotes) if c is not None}
+    groups: dict = {}
+    for c in contexts.values():
+        for name, kind, path in c.added_host_keys():
+            groups.setdefault((kind, path), []).append(name)
+    for (kind, path), names in groups.items():
+        label = _KEY_TYPES.get(kind) or ("ECDSA" if kind.startswith("ecdsa") else kind)
+        typer.echo(f"envcheck: Warning: Permanently added '{compress_hostlist(names)}' ({label}) to the list "
+                   f"of known hosts ({path}).", err=True)
 
 
 def local_python(node_python: Optional[str], remotes: Sequence[Remote],

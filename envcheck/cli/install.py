@@ -14,7 +14,8 @@ from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
 from envcheck.install.common import NodeOutcome, on_nodes
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, PortOpt,
-                                    SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection)
+                                    SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
+                                    closing_all)
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
 SudoOpt = Annotated[bool, typer.Option("--sudo", help="Use sudo on nodes where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")]
@@ -77,9 +78,11 @@ def env_cmd(
         render_block(cuda_home)  # validate before touching any node
     o = HostSelection.from_params(ctx.params)
     pw = sudo_password_source(sudo)
-    finish(on_nodes(o.remotes(), lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d,
+    with closing_all(o.remotes()) as remotes:
+        outs = on_nodes(remotes, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d,
                                                     remove=remove, dry_run=dry_run, use_sudo=sudo, password=pw,
-                                                    timeout=timeout), o.forks), json_out)
+                                                    timeout=timeout), o.forks)
+    finish(outs, json_out)
 
 
 def upload_progress() -> Optional[Callable[[str, int, int], None]]:
@@ -150,12 +153,9 @@ def install_cuda_cmd(
     if not json_out:
         typer.echo(f"CUDA {spec.version} ({spec.generation} installer) -> {args.target(spec)} on {len(remotes)} node(s)"
                    + (" [dry run]" if dry_run else ""))
-    try:
+    with closing_all(remotes):
         outcomes = install_cuda(remotes, spec, args, dry_run=dry_run, forks=forks, password=pw,
                                 progress=None if json_out else upload_progress())
-    finally:
-        for r in remotes:
-            r.close()
     finish(outcomes, json_out)
 
 
@@ -219,10 +219,7 @@ def install_cudnn_cmd(
     o = HostSelection.from_params(ctx.params)
     pw = sudo_password_source(sudo)
     remotes = o.remotes()
-    try:
+    with closing_all(remotes):
         outs = install_cudnn(remotes, info, home, forks=forks, tmpdir=tmpdir, remove=remove, force=force,
                              dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout)
-    finally:
-        for r in remotes:
-            r.close()
     finish(outs, json_out)

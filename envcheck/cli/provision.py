@@ -8,7 +8,7 @@ from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
 from envcheck.report import outcome_body
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   HostSelection)
+                                   HostSelection, closing_all)
 
 
 @app.command("provision")
@@ -52,11 +52,8 @@ def provision_cmd(
     if not json_out:
         typer.echo(f"playbook {pb.name} ({pb.path}): {len(pb.steps)} step(s) on {len(remotes)} host(s)"
                    + (" [dry run]" if dry_run else ""))
-    try:
+    with closing_all(remotes):
         res = provision(pb, remotes, m, o)
-    finally:
-        for r in remotes:
-            r.close()
     code = exit_code(res.runs)
     if json_out:
         print_json({"playbook": pb.name, "dry_run": dry_run, "notes": res.notes, "warnings": res.warnings,

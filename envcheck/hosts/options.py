@@ -89,12 +89,19 @@ class SSHContext:
         self.ssh_config = load_ssh_config(options.ssh_config)
         self._known: Dict[Tuple[str, ...], KnownHosts] = {}
         self._lock = threading.Lock()
+        from envcheck.hosts.proxy import JumpHosts
+        self.jumps = JumpHosts(self)
 
     def known_hosts(self, files: Tuple[str, ...]) -> KnownHosts:
         with self._lock:
             if files not in self._known:
                 self._known[files] = KnownHosts(files)
             return self._known[files]
+
+    def added_host_keys(self) -> List[Tuple[str, str, str]]:
+        """(name, key type, file) of every host key this run accepted and wrote, in order."""
+        with self._lock:
+            return [a for k in self._known.values() for a in k.added]
 
 
 @dataclass
@@ -109,7 +116,8 @@ class Resolved:
     identities_only: bool
     known_hosts: Tuple[str, ...]
     strict: bool
-    proxied: bool  # ProxyCommand/ProxyJump in ssh_config: not supported, reported
+    proxy_jump: Optional[str] = None      # ssh_config ProxyJump (`none` → None)
+    proxy_command: Optional[str] = None   # ssh_config ProxyCommand, %h %p %r expanded
 
 
 def resolve(target: Target, options: SSHOptions, ssh_config: Optional[paramiko.SSHConfig] = None) -> Resolved:
@@ -131,7 +139,11 @@ def resolve(target: Target, options: SSHOptions, ssh_config: Optional[paramiko.S
     strict = options.strict_host_keys or str(cfg.get("stricthostkeychecking", "")).lower() == "yes"
     return Resolved(label=target.label, hostname=cfg.get("hostname", target.host), port=port, user=user,
                     identities=identities, identities_only=only, known_hosts=kh, strict=strict,
-                    proxied=bool(cfg.get("proxycommand") or cfg.get("proxyjump")))
+                    proxy_jump=_unless_none(cfg.get("proxyjump")), proxy_command=_unless_none(cfg.get("proxycommand")))
+
+
+def _unless_none(value: Optional[str]) -> Optional[str]:
+    return None if not value or str(value).strip().lower() == "none" else str(value)
 
 
 def _local_user() -> str:
