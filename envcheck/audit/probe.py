@@ -7,10 +7,11 @@ cannot drift apart. Failures are data for callers that fan out: probe_host() nev
 """
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from envcheck.errors import RemoteError
 from envcheck.facts.schema import SCHEMA, Facts
@@ -22,12 +23,12 @@ from envcheck.rules import judge
 from envcheck.rules.cudnn import annotate as annotate_cudnn
 from envcheck.rules.nccl import annotate as annotate_nccl
 
-# The probe is several readable files shipped as ONE stdlib script: base (imports, constants),
-# parse (pure parsers), run (commands with timeouts), then every other part A-Z (collectors;
-# a new fact is a new file), main last. They share one namespace, like one file would.
+# The probe is several readable files shipped as ONE stdlib script: one part per component of the
+# node (envcheck/node/probe/<component>.py), each importing what it uses from the others. Joined,
+# a part comes after the parts it imports (base first, main last) and those imports are dropped:
+# the script shares one namespace, like one file would.
 PROBE_DIR = Path(__file__).resolve().parent.parent / "node" / "probe"
-PROBE_FIRST = ("base.py", "parse.py", "run.py")
-PROBE_LAST = ("main.py",)
+PROBE_FIRST = "base.py"
 _PART_HEADER = re.compile(r"\A(?:#[^\n]*\n)+\n")
 
 PROBE_TIMEOUT = 60.0        # the whole probe, connection excluded; each command in it has 15 s
@@ -46,23 +47,56 @@ class ProbeError(RemoteError):
 
 
 def probe_parts() -> List[Path]:
-    """The probe's part files in the order they are joined."""
-    names = sorted(p.name for p in PROBE_DIR.glob("*.py"))
-    middle = tuple(n for n in names if n not in PROBE_FIRST + PROBE_LAST)
-    return [PROBE_DIR / n for n in PROBE_FIRST + middle + PROBE_LAST]
+    """The probe's part files in the order they are joined: each after the parts it imports,
+    otherwise A-Z (so base, which imports no part, comes first, and main, which imports them
+    all, last)."""
+    texts = {p.stem: _read_part(p) for p in sorted(PROBE_DIR.glob("*.py"))}
+    needs = {name: {m for m, _ in _part_imports(text, texts)} for name, text in texts.items()}
+    order: List[str] = []
+    while len(order) < len(texts):
+        ready = sorted(n for n in texts if n not in order and needs[n] <= set(order))
+        if not ready:  # a cycle: a packaging bug, caught by tests/node/test_probe_parts.py
+            raise ProbeError("localhost", "the probe parts import each other in a cycle: "
+                             + ", ".join(sorted(n for n in texts if n not in order)))
+        order.append(ready[0])
+    return [PROBE_DIR / f"{n}.py" for n in order]
+
+
+def _read_part(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as e:  # a broken install, not a host problem
+        raise ProbeError("localhost", f"cannot read the probe part {path}: {e.strerror}",
+                         "reinstall envcheck (pip install --force-reinstall envcheck)") from e
+
+
+def _part_imports(text: str, parts) -> List[Tuple[str, Tuple[int, int]]]:
+    """(part, (first line, last line)) of each top-level import of another part in `text`:
+    `from <part> import a, b` or `import <part>, ...` (where every name is a part)."""
+    out = []
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module in parts:
+            out.append((node.module, (node.lineno, node.end_lineno)))
+        elif isinstance(node, ast.Import) and all(a.name in parts for a in node.names):
+            out += [(a.name, (node.lineno, node.end_lineno)) for a in node.names]
+    return out
 
 
 def probe_source() -> str:
     """The probe's text, exactly as shipped: its parts (read from the installed package) joined
-    into one script, each after a `# ---- part NAME ----` line in place of its own header."""
+    into one script, each after a `# ---- part NAME ----` line in place of its own header, with
+    its imports of other parts dropped (the names are already defined above it). Its stdlib
+    imports stay: each part's text stands on its own in the script too."""
+    parts = probe_parts()
+    stems = {p.stem for p in parts}
     chunks = []
-    for path in probe_parts():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:  # a broken install, not a host problem
-            raise ProbeError("localhost", f"cannot read the probe part {path}: {e.strerror}",
-                             "reinstall envcheck (pip install --force-reinstall envcheck)") from e
-        if path.name != PROBE_FIRST[0]:
+    for path in parts:
+        text = _read_part(path)
+        lines = text.splitlines(keepends=True)
+        for _, (first, last) in _part_imports(text, stems):
+            lines[first - 1:last] = [""] * (last - first + 1)
+        text = "".join(lines)
+        if path.name != PROBE_FIRST:
             text = f"# ---- part {path.stem} " + "-" * 60 + "\n\n" + _PART_HEADER.sub("", text, count=1)
         chunks.append(text.rstrip("\n") + "\n")
     return "\n\n".join(chunks)

@@ -170,7 +170,7 @@ def test_a_host_that_cannot_reach_the_master_port_is_named_and_no_worker_starts(
     node03 = cl["node03"]
     node03.run_local(f"ip route add unreachable {cl['node01'].ip}/32")
     try:
-        r = nccl_test(cl, ["node[01-03]"], "--nproc-per-node", "1", "--connect-timeout", "3",
+        r = nccl_test(cl, ["node[01-03]"], "--nproc-per-node", "1", "--connect-timeout", "15",
                       "--json")
     finally:
         node03.run_local(f"ip route del unreachable {cl['node01'].ip}/32")

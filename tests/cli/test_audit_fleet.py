@@ -29,7 +29,7 @@ def audit(c, *args, known_hosts=None, timeout=120):
     cfg = c.ssh_config
     if known_hosts is not None:
         cfg = c.write_ssh_config(known_hosts.parent / "ssh_config", known_hosts=known_hosts)
-    return run_cli("audit", "--ssh-config", str(cfg), "--connect-timeout", "3", *args, timeout=timeout)
+    return run_cli("audit", "--ssh-config", str(cfg), "--connect-timeout", "15", *args, timeout=timeout)
 
 
 def _kh(c, tmp_path):
@@ -175,13 +175,13 @@ def test_a_progress_bar_is_drawn_only_when_stderr_is_a_tty(eight, tmp_path):
 def test_a_wrong_key_is_named_per_host_and_the_right_one_still_works(eight, tmp_path):
     kh = _kh(eight, tmp_path)
     cfg = eight.write_ssh_config(tmp_path / "wrong_key_config", identity=eight.wrong_key, known_hosts=kh)
-    proc = run_cli("audit", "--ssh-config", str(cfg), "--connect-timeout", "3", "node0[1-2]", "--json")
+    proc = run_cli("audit", "--ssh-config", str(cfg), "--connect-timeout", "15", "node0[1-2]", "--json")
     assert proc.returncode == 3, proc.stdout + proc.stderr
     errors = [h["error"] for h in json.loads(proc.stdout)["hosts"]]
     assert all(e and "authentication failed for root" in e for e in errors), errors
     # --identity overrides the config's key: the same hosts are audited
     proc = run_cli("audit", "--ssh-config", str(cfg), "--identity", str(eight.client_key),
-                   "--connect-timeout", "3", "node0[1-2]", "--json")
+                   "--connect-timeout", "15", "node0[1-2]", "--json")
     assert [h["error"] for h in json.loads(proc.stdout)["hosts"]] == [None, None], proc.stdout[-500:]
 
 

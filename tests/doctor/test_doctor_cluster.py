@@ -30,7 +30,7 @@ def c3(cluster_factory):
 def doctor(c, *extra, timeout=300):
     args = ["doctor", c.hostlist, "--ssh-config", str(c.ssh_config), "--node-python", PY,
             "--backend", "gloo", "--nproc-per-node", "1", "--max-bytes", "1M",
-            "--collective-timeout", "30", "--connect-timeout", "3", "--no-expect-gpus", "--json", *extra]
+            "--collective-timeout", "30", "--connect-timeout", "15", "--no-expect-gpus", "--json", *extra]
     p = run_cli(*args, timeout=timeout)
     try:
         doc = json.loads(p.stdout)

@@ -68,7 +68,7 @@ def c5(cluster_factory):
 
 def doctor(c, *extra):
     p = run_cli("doctor", c.hostlist, "--ssh-config", str(c.ssh_config), "--quick", "--no-deep",
-                "--connect-timeout", "3", "--json", *extra, timeout=300)
+                "--connect-timeout", "15", "--json", *extra, timeout=300)
     try:
         return p, json.loads(p.stdout)
     except ValueError:
@@ -121,7 +121,7 @@ def test_doctor_names_each_gpu_fault_with_its_node_fix_and_verdict(c5, tmp_path)
 
 
 def test_a_degraded_link_warns_and_fails_only_under_strict(c5):
-    args = ("doctor", "node01", "--ssh-config", str(c5.ssh_config), "--quick", "--no-deep", "--connect-timeout", "3")
+    args = ("doctor", "node01", "--ssh-config", str(c5.ssh_config), "--quick", "--no-deep", "--connect-timeout", "15")
     relaxed, strict = run_cli(*args, timeout=120), run_cli(*args, "--strict", timeout=120)
     assert (relaxed.returncode, strict.returncode) == (0, 1), relaxed.stdout + strict.stdout
     assert "x8 of x16" in relaxed.stdout and "WARN" in relaxed.stdout

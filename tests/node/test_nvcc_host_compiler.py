@@ -1,4 +1,4 @@
-"""The host compiler nvcc will really run, resolved by the probe as nvcc does (toolkit_layout.py:
+"""The host compiler nvcc will really run, resolved by the probe as nvcc does (node/probe/nvcc.py:
 nvcc_host_compiler): -ccbin in NVCC_PREPEND_FLAGS/NVCC_APPEND_FLAGS (nvcc refuses two), NVCC_CCBIN, else gcc on the PATH the nvcc.profile beside the
 real nvcc builds. Tried on a stand-in of Debian's layout (real files in a temp dir: a wrapper
 nvcc that execs the real one, an nvcc.profile, gcc wrapper scripts) and, where this machine has

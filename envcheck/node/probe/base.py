@@ -15,34 +15,48 @@ Stdlib only, Python >= 3.6. Schema: envcheck/facts/schema.py. Imports nothing fr
 """
 # Few and light imports on purpose: 32 nodes that share a machine, or one busy node, pay for
 # every module (argparse, glob, shutil, platform, importlib.metadata cost ~40 ms of a ~100 ms run)
-import json
-import os
 import re
-import signal
-import subprocess
 import sys
-import time
 
 if sys.version_info < (3, 6):  # this file stays ASCII and parseable by 2.7 so it can say so
     sys.stderr.write("envcheck probe: needs Python >= 3.6, this is %s (%s); point "
                      "--node-python at a newer interpreter\n" % (sys.version.split()[0], sys.executable))
     sys.exit(3)
 
-TIMEOUT = 15.0       # seconds for any one command (--timeout)
-DEEP_FACTOR = 12     # --deep gets 12x that: CUDA init on many GPUs can be slow
+HELP = __doc__
+DEEP_FACTOR = 12     # --deep gets 12x the command timeout: CUDA init on many GPUs can be slow
 ERRORS = []
-ENV_NAMES = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "VIRTUAL_ENV",
-             "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "WORLD_SIZE", "RANK", "LOCAL_RANK",
-             "OMP_NUM_THREADS")
-ENV_PREFIXES = ("CUDA_", "CUDNN_", "NCCL_", "GLOO_", "MASTER_", "TORCH_", "PYTORCH_", "NVIDIA_", "NVCC_")
-SMI_FIELDS = ["driver_version", "name", "compute_cap", "memory.total", "uuid", "pci.bus_id"]
-# Facts beyond the core document: a part appends (key, fn); fn(facts) gets the document so far
-# and returns the value stored under key. Each runs under safely(), so one failing part costs
-# only its own key. This keeps every collector in its own file without editing collect().
-SECTIONS = []
-# Per-GPU facts read inside the driver part's NVML session (no second nvmlInit): (key, fn(nv, handle));
-# fn's value goes under gpus[i][key]. Only NVML fills them: nvidia-smi alone gives none.
-NVML_PER_GPU = []
+
+
+class Settings(object):
+    """What main sets from the command line, read by every part (a class, not a module-level
+    name, so that a part that imported it sees the value main set)."""
+    timeout = 15.0   # seconds for any one command (--timeout)
+
+
+# ---- the registry: every collector is a section, registered the same way ----
+
+class Section(object):
+    def __init__(self, name, fn, keys, default, needs, starts, per_gpu):
+        self.name, self.fn, self.keys, self.default = name, fn, keys, default
+        self.needs, self.starts, self.per_gpu = needs, starts, per_gpu
+
+
+SECTIONS = {}   # name -> Section; main says which run, in which order
+
+
+def section(name, keys=None, default=None, needs=(), starts=None, per_gpu=None):
+    """Register fn(facts) as the collector of section `name`. fn gets the document so far and
+    returns the value of its key (`keys`: the document keys it fills, (name,) by default; with
+    several, a tuple of values). It runs under safely(), so one failing section costs only its
+    own keys (`default`). needs: sections whose keys fn reads, run first. starts: a function
+    giving the argv of a command fn will run, started ahead so commands run side by side.
+    per_gpu: fn(nv, handle) read for every GPU inside the driver's NVML session (no second
+    nvmlInit); its value goes under gpus[i][name]. Only NVML fills them: nvidia-smi alone gives none."""
+    def register(fn):
+        SECTIONS[name] = Section(name, fn, tuple(keys or (name,)), default, tuple(needs), starts, per_gpu)
+        return fn
+    return register
 
 
 def safely(name, fn, default=None):
@@ -51,3 +65,8 @@ def safely(name, fn, default=None):
     except Exception as e:  # one odd fact must never cost the whole document
         ERRORS.append("%s: %s: %s" % (name, type(e).__name__, e))
         return default
+
+
+def first_number(text):
+    m = re.search(r"\d+(?:\.\d+)*", text or "")
+    return m.group(0) if m else None

@@ -1,7 +1,16 @@
-# envcheck probe, part cuda: CUDA toolkits and cuDNN
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# envcheck probe, part cuda: CUDA toolkits: every one installed, which is in use, and the CUDA_HOME torch derives
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+import json
+import os
+import re
+from base import ERRORS, section
+from cuda_distro import toolkit_layout
+from nvcc import nvcc_host_compiler, parse_nvcc
+from run import ls, read, run, which
+
 
 def toolkit_version(path):
     for name, parser in (("version.json", parse_version_json), ("version.txt", parse_version_txt)):
@@ -27,7 +36,8 @@ def looks_like_toolkit(path):
                for f in ("version.json", "version.txt", os.path.join("include", "cuda.h")))
 
 
-def collect_cuda():
+@section("cuda", default={})
+def collect_cuda(facts=None):
     link = "/usr/local/cuda"
     target = os.path.realpath(link) if os.path.islink(link) or os.path.isdir(link) else None
     nvcc_path = which("nvcc")
@@ -72,44 +82,47 @@ def collect_cuda():
             "torch_cuda_home": torch_cuda_home()}
 
 
-def collect_cudnn(cuda, ldconfig_libs):
-    homes = [t["path"] for t in cuda["toolkits"]]
-    dirs = [os.path.join(h, "include") for h in homes] + ["/usr/include"]
-    dirs += ls("/usr/include", r"^[^.].*-linux-gnu$")
-    headers, seen = [], set()
-    for d in dirs:
-        if os.path.realpath(d) in seen:
-            continue
-        seen.add(os.path.realpath(d))
-        names = ["cudnn_version.h"] + [os.path.basename(p) for p in ls(d, r"^cudnn_version_v.*\.h$")]
-        names.append("cudnn.h")  # 7.x keeps the macros here; 8+ only includes cudnn_version.h
-        for name in names:
-            path = os.path.join(d, name)
-            text = read(path, 1 << 18)
-            v = parse_cudnn_header(text) if text else None
-            if v:
-                headers.append({"path": path, "version": v})
-                break
-    libs, seen = [], set()
-    paths = [l["path"] for l in ldconfig_libs if re.match(r"^libcudnn\.so(\.\d+)*$", l["name"])]
-    for h in homes:
-        paths += ls(os.path.join(h, "lib64"), r"^libcudnn\.so")
-        paths += ls(os.path.join(h, "lib"), r"^libcudnn\.so")
-    for p in paths:
-        real = os.path.realpath(p)
-        if real in seen or not os.path.exists(real):
-            continue
-        seen.add(real)
-        libs.append({"path": p, "version": lib_version(real, "libcudnn") or lib_version(p, "libcudnn")})
-    in_use_home = cuda.get("in_use", {}).get("path")
-    version = None
-    for h in headers:
-        if in_use_home and h["path"].startswith(in_use_home.rstrip("/") + "/"):
-            version = h["version"]
-    if version is None and headers:
-        system = [h for h in headers if h["path"].startswith("/usr/include")]
-        version = (system or headers)[0]["version"]
-    if version is None:
-        full = [l["version"] for l in libs if l["version"] and l["version"].count(".") == 2]
-        version = full[0] if full else None
-    return {"version": version, "headers": headers, "libs": libs}
+def torch_cuda_home():
+    """CUDA_HOME as torch.utils.cpp_extension derives it (CUDA_HOME, else CUDA_PATH, else the
+    parent of the directory of `which nvcc`, unresolved, else /usr/local/cuda if it exists):
+    {"path", "via"}. With Debian's nvcc first on PATH that is /usr."""
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(name):
+            return {"path": os.environ[name], "via": name}
+    nvcc = which("nvcc")
+    if nvcc:
+        return {"path": os.path.dirname(os.path.dirname(nvcc)), "via": "nvcc on PATH"}
+    if os.path.exists("/usr/local/cuda"):
+        return {"path": "/usr/local/cuda", "via": "/usr/local/cuda"}
+    return {"path": None, "via": None}
+
+
+def parse_version_txt(text):
+    """CUDA <= 11.0 version.txt: 'CUDA Version 10.0.130' -> '10.0.130'."""
+    m = re.search(r"CUDA Version\s+(\d+(?:\.\d+)+)", text or "")
+    return m.group(1) if m else None
+
+
+def parse_version_json(text):
+    """CUDA >= 11.1 version.json -> cuda.version; a date stamp in the third field
+    ('12.1.20230222') is no update number, so it is dropped ('12.1')."""
+    try:
+        data = json.loads(text or "")
+        version = str(data["cuda"]["version"])
+    except Exception:  # not JSON, nested too deep, or no cuda.version in it
+        return None
+    if not re.match(r"^\d{1,9}(\.\d{1,9})+$", version):
+        return None
+    parts = version.split(".")
+    if len(parts) > 2 and int(parts[2]) >= 1000:
+        parts = parts[:2]
+    return ".".join(parts)
+
+
+def parse_cuda_h(text):
+    """include/cuda.h '#define CUDA_VERSION 12040' -> '12.4'."""
+    m = re.search(r"#define\s+CUDA_VERSION\s+(\d{4,6})\b", text or "")
+    if not m:
+        return None
+    v = int(m.group(1))
+    return "%d.%d" % (v // 1000, (v % 1000) // 10)

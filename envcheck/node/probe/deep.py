@@ -1,7 +1,13 @@
 # envcheck probe, part deep: --deep: import torch in a child process and touch every GPU
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+import json
+import sys
+from base import DEEP_FACTOR, Settings, section
+from nccl import nccl_code_to_version
+from run import run
 
 DEEP = r'''
 import json, sys
@@ -40,11 +46,12 @@ sys.stdout.write(json.dumps(r, default=str))
 '''
 
 
-def collect_deep():
-    res = run([sys.executable, "-c", DEEP], timeout=TIMEOUT * DEEP_FACTOR)
+@section("deep")
+def collect_deep(facts=None):
+    res = run([sys.executable, "-c", DEEP], timeout=Settings.timeout * DEEP_FACTOR)
     if res is None:
         return {"error": "importing torch / touching the GPUs did not finish in %g s"
-                         % (TIMEOUT * DEEP_FACTOR)}
+                         % (Settings.timeout * DEEP_FACTOR)}
     try:  # the last line: importing torch may itself print to stdout
         deep = json.loads((res[1].strip().splitlines() or [""])[-1])
         if not isinstance(deep, dict):

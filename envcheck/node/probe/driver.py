@@ -1,11 +1,20 @@
 # envcheck probe, part driver: the NVIDIA driver and the GPUs it sees (NVML, then nvidia-smi)
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
 
-# ---- collectors: each returns one part of the document ----
+import re
+from base import ERRORS, SECTIONS, Settings, first_number, safely, section
+from nvml import NvmlCtypes
+from run import STARTED, kill, prestart, read, run, which
+from userspace import collect_userspace, driver_state, nvml_error, parse_smi_failure
 
-def collect_driver():
+
+SMI_FIELDS = ["driver_version", "name", "compute_cap", "memory.total", "uuid", "pci.bus_id"]
+
+
+@section("gpus", keys=("driver", "gpus"), default=({"version": None}, []))
+def collect_driver(facts=None):
     driver = {"version": None, "source": None, "cuda": None, "error": None, "raw": None}
     gpus, why = [], []
     proc_text = read("/proc/driver/nvidia/version")
@@ -80,8 +89,8 @@ def nvml_facts(nv):
                     gpu[key] = fn()
                 except Exception as e:
                     ERRORS.append("nvml %s of GPU %d: %s" % (key, i, e))
-            for key, fn in NVML_PER_GPU:
-                gpu[key] = safely("nvml %s of GPU %d" % (key, i), lambda: fn(nv, h))
+            for sec in [sec for sec in SECTIONS.values() if sec.per_gpu]:
+                gpu[sec.name] = safely("nvml %s of GPU %d" % (sec.name, i), lambda: sec.per_gpu(nv, h))
             gpus.append(gpu)
         return version, cuda, gpus
     finally:
@@ -92,7 +101,7 @@ def nvml_facts(nv):
 
 
 def in_thread(fn):
-    """fn() in a daemon thread given up after TIMEOUT: a hung driver must not hang the probe."""
+    """fn() in a daemon thread given up after Settings.timeout: a hung driver must not hang the probe."""
     import threading
     box = []
 
@@ -103,112 +112,13 @@ def in_thread(fn):
             box.append((None, e))
     t = threading.Thread(target=work, daemon=True)
     t.start()
-    t.join(TIMEOUT)
+    t.join(Settings.timeout)
     if not box:
-        ERRORS.append("NVML via ctypes: timed out after %g s" % TIMEOUT)
-        raise RuntimeError("no answer in %g s" % TIMEOUT)
+        ERRORS.append("NVML via ctypes: timed out after %g s" % Settings.timeout)
+        raise RuntimeError("no answer in %g s" % Settings.timeout)
     if box[0][1] is not None:
         raise box[0][1]
     return box[0][0]
-
-
-class NvmlFailure(RuntimeError):
-    """An NVML call that returned an error: its nvmlReturn_t code, and the library's words."""
-
-    def __init__(self, code, message):
-        RuntimeError.__init__(self, message)
-        self.code = code
-
-
-class NvmlCtypes(object):
-    """The pynvml calls nvml_facts makes, read straight from libnvidia-ml.so.1 (what pynvml
-    loads) with ctypes: the system python3 rarely has nvidia-ml-py. Every return code is checked;
-    a call this driver lacks raises AttributeError."""
-
-    def __init__(self):
-        import ctypes as c
-        try:
-            self.lib = c.CDLL("libnvidia-ml.so.1")
-        except OSError as e:
-            raise NvmlFailure(12, "NVML Shared Library Not Found (%s)" % e)
-        self.lib.nvmlErrorString.restype = c.c_char_p
-        self.c, u, ull = c, c.c_uint, c.c_ulonglong
-        self.Memory = type("nvmlMemory_t", (c.Structure,), {"_fields_": [
-            ("total", ull), ("free", ull), ("used", ull)]})
-        self.Pci = type("nvmlPciInfo_t", (c.Structure,), {"_fields_": [  # as _v3 fills it
-            ("busIdLegacy", c.c_char * 16), ("domain", u), ("bus", u), ("device", u),
-            ("pciDeviceId", u), ("pciSubSystemId", u), ("busId", c.c_char * 32)]})
-
-    def call(self, name, *args):
-        rc = getattr(self.lib, name)(*args)
-        if rc != 0:
-            message = self.lib.nvmlErrorString(rc).decode("utf-8", "replace")
-            raise NvmlFailure(rc, "%s: %s" % (name, message))
-
-    def out(self, name, value, *args):  # value filled through its pointer, passed last
-        self.call(name, *(args + (self.c.byref(value),)))
-        return value
-
-    def text(self, name, *args):
-        buf = self.c.create_string_buffer(96)  # NVML_DEVICE_NAME_V2_BUFFER_SIZE, the largest
-        self.call(name, *(args + (buf, 96)))
-        return buf.value.decode("utf-8", "replace")
-
-    def nvmlInit(self): self.call("nvmlInit_v2")
-    def nvmlShutdown(self): self.call("nvmlShutdown")
-    def nvmlSystemGetDriverVersion(self): return self.text("nvmlSystemGetDriverVersion")
-    def nvmlDeviceGetCount(self): return self.out("nvmlDeviceGetCount_v2", self.c.c_uint()).value
-    def nvmlDeviceGetName(self, h): return self.text("nvmlDeviceGetName", h)
-    def nvmlDeviceGetUUID(self, h): return self.text("nvmlDeviceGetUUID", h)
-    def nvmlDeviceGetMemoryInfo(self, h): return self.out("nvmlDeviceGetMemoryInfo", self.Memory(), h)
-    def nvmlDeviceGetPciInfo(self, h): return self.out("nvmlDeviceGetPciInfo_v3", self.Pci(), h)
-
-    def nvmlDeviceGetHandleByIndex(self, i):
-        return self.out("nvmlDeviceGetHandleByIndex_v2", self.c.c_void_p(), self.c.c_uint(i))
-
-    def nvmlSystemGetCudaDriverVersion(self):  # _v2 since ~R450; older drivers have the plain one
-        name = "nvmlSystemGetCudaDriverVersion"
-        return self.out(name + "_v2" if hasattr(self.lib, name + "_v2") else name, self.c.c_int()).value
-
-    def uint(self, name, h, *args):  # an unsigned int filled through its pointer, after args
-        return self.out(name, self.c.c_uint(), h, *args).value
-
-    def nvmlDeviceGetTotalEccErrors(self, h, kind, counter):
-        return self.out("nvmlDeviceGetTotalEccErrors", self.c.c_ulonglong(), h, self.c.c_int(kind),
-                        self.c.c_int(counter)).value
-
-    def nvmlDeviceGetCurrentClocksThrottleReasons(self, h):
-        return self.out("nvmlDeviceGetCurrentClocksThrottleReasons", self.c.c_ulonglong(), h).value
-
-    def pair(self, name, h):  # (current, pending) modes
-        a, b = self.c.c_uint(), self.c.c_uint()
-        self.call(name, h, self.c.byref(a), self.c.byref(b))
-        return a.value, b.value
-
-    def nvmlDeviceGetEccMode(self, h): return self.pair("nvmlDeviceGetEccMode", h)
-    def nvmlDeviceGetMigMode(self, h): return self.pair("nvmlDeviceGetMigMode", h)
-    def nvmlDeviceGetRetiredPagesPendingStatus(self, h): return self.uint("nvmlDeviceGetRetiredPagesPendingStatus", h)
-    def nvmlDeviceGetPersistenceMode(self, h): return self.uint("nvmlDeviceGetPersistenceMode", h)
-    def nvmlDeviceGetComputeMode(self, h): return self.uint("nvmlDeviceGetComputeMode", h)
-
-    def nvmlDeviceGetTemperature(self, h, sensor):
-        return self.uint("nvmlDeviceGetTemperature", h, self.c.c_int(sensor))
-
-    def nvmlDeviceGetTemperatureThreshold(self, h, kind):
-        return self.uint("nvmlDeviceGetTemperatureThreshold", h, self.c.c_int(kind))
-
-    def nvmlDeviceGetNvLinkState(self, h, link):
-        return self.uint("nvmlDeviceGetNvLinkState", h, self.c.c_uint(link))
-
-    def nvmlDeviceGetRemappedRows(self, h):
-        v = [self.c.c_uint() for _ in range(4)]
-        self.call("nvmlDeviceGetRemappedRows", h, *[self.c.byref(x) for x in v])
-        return tuple(x.value for x in v)
-
-    def nvmlDeviceGetCudaComputeCapability(self, h):
-        major, minor = self.c.c_int(), self.c.c_int()
-        self.call("nvmlDeviceGetCudaComputeCapability", h, self.c.byref(major), self.c.byref(minor))
-        return major.value, minor.value
 
 
 def driver_smi(smi, driver, gpus, why):
@@ -216,7 +126,7 @@ def driver_smi(smi, driver, gpus, why):
     prestart([smi])  # the header (CUDA version) runs while the query does
     res = run([smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
     if res is None:  # a hung driver hangs every later call too
-        why.append("nvidia-smi did not answer in %g s" % TIMEOUT)
+        why.append("nvidia-smi did not answer in %g s" % Settings.timeout)
         header = STARTED.pop((smi,), None)  # it would hang the same way: stop it now
         if header is not None:
             kill(header)
@@ -244,3 +154,48 @@ def driver_smi(smi, driver, gpus, why):
             driver["raw"] = head[1][:2000]
     if driver["version"]:
         driver["source"] = "nvidia-smi"
+
+
+def parse_nvidia_smi_csv(text, fields=None):
+    """`nvidia-smi --query-gpu=<fields> --format=csv,noheader,nounits` -> list of GPU dicts."""
+    fields = fields or SMI_FIELDS
+    gpus = []
+    for line in (text or "").splitlines():
+        cols = [c.strip() for c in line.split(",")]
+        if len(cols) < len(fields):
+            continue
+        if len(cols) > len(fields):  # a comma inside the name: give the extra columns to it
+            k = fields.index("name") if "name" in fields else 0
+            extra = len(cols) - len(fields)
+            cols[k:k + extra + 1] = [", ".join(cols[k:k + extra + 1])]
+        row = dict(zip(fields, [None if c in ("", "N/A", "[N/A]", "[Not Supported]") else c
+                                for c in cols]))
+        if not row.get("driver_version") and not row.get("name"):
+            continue
+        mem = re.match(r"^\s*(\d{1,9})", row.get("memory.total") or "")
+        gpus.append({"index": len(gpus), "name": row.get("name"),
+                     "compute_capability": first_number(row.get("compute_cap")),
+                     "memory_mib": int(mem.group(1)) if mem else None,
+                     "uuid": row.get("uuid"), "pci_bus_id": row.get("pci.bus_id"),
+                     "driver_version": first_number(row.get("driver_version"))})
+    return gpus
+
+
+def parse_nvidia_smi_header(text):
+    """Plain `nvidia-smi` (or -q) -> {"driver": "535.104.05"|None, "cuda": "12.2"|None}."""
+    text = text or ""
+    drv = re.search(r"Driver Version\s*:\s*(\d+(?:\.\d+)+)", text)
+    cuda = re.search(r"CUDA Version\s*:\s*(\d+\.\d+)", text)
+    return {"driver": drv.group(1) if drv else None, "cuda": cuda.group(1) if cuda else None}
+
+
+def parse_proc_driver_version(text):
+    """/proc/driver/nvidia/version -> '450.80.02': the first numeric token after 'Module'."""
+    first = (text or "").strip().splitlines()[:1]
+    tokens = first[0].split() if first else []
+    if "Module" not in tokens:
+        return None
+    for tok in tokens[tokens.index("Module") + 1:]:
+        if re.match(r"^\d+(\.\d+)+$", tok):
+            return tok
+    return None

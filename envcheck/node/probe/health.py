@@ -1,13 +1,19 @@
 # envcheck probe, part health: PCIe links of the GPUs on the bus (part pci reads them), NVML
 # memory/throttle/mode state per GPU, and the NVRM Xid lines of the kernel log since boot
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
 
 # Raw values only: the controller judges them (envcheck/rules/health.py). Cheap on purpose: a few
 # small sysfs reads per GPU, NVML calls inside the session the driver part already holds
-# (NVML_PER_GPU), and one pass over the kernel log bounded in time and bytes.
+# (its per_gpu reader), and one pass over the kernel log bounded in time and bytes.
 import errno
+import os
+import re
+import time
+from base import Settings, section
+from pci import NVSWITCH_CLASS, is_gpu, nvidia_pci_functions
+from run import run, which
 
 KMSG = "/dev/kmsg"
 KLOG_SECONDS = 1.0          # the kernel-log pass gives up after this long...
@@ -85,7 +91,7 @@ def fabric_manager():
             break
     version = None
     exe = which("nv-fabricmanager", ["/usr/bin", "/usr/sbin", "/usr/local/bin"])
-    res = run([exe, "--version"], timeout=min(TIMEOUT, 5.0)) if exe else None
+    res = run([exe, "--version"], timeout=min(Settings.timeout, 5.0)) if exe else None
     if res and res[0] == 0:
         m = re.search(r"(\d+\.\d+\.\d+)", res[1] + res[2])
         version = m.group(1) if m else None
@@ -190,7 +196,7 @@ def kernel_log():
         return out
     tried = ["/dev/kmsg: not readable"]
     for argv in (["dmesg"], ["journalctl", "-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"]):
-        res = run(argv, timeout=min(TIMEOUT, 5.0))
+        res = run(argv, timeout=min(Settings.timeout, 5.0))
         if res and res[0] == 0:
             out = parse_xids(res[1][-KLOG_BYTES:])
             out["source"] = argv[0]
@@ -254,6 +260,7 @@ def nvlink_state(nv, h):
     return {"up": up, "down": down}
 
 
+@section("health", per_gpu=nvml_gpu_health)
 def collect_health(facts):
     start = time.time()
     gpus, switches = pci_scan()
@@ -265,6 +272,3 @@ def collect_health(facts):
     out["seconds"] = round(time.time() - start, 4)
     return out
 
-
-NVML_PER_GPU.append(("health", nvml_gpu_health))
-SECTIONS.append(("health", collect_health))

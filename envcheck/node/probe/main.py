@@ -1,9 +1,23 @@
-# envcheck probe, part main: arguments, the document, printing it
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# envcheck probe, part main: arguments, which sections run, the document, printing it
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+import json
+import sys
+import time
+from base import ERRORS, HELP, SECTIONS, Settings, safely
+from run import prestart, reap
+# the parts that register sections: imported for that when this file runs on its own
+import cuda, cudnn, deep, driver, gcc, health, host, nccl, net  # noqa: F401,E401
+import numpy_version, packages, pci, torch_version  # noqa: F401,E401
 
 USAGE = "usage: probe.py [--deep] [--timeout SECONDS]"
+# The sections an audit reads, in the order of the document ("deep" only with --deep, before
+# "torch", which takes the CUDA of the torch build from it). A section this script lacks (a
+# part left out) is not run.
+DOCUMENT = ("host", "python", "gpus", "cuda", "cudnn", "packages", "deep", "torch", "nccl", "gcc",
+            "env", "net", "health", "numpy", "pci_gpus")
 
 
 def usage_error(message):
@@ -12,12 +26,12 @@ def usage_error(message):
 
 
 def parse_args(argv):
-    """(deep, timeout) from the command line; argparse alone would cost ~7 ms of start-up."""
-    deep, timeout, args = False, TIMEOUT, list(argv)
+    """(with_deep, timeout) from the command line; argparse alone would cost ~7 ms of start-up."""
+    with_deep, timeout, args = False, Settings.timeout, list(argv)
     while args:
         a = args.pop(0)
         if a == "--deep":
-            deep = True
+            with_deep = True
         elif a == "--timeout" or a.startswith("--timeout="):
             value = a.partition("=")[2] if "=" in a else (args.pop(0) if args else "")
             try:
@@ -27,58 +41,52 @@ def parse_args(argv):
             if not timeout > 0:
                 usage_error("--timeout needs a number of seconds > 0, got %r" % value)
         elif a in ("-h", "--help"):
-            sys.stdout.write("%s\n\n%s\n" % (USAGE, __doc__.strip()))
+            sys.stdout.write("%s\n\n%s\n" % (USAGE, HELP.strip()))
             raise SystemExit(0)
         else:
             usage_error("unknown argument %r" % a)
-    return deep, timeout
+    return with_deep, timeout
 
 
 def main(argv=None):
-    global TIMEOUT
-    deep, TIMEOUT = parse_args(sys.argv[1:] if argv is None else argv)
+    with_deep, Settings.timeout = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        facts = collect(deep)
+        facts = collect(with_deep)
     finally:
         reap()  # nothing the probe started outlives it, even when it crashes
     sys.stdout.write(json.dumps(facts, default=str) + "\n")
     return 0
 
 
-def collect(deep):
+def plan(names):
+    """The registered sections to run for `names`, each after the sections it needs."""
+    order = []
+
+    def add(name):
+        if name in SECTIONS and name not in order:
+            for need in SECTIONS[name].needs:
+                add(need)
+            order.append(name)
+    for name in names:
+        add(name)
+    return [SECTIONS[n] for n in order]
+
+
+def collect(with_deep):
     start = time.time()
-    for cmd in (ldconfig_argv(), gcc_argv(), ip_argv()):  # these run while the driver is read
+    sections = plan([n for n in DOCUMENT if with_deep or n != "deep"])
+    for s in sections:  # these commands run while the driver is read
+        cmd = s.starts() if s.starts else None
         if cmd:
             safely("start", lambda: prestart(cmd))
     facts = {"schema": 1, "origin": "probe",
-             "probe": {"deep": deep, "seconds": None}}
-    facts["hostname"] = safely("hostname", lambda: os.uname()[1])  # = gethostname()
-    facts["machine_id"] = safely("machine_id", lambda: (read("/etc/machine-id") or "").strip() or None)
-    facts["os"] = safely("os", collect_os)
-    facts["python"] = {"version": sys.version.split()[0], "executable": sys.executable,
-                       "prefix": sys.prefix}
-    facts["driver"], facts["gpus"] = safely("driver", collect_driver, ({"version": None}, []))
-    facts["cuda"] = safely("cuda", collect_cuda, {})
-    ldc = ldconfig_argv()
-    res = safely("ldconfig", lambda: run(ldc) if ldc else None)
-    libs = parse_ldconfig(res[1]) if res and res[0] == 0 else []
-    facts["cudnn"] = safely("cudnn", lambda: collect_cudnn(facts["cuda"] or {"toolkits": []}, libs))
-    facts["packages"] = safely("packages", collect_packages, {})
-    torch_pkg = (facts["packages"] or {}).get("torch")
-    facts["torch"] = parse_torch_version(torch_pkg["version"]) if torch_pkg else None
-    if deep:
-        facts["deep"] = safely("deep", collect_deep)
-        if facts["torch"] and facts["deep"] and facts["deep"].get("torch_cuda"):
-            facts["torch"]["cuda"] = facts["deep"]["torch_cuda"]
-            facts["torch"]["cuda_source"] = "deep"
-    facts["nccl"] = safely("nccl", lambda: collect_nccl(facts.get("deep"), libs,
-                                                        facts["packages"] or {}))
-    facts["gcc"] = safely("gcc", collect_gcc)
-    facts["env"] = dict((k, v) for k, v in os.environ.items()
-                        if k in ENV_NAMES or k.startswith(ENV_PREFIXES))
-    facts["interfaces"] = safely("interfaces", collect_interfaces, [])
-    for key, fn in SECTIONS:
-        facts[key] = safely(key, lambda: fn(facts))
+             "probe": {"deep": with_deep, "seconds": None}}
+    for s in sections:
+        value = safely(s.keys[0], lambda: s.fn(facts), s.default)
+        if len(s.keys) == 1:
+            facts[s.keys[0]] = value
+        else:
+            facts.update(zip(s.keys, value or (None,) * len(s.keys)))
     reap()
     facts["errors"] = ERRORS
     facts["probe"]["seconds"] = round(time.time() - start, 3)

@@ -1,9 +1,12 @@
 # envcheck probe, part numpy_version: the numpy that torch's interpreter imports
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+from base import section
 
 
+@section("numpy", needs=("packages",))
 def collect_numpy(facts):
     """{"version", "location"} of the numpy this interpreter (the one torch runs in) imports,
     read from its package metadata by collect_packages, never by importing it: torch builds
@@ -12,5 +15,3 @@ def collect_numpy(facts):
     found = (facts.get("packages") or {}).get("numpy") or {}
     return {"version": found.get("version"), "location": found.get("location")}
 
-
-SECTIONS.append(("numpy", collect_numpy))

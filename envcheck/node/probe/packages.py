@@ -1,7 +1,14 @@
-# envcheck probe, part packages: torch & co (and numpy) from package metadata, and NCCL
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# envcheck probe, part packages: torch & co (and numpy) from package metadata, never imported
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+import os
+import re
+import sys
+from base import ERRORS, section
+from run import ls, read
+
 
 WANTED = re.compile(r"^(torch|torchvision|torchaudio|numpy|nvidia-.*|pynvml)$")
 # metadata directories worth opening: `name-version.dist-info` / `.egg-info` of a WANTED name
@@ -10,7 +17,8 @@ META_DIR = re.compile(r"^(?:(?:torch|torchvision|torchaudio|numpy|pynvml)-|nvidi
                       re.IGNORECASE)
 
 
-def collect_packages():
+@section("packages", default={})
+def collect_packages(facts=None):
     """torch & co from package metadata, WITHOUT importing them (importing torch can take
     seconds, initialise CUDA or crash; --deep does that in a child process).
 
@@ -49,15 +57,14 @@ def collect_packages():
     return found
 
 
-def collect_nccl(deep, ldconfig_libs, packages):
-    if deep and deep.get("nccl"):
-        return {"version": deep["nccl"], "source": "torch"}
-    for lib in ldconfig_libs:
-        if re.match(r"^libnccl\.so(\.\d+)*$", lib["name"]):
-            v = lib_version(os.path.realpath(lib["path"]), "libnccl")
-            if v and v.count(".") >= 2:
-                return {"version": v, "source": "libnccl", "path": lib["path"]}
-    for name in sorted(packages):
-        if name.startswith("nvidia-nccl-cu"):
-            return {"version": packages[name]["version"], "source": "wheel"}
-    return {"version": None, "source": None}
+def parse_metadata(text):
+    """METADATA / PKG-INFO headers -> (name, version); (None, None) when absent."""
+    name = version = None
+    for line in (text or "").splitlines():
+        if not line.strip():
+            break  # headers end at the first blank line
+        if line.startswith("Name:") and name is None:
+            name = line[5:].strip()
+        elif line.startswith("Version:") and version is None:
+            version = line[8:].strip()
+    return name, version

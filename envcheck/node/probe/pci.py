@@ -1,7 +1,11 @@
 # envcheck probe, part pci: the NVIDIA functions on the PCI bus, read once from sysfs
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+import os
+from base import section
+from run import read
 
 PCI_DEVICES = "/sys/bus/pci/devices"
 NVIDIA_VENDOR = "0x10de"
@@ -65,6 +69,7 @@ def is_gpu(fn):
     return (fn.get("class") or "").startswith(DISPLAY_CLASS)
 
 
+@section("pci_gpus")
 def collect_pci_gpus(facts=None, root=None):
     """The NVIDIA GPUs on the bus, without their links: what a node has to go on before
     install-cuda (None: the bus could not be read)."""
@@ -73,5 +78,3 @@ def collect_pci_gpus(facts=None, root=None):
         return None
     return [dict((k, v) for k, v in fn.items() if k != "link") for fn in functions if is_gpu(fn)]
 
-
-SECTIONS.append(("pci_gpus", collect_pci_gpus))

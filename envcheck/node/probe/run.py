@@ -1,7 +1,13 @@
 # envcheck probe, part run: running commands with timeouts, reading files
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+import os
+import re
+import signal
+import subprocess
+from base import ERRORS, Settings
 
 # ---- running things: every command has a timeout, a missing one is not an error ----
 
@@ -30,7 +36,7 @@ def run(argv, timeout=None):
     """(exit code, stdout, stderr), or None when the program is not there or timed out.
     The timeout counts from when we begin to wait: a prestarted command may have sat blocked on
     a full pipe while we waited for another, which must not count against it."""
-    timeout = timeout or TIMEOUT
+    timeout = timeout or Settings.timeout
     key = tuple(argv)
     proc = STARTED.pop(key) if key in STARTED else start(argv)
     if proc is None:

@@ -1,8 +1,13 @@
 # envcheck probe, part userspace: which NVIDIA driver userspace is installed (read without the
 # kernel module) and which of the driver's states the node is in
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
+
+import os
+import re
+from ldconfig import lib_version
+from run import read
 
 # driver["state"]: what the rules tell apart, each with its own fix
 #   working            NVML or nvidia-smi answered with a driver version

@@ -1,9 +1,21 @@
-# envcheck probe, part system: network interfaces, gcc, the OS
-# Node side, stdlib only, Python >= 3.6. Not a module: envcheck ships the parts of
-# envcheck/node/probe/ as ONE script (base, parse, run, the other parts A-Z, main last; see
-# envcheck/audit/probe.py: probe_source()), so names defined in earlier parts are in scope.
+# envcheck probe, part net: network interfaces and their IPv4 addresses
+# Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
+# envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
+# the imports from other parts are dropped: each part still reads, and runs, on its own.
 
-def collect_interfaces():
+import os
+import re
+from base import section
+from run import read, run, which
+
+
+def ip_argv():
+    ip = which("ip", ["/sbin", "/usr/sbin", "/bin", "/usr/bin"])
+    return [ip, "-o", "-4", "addr", "show"] if ip else None
+
+
+@section("net", keys=("interfaces",), default=[], starts=ip_argv)
+def collect_interfaces(facts=None):
     names = sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else []
     argv = ip_argv()
     res = run(argv) if argv else None
@@ -37,30 +49,11 @@ def ipv4_by_ioctl(names):
     return out
 
 
-def gcc_argv():
-    gcc = which("gcc")
-    return [gcc, "-dumpfullversion", "-dumpversion"] if gcc else None
-
-
-def ip_argv():
-    ip = which("ip", ["/sbin", "/usr/sbin", "/bin", "/usr/bin"])
-    return [ip, "-o", "-4", "addr", "show"] if ip else None
-
-
-def ldconfig_argv():
-    ldc = which("ldconfig", ["/sbin", "/usr/sbin"])
-    return [ldc, "-p"] if ldc else None
-
-
-def collect_gcc():
-    argv = gcc_argv()
-    gcc = argv[0] if argv else None
-    res = run(argv) if argv else None
-    return {"version": _num(res[1]) if res and res[0] == 0 else None, "path": gcc}
-
-
-def collect_os():
-    rel = parse_os_release(read("/etc/os-release") or "")
-    uname = os.uname()
-    return {"name": rel.get("NAME") or uname[0], "version": rel.get("VERSION_ID"),
-            "pretty": rel.get("PRETTY_NAME"), "kernel": uname[2], "arch": uname[4]}
+def parse_ip_addr(text):
+    """`ip -o -4 addr` -> {"eth0": ["10.0.0.1/24"]} in the order ip prints them."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = re.match(r"^\d+:\s+(\S+?)(?:@\S+)?\s+inet\s+(\d+\.\d+\.\d+\.\d+/\d+)", line)
+        if m:
+            out.setdefault(m.group(1), []).append(m.group(2))
+    return out
