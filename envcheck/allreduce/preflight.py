@@ -39,6 +39,9 @@ class NodeFacts:
     error: Optional[str] = None
     cpus: Optional[int] = None
     mem_available: Optional[int] = None     # bytes (MemAvailable), None where unknown
+    torch: Optional[str] = None             # the version `import torch` gave, None when it failed
+    torch_error: Optional[str] = None       # why it failed (the exception's last line)
+    executable: str = ""                    # the node interpreter, as sys.executable there
 
 
 
@@ -67,10 +70,23 @@ def gather_facts(remotes: Sequence[Remote], python: Optional[str], launcher_src:
             return NodeFacts(r.name, error=f"cannot run {python or 'python3'} on the node: {why}")
         return NodeFacts(r.name, doc.get("hostname", ""), int(doc.get("gpus") or 0),
                          doc.get("interfaces") or [], doc.get("free_port"),
-                         cpus=doc.get("cpus"), mem_available=doc.get("mem_available"))
+                         cpus=doc.get("cpus"), mem_available=doc.get("mem_available"),
+                         torch=doc.get("torch"), torch_error=doc.get("torch_error"),
+                         executable=doc.get("executable") or "")
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))
+
+
+TORCH_FIX = "pass --node-python with the venv or conda env that has torch, or install torch there"
+
+
+def check_torch(nodes: Sequence[NodeFacts], python: Optional[str]) -> List[PreflightError]:
+    """Every rank imports torch: a node where it does not import is named before any starts
+    (what launch's preflight says too), instead of 'rank 1 could not start: No module named'."""
+    return [PreflightError(f"{n.host}: torch does not import under {n.executable or python or 'python3'}: "
+                           f"{n.torch_error or 'unknown error'}", n.host, TORCH_FIX)
+            for n in nodes if not n.torch]
 
 
 def _addrs(facts: NodeFacts) -> List[ipaddress.IPv4Interface]:

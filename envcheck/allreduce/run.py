@@ -181,6 +181,9 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, launche
                               "install Python or pass --node-python PATH") for n in nodes if n.error]
     if errs:
         return _refuse(report, errs)
+    errs = pf.check_torch(nodes, opts.node_python)
+    if errs:
+        return _refuse(report, errs)
 
     backend = opts.backend
     if backend == "auto":

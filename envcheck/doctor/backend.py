@@ -4,10 +4,11 @@ the doctor's terms (envcheck/doctor/run.py)."""
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import shutil
 import subprocess
 import time
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources, parse_records, run_allreduce
@@ -49,6 +50,22 @@ class DoctorBackend:
         self.fleet_notes = [f"{f.severity}: {f.message}" for f in fa.fleet]
         return fa.results
 
+    def torch_import(self, hosts: Sequence[str]) -> Dict[str, Tuple[Optional[str], Optional[str]]]:
+        """`import torch` under the node interpreter on each host: (version, None) or (None, why)."""
+        from envcheck.allreduce.preflight import python_word
+        from envcheck.remote import fan_out
+        cmd = f"{python_word(self.node_python)} -c {shlex.quote(_IMPORT_TORCH)}"
+
+        def one(h: str) -> Tuple[Optional[str], Optional[str]]:
+            res = self.by_name[h].run(cmd, timeout=self.timeout or 120.0)
+            lines = [x for x in ((res.stdout or "") + "\n" + (res.stderr or "")).splitlines() if x.strip()]
+            if res.ok and res.stdout.strip():
+                return res.stdout.strip().splitlines()[-1], None
+            return None, res.error or (lines[-1] if lines else f"exit {res.exit_code}")
+
+        return dict(zip(hosts, fan_out(list(hosts), one, self.forks).values_or(
+            lambda h, e: (None, f"{type(e).__name__}: {e}"))))
+
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
         from envcheck.doctor.dcgm import run_dcgm
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
@@ -66,6 +83,7 @@ class DoctorBackend:
         return outcome_of(rep)
 
 
+_IMPORT_TORCH = "import torch, sys; sys.stdout.write(chr(10) + torch.__version__ + chr(10))"
 LAUNCHERS = ("ssh", "srun")
 
 

@@ -184,6 +184,10 @@ def python_version(f: Facts) -> Optional[str]:
     return _str(_get(f, "python", "version"))
 
 
+def python_executable(f: Facts) -> Optional[str]:
+    return _str(_get(f, "python", "executable"))
+
+
 def gcc_version(f: Facts) -> Optional[str]:
     return _str(_get(f, "gcc", "version"))
 

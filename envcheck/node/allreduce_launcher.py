@@ -2,7 +2,7 @@
 
 Modes (first argument), each printing JSON on stdout:
   facts                         interfaces (ip -o -4 addr), GPU count (nvidia-smi -L), hostname,
-                                a free TCP port
+                                a free TCP port, whether torch imports under this interpreter
   free-port --addr A            a TCP port free on this host
   listen --addr A --port P --expect N --timeout T
                                 the preflight listener on the master: accepts N connections
@@ -70,11 +70,34 @@ def facts(_args):
                     mem = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    torch, torch_err = torch_imports()
     out({"hostname": socket.gethostname(), "gpus": gpus, "gpu_error": gpu_err, "free_port": port,
          "cpus": os.cpu_count(), "mem_available": mem,
          "interfaces": [{"name": k, "addrs": v} for k, v in sorted(ifaces.items())],
-         "interfaces_error": ifaces_err, "python": sys.version.split()[0]})
+         "interfaces_error": ifaces_err, "python": sys.version.split()[0],
+         "executable": sys.executable, "torch": torch, "torch_error": torch_err})
     return 0
+
+
+TORCH_IMPORT_TIMEOUT = 120
+
+
+def torch_imports():
+    """(torch version, None) or (None, why): `import torch` in a child of this interpreter,
+    as every rank will do it, so a missing or broken torch is named before any rank starts
+    (and a crash in the import cannot take this process down)."""
+    code = "import torch, sys; sys.stdout.write('\\n' + torch.__version__)"
+    try:
+        p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=TORCH_IMPORT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return None, "import torch did not finish in %d s" % TORCH_IMPORT_TIMEOUT
+    except OSError as e:
+        return None, "cannot run %s: %s" % (sys.executable, e)
+    if p.returncode == 0:
+        return p.stdout.decode("utf-8", "replace").strip().splitlines()[-1], None
+    lines = [x for x in p.stderr.decode("utf-8", "replace").strip().splitlines() if x.strip()]
+    return None, (lines[-1] if lines else "exit %d" % p.returncode)
 
 
 def free_port(args):

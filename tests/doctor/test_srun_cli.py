@@ -40,3 +40,13 @@ def test_srun_launched_allreduce_with_a_perturbed_rank_fails_as_corruption(cli, 
     r, doc, _ = run(cli, tmp_path, {"ENVCHECK_TEST_PERTURB_RANK": "1"})
     assert r.returncode == 1, doc["nodes"]
     assert "data corruption" in doc["nodes"][0]["reasons"][0]
+
+
+def test_quick_local_doctor_on_a_python_without_torch_is_fail_not_pass(cli):
+    # /usr/bin/python3: the machine's own, which has no torch (tests/conftest.py makes sure)
+    r = cli("doctor", "--local", "--quick", "--no-expect-gpus", "--node-python", "/usr/bin/python3", "--json",
+            timeout=120)
+    doc = json.loads(r.stdout)
+    assert (r.returncode, doc["verdict"]) == (1, "FAIL"), doc["nodes"]
+    (torch,) = [c for c in doc["checks"] if c["check"] == "torch"]
+    assert torch["code"] == "torch-not-importable" and "No module named 'torch'" in torch["message"]
