@@ -1,7 +1,8 @@
 """Time to answer `envcheck explain` for a 1 MB log (target: well under a second). Two logs:
 a training log (progress and NCCL INFO lines) with the failure at its end, and a worst case made
 only of the corpus's error texts, so nearly every wording's anchor occurs and its regex runs.
-Prints the library time (cold: the signature table loaded and compiled; warm) and the whole
+Prints the library time (cold: the catalogue and the signature table loaded and compiled; warm),
+a one-line text's whole command, and the whole
 command's time (`envcheck explain - < log`, interpreter start included), wall and CPU (the CPU
 figure is the one to compare on a loaded machine). Asserts nothing.
 
@@ -63,10 +64,18 @@ def child_cpu() -> float:
 
 def main() -> None:
     size = int(float(sys.argv[1]) * 1_000_000) if len(sys.argv) > 1 else 1_000_000
+    from envcheck.explain import catalogue
     from envcheck.explain.match import explain
     logs = {"training log": training_log(size), "corpus only (worst case)": corpus_log(size)}
+    cat, cat_cpu, _ = timed(catalogue.table)
+    print(f"catalogue load+index (json, {catalogue.DATA.stat().st_size // 1024} KiB): "
+          f"{cat * 1000:.0f} ms wall, {cat_cpu * 1000:.0f} ms CPU")
     cold, cold_cpu, _ = timed(explain, "warm-up: CUDA error: unknown error")
     print(f"signature table load+compile (first call): {cold * 1000:.0f} ms wall, {cold_cpu * 1000:.0f} ms CPU")
+    t, c0 = time.perf_counter(), child_cpu()
+    subprocess.run([sys.executable, "-m", "envcheck", "explain", "CUDA error: misaligned address"], capture_output=True)
+    print(f"`envcheck explain \"CUDA error: misaligned address\"`: {(time.perf_counter() - t) * 1000:.0f} ms wall / "
+          f"{(child_cpu() - c0) * 1000:.0f} ms CPU")
     for name, log in logs.items():
         warm, warm_cpu, found = timed(explain, log)
         with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as fh:

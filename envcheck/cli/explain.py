@@ -30,6 +30,8 @@ def _print(found: List[lib.Explanation]) -> None:
         comps = f"  [{', '.join(e.components)}]" if e.components else ""
         typer.echo(f"{i + 1}. {e.title} ({e.confidence}){comps}")
         typer.echo(f"  matched: line {e.line}: {e.matched}")
+        if e.via:
+            _wrapped("known", e.via)
         _wrapped("cause", e.cause)
         for j, a in enumerate(e.alternatives, 1):
             _wrapped("causes" if j == 1 else "", f"{j}. {a.confidence}: {a.cause}", "   ")

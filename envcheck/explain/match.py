@@ -3,17 +3,24 @@ pasted message, traceback or whole log, rank them and say for each what causes i
 that is, how to fix it and which envcheck checks tell the causes apart. Pure: text in, data
 out; the CLI prints.
 
+Beyond the hand-written wordings, the catalogue of what the emitters print
+(envcheck/explain/catalogue.py: message templates and error codes from the sources of PyTorch,
+NCCL, the CUDA libraries ...) names a cause for a message no wording knows, or for an error code
+alone; its matches say what was recognised (`via`).
+
 Ranking: a confidence (exact: the text is that error's own message; likely: a weaker hint, or
 the most frequent cause of an error with several; possible: the other causes of such an error),
 then root causes before what they lead to (a GPU missing from torch's arch list before the
-'no kernel image' it causes), then the order in the log (the earliest is usually the cause).
+'no kernel image' it causes), then a hand-written wording before a catalogue inference, then
+the order in the log (the earliest is usually the cause).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 from envcheck.errors import UsageError
+from envcheck.explain import catalogue
 from envcheck.explain.normalise import Normalised
 from envcheck.explain.signatures import CONFIDENCE, Signature, signatures
 
@@ -43,12 +50,14 @@ class Explanation:
     checks: List[str]
     values: Dict[str, str] = field(default_factory=dict)   # numbers/versions read from the text
     alternatives: List[Alternative] = field(default_factory=list)
+    via: str = ""             # a catalogue match: the message or error code recognised, and its source
     position: int = 0
+    span: int = 0
     priority: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)
-        del d["position"], d["priority"]
+        del d["position"], d["priority"], d["span"]
         return d
 
 
@@ -74,7 +83,12 @@ def _first_match(sig: Signature, norm: Normalised):
 
 
 def _explanation(sig: Signature, m, confidence: str, norm: Normalised) -> Explanation:
-    values = {k: v for k, v in m.groupdict().items() if v is not None}
+    return _build(sig, confidence, norm, m.start(), m.end(),
+                  {k: v for k, v in m.groupdict().items() if v is not None})
+
+
+def _build(sig: Signature, confidence: str, norm: Normalised, start: int, end: int,
+           values: Dict[str, str], via: str = "") -> Explanation:
     fill = _Fill(sig.defaults)
     fill.update(values)
     if sig.derive:
@@ -84,13 +98,30 @@ def _explanation(sig: Signature, m, confidence: str, norm: Normalised) -> Explan
     if alts and confidence == "exact":
         # the error is certain, its cause is not: the answer is as sure as its first cause
         confidence = "likely"
-    line, shown = norm.lines_of(m.start(), m.end())
+    line, shown = norm.lines_of(start, end)
     return Explanation(
         id=sig.id, kind=sig.kind, confidence=confidence, title=sig.title.format_map(fill),
         matched=shown, line=line, cause=sig.cause.format_map(fill), fix=sig.fix.format_map(fill),
         components=list(sig.components), checks=[c.format_map(fill) for c in sig.checks],
-        values={k: str(v) for k, v in values.items()}, alternatives=alts,
-        position=m.start(), priority=sig.priority)
+        values={k: str(v) for k, v in values.items()}, alternatives=alts, via=via,
+        position=start, span=end - start, priority=sig.priority)
+
+
+def _from_catalogue(norm: Normalised, table: Dict[str, Signature], found: Sequence[Explanation]) -> List[Explanation]:
+    """One explanation per cause the catalogue's hits name that no wording found, from hits
+    outside the text a wording matched (the wording knows that message better): the most
+    confident hit, then the earliest."""
+    known = {e.id for e in found}
+    spans = [(e.position, e.position + e.span) for e in found]
+    best: Dict[str, catalogue.Hit] = {}
+    for h in catalogue.find(norm.text, norm.lower):
+        if h.cause in known or any(a < h.end and h.start < b for a, b in spans):
+            continue
+        cur = best.get(h.cause)
+        if cur is None or (CONFIDENCE.index(h.confidence), h.start) < (CONFIDENCE.index(cur.confidence), cur.start):
+            best[h.cause] = h
+    return [_build(table[h.cause], h.confidence, norm, h.start, h.end, dict(h.values), h.via)
+            for h in best.values()]
 
 
 def explain(text: str) -> List[Explanation]:
@@ -107,10 +138,12 @@ def explain(text: str) -> List[Explanation]:
         hit = _first_match(sig, norm)
         if hit:
             found.append(_explanation(sig, hit[0], hit[1], norm))
+    found += _from_catalogue(norm, {s.id: s for s in table}, found)
     ids = {e.id for e in found}
     dropped = {s for sig in table if sig.id in ids for s in sig.supersedes}
     found = [e for e in found if e.id not in dropped]
-    found.sort(key=lambda e: (CONFIDENCE.index(e.confidence), -e.priority, e.position))
+    # a wording judged against real threads before a catalogue inference of the same standing
+    found.sort(key=lambda e: (CONFIDENCE.index(e.confidence), -e.priority, bool(e.via), e.position))
     return found
 
 

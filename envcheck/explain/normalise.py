@@ -1,14 +1,18 @@
 """Make pasted error text comparable: ANSI colour removed, curly/full-width quotes and
-punctuation straightened, every run of whitespace (line breaks included: messages are wrapped
-by terminals, loggers and issue forms) collapsed to one space. Case is left alone (symbols and
-paths keep it; matching ignores it). Keeps where each original line starts, so a match can be
-shown as the lines it came from."""
+punctuation straightened, Windows paths' backslashes made slashes, the prefixes loggers and
+launchers put on every line removed (docker build steps, timestamps, `[rank0]:`, srun's and
+mpirun's rank labels, glog and c10 log headers), and every run of
+whitespace (line breaks included: messages are wrapped by terminals, loggers and issue forms)
+collapsed to one space; a line cut mid-word at a terminal's fixed width is joined without one.
+Case is left alone (symbols and paths keep it; matching ignores it). Keeps where each original
+line starts, so a match can be shown as the lines it came from."""
 from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from itertools import accumulate
-from typing import Tuple
+from typing import List, Tuple
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n]*\x07")
 _TRANS = str.maketrans({
@@ -17,6 +21,53 @@ _TRANS = str.maketrans({
     "\uff0c": ",", "\uff1a": ":", "\uff08": "(", "\uff09": ")", "\uff1b": ";", "\u3002": ".",
     "\u00a0": " ", "\u3000": " ", "\\": "/",
 })
+# One prefix per alternative, any number of them in a row at the start of a line. Each needs
+# the shape only a prefix has (a timestamp, a bracketed rank, host:pid:tid), never plain words.
+_PREFIX = re.compile(r"""^(?:[ \t]*(?:
+    \#\d+\ \d+\.\d+\                                        # docker buildx: '#12 3.456 '
+  | \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]*(?:\|[ \t]*)?   # ISO time
+  | \[\d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d[^\]\n]{0,40}\]      # [2024-05-01 12:00:00,123 ...]
+  | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ \S+\ [\w.-]+(?:\[\d+\])?:\   # syslog
+  | \d\d:\d\d:\d\d(?:[.,]\d+)?\                               # 12:34:56.789
+  | [IWEF]\d{3,4}\ \d\d:\d\d:\d\d\.\d+[ \t]+\d+\ [\w.]+:\d+\]\   # glog: I0501 12:00:00.123 77 a.cc:9]
+  | \[(?:rank|default|local_rank)\d+\]:?                       # torchrun: [rank0]: [default0]:
+  | \[[IWEF]\d{3,4}\ \d\d:\d\d:\d\d\.\d+\ (?:\d+\ )?[\w./-]+:\d+\]\ ?  # c10 log: [W501 12:00:00.1 a.cpp:9]
+  | \[\d+,\d+\]<std(?:out|err)>:                              # mpirun --tag-output
+  | \[(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]       # [ERROR] after a time
+  | \d{1,5}:\ (?=\S)                                          # srun -l: '3: '
+))+""", re.VERBOSE)
+
+
+_MONTHS = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split())
+
+
+def _may_have_prefix(line: str) -> bool:
+    """A cheap look at the first characters: most log lines start with none of the prefixes."""
+    c = line[:1]
+    if c in (" ", "\t"):
+        line = line.lstrip(" \t")
+        c = line[:1]
+    return (c in ("#", "[") or c.isdigit() or (c in "IWEF" and line[1:2].isdigit())
+            or (line[3:4] == " " and line[:3] in _MONTHS))
+
+
+def strip_prefix(line: str) -> str:
+    """`line` without the logger/launcher prefixes at its start (the rest untouched). NCCL's
+    host:pid:tid prefix stays: its messages are one line each."""
+    if not _may_have_prefix(line):
+        return line
+    m = _PREFIX.match(line)
+    return line[m.end():] if m and m.end() < len(line) else line
+
+
+def _wrap_width(parts: List[str]) -> int:
+    """The fixed width a terminal or form cut lines at: the longest length, shared by 3+ lines
+    of at least 60 characters (0: no such width)."""
+    counts = Counter(n for n in map(len, parts) if n >= 60)
+    if not counts:
+        return 0
+    width = max(counts)
+    return width if counts[width] >= 3 else 0
 
 
 class Normalised:
@@ -26,9 +77,17 @@ class Normalised:
         # whole-text passes (C speed); neither changes the number of lines
         clean = _ANSI.sub("", text) if "\x1b" in text else text
         clean = clean.replace("`", "'").replace("\\", "/") if clean.isascii() else clean.translate(_TRANS)
-        parts = [" ".join(line.split()) for line in clean.splitlines() or [""]]
-        self._starts = list(accumulate([0] + [len(p) + 1 for p in parts[:-1]]))
-        self.text = " ".join(parts)
+        raw = [strip_prefix(line) for line in clean.splitlines() or [""]]
+        parts = [" ".join(line.split()) for line in raw]
+        width = _wrap_width(raw)
+        # a line cut at the wrap width inside a word continues on the next one without a space
+        seps = [" "] * (len(parts) - 1) + [""]
+        if width:
+            for i in range(len(parts) - 1):
+                if len(raw[i]) == width and raw[i][-1:].isalnum() and raw[i + 1][:1].isalnum():
+                    seps[i] = ""
+        self._starts = list(accumulate([0] + [len(p) + len(s) for p, s in zip(parts[:-1], seps)]))
+        self.text = "".join(p + s for p, s in zip(parts, seps))
         self.lower = self.text.lower()
 
     def lines_of(self, start: int, end: int) -> Tuple[int, str]:

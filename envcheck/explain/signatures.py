@@ -132,7 +132,7 @@ def _cudart(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 
 
 def _mismatch(g: Dict[str, str]) -> Dict[str, Optional[str]]:
-    return {"torch_tag": tag_of(g["torch_cuda"]) or "cuXYZ", "index_hint": index_hint(g["detected"])}
+    return {"torch_tag": tag_of(g.get("torch_cuda")) or "cuXYZ", "index_hint": index_hint(g.get("detected"))}
 
 
 def _nccl_version(g: Dict[str, str]) -> Dict[str, Optional[str]]:
@@ -163,7 +163,7 @@ def signatures() -> Tuple[Signature, ...]:
             id=d["id"], kind=d.get("kind", "environment"), priority=int(d.get("priority", 0)),
             title=d["title"], cause=d["cause"], fix=d["fix"],
             components=tuple(d.get("components", ())), checks=tuple(d.get("checks", ())),
-            wordings=[_wording(w) for w in d["wordings"]],
+            wordings=[_wording(w) for w in d.get("wordings") or []],
             alternatives=list(d.get("alternatives", [])),
             supersedes=tuple(d.get("supersedes", ())), defaults=dict(d.get("defaults", {})),
             derive=DERIVE[d["derive"]] if d.get("derive") else None))

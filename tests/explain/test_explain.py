@@ -115,7 +115,8 @@ def test_every_signature_is_exercised_by_a_case():
     # the rest are held by the corpus (tests/fixtures/errors, test_corpus.py) and the workload ones here
     corpus = {p.stem for p in (Path(__file__).resolve().parents[1] / "fixtures" / "errors").glob("*.yaml")}
     workload = {"cuda-oom", "device-side-assert", "tensor-device-mismatch", "shape-mismatch", "checkpoint-mismatch"}
-    covered = {c[1] for c in CASES} | corpus | workload
+    from tests.explain.test_catalogue import CASES as CATALOGUE_CASES   # the causes the catalogue names
+    covered = {c[1] for c in CASES} | corpus | workload | set(CATALOGUE_CASES.values())
     assert set(signature_ids()) <= covered
 
 
