@@ -63,6 +63,37 @@ pip_quietly() {
 pip_quietly install -q --disable-pip-version-check ".[test,plot]" 'torch==2.13.0'
 pip_quietly install -q --disable-pip-version-check --force-reinstall --no-deps .
 
+# The CLI on the lowest and the highest Python it promises (requires-python, README), installed
+# as a user installs it (`pip install .`, no torch: cheap), for tests/cli/test_every_python.py.
+# The machine image has pyenv builds of both; in CI a missing one fails here, elsewhere the test
+# skips saying so.
+PYENV_VERSIONS=${PYENV_ROOT:-/root/.pyenv}/versions
+for minor in 3.9 3.13; do
+  base=$(ls -d "$PYENV_VERSIONS/$minor".*/bin/python"$minor" 2>/dev/null | sort -V | tail -1 || true)
+  if [ -z "$base" ]; then
+    if [ "${CI:-}" = true ]; then
+      echo "tests/run.sh: no Python $minor under $PYENV_VERSIONS (CI=true: failing)" >&2
+      exit 1
+    fi
+    echo "tests/run.sh: no Python $minor under $PYENV_VERSIONS; the test of the CLI on it will skip" >&2
+    continue
+  fi
+  [ -x ".venv/py$minor/bin/python" ] || "$base" -m venv ".venv/py$minor"
+  stamp=".venv/py$minor/.installed"
+  # reinstalled only when a packaged file changed since (each install is ~10 s of building)
+  if [ -f "$stamp" ] && [ -z "$(find envcheck pyproject.toml compat_matrix.yaml playbooks README.md -newer "$stamp" -print -quit)" ]; then
+    continue
+  fi
+  log=$(mktemp)
+  if ! ".venv/py$minor/bin/python" -m pip install -q --disable-pip-version-check . >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "tests/run.sh: FAILED: pip install . under Python $minor; see pip's message above" >&2
+    exit 1
+  fi
+  rm -f "$log"
+  touch "$stamp"
+done
+
 # The tests must never borrow torch from the machine's own python3: every worker they start names
 # an interpreter from .venv. So the python3 first on PATH is a bare venv that has no torch (nor
 # anything else), and tests/conftest.py refuses to run when the python3 on PATH has torch.
