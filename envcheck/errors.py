@@ -1,11 +1,14 @@
 """One error family. The CLI turns each into one line on stderr and its exit code.
 
-Exit codes (documented in README.md, the same for every command):
-  0  clean: nothing found that breaks the stack
-  1  findings: at least one error finding (or a warning with --strict, where offered)
-  2  usage: bad arguments or input (an unparsable version, a malformed matrix, a missing file)
-  3  unknown: some host could not be checked (unreachable, auth failed, timed out, probe crashed),
-     or a collective timed out / lost a rank
+Exit codes (documented in README.md, the same for every command; envcheck.model.Outcome is the
+one place a command's result becomes 0, 1 or 3):
+  0    PASS or WARN: nothing found that breaks the stack
+  1    FAIL: something definite is wrong (an error finding, a FAIL node, corrupt sums, a failed
+       install or script; with --strict also a warning or a check skipped for lack of facts)
+  2    usage: bad arguments or input (an unparsable version, a malformed matrix, a missing file)
+  3    UNKNOWN: nothing definite is wrong, but something could not be checked (a host
+       unreachable, auth failed, timed out, the probe crashed; a collective timed out, a rank lost)
+  130  interrupted (Ctrl-C, SIGINT): whatever was started on the nodes has been stopped
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
+EXIT_INTERRUPTED = 130
 
 
 class EnvcheckError(Exception):

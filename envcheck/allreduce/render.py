@@ -6,6 +6,8 @@ from typing import List
 
 from envcheck.allreduce.run import Report
 from envcheck.allreduce.bandwidth import human_size
+from envcheck.allreduce.verdict import judge_report
+from envcheck.render import fold_blocks, plural, summary_line
 from envcheck.errors import UsageError
 
 _TYPE_NAMES = {"float32": "float", "float": "float", "float16": "half", "half": "half",
@@ -13,7 +15,8 @@ _TYPE_NAMES = {"float32": "float", "float": "float", "float16": "half", "half": 
                "int32": "int32", "int": "int32"}
 
 
-def render_text(rep: Report) -> str:
+def render_text(rep: Report, verdict=None) -> str:
+    """nccl-tests' `#` table and lines (parseable as nccl-tests' are), then the summary line."""
     lines: List[str] = []
     where = f"{rep.master_addr}:{rep.master_port}" if rep.master_addr else "-"
     lines.append(f"# envcheck nccl-test: all_reduce sum, {rep.world_size} rank(s) on "
@@ -60,13 +63,21 @@ def render_text(rep: Report) -> str:
             lines.append(f"#   fix: {f['fix']}")
         for e in rep.preflight_errors[1:]:
             lines.append(f"#   also: {e['message']}")
-        for host, status in rep.host_status.items():
-            lines.append(f"#   {host}: {status}")
+        for where, (status,) in fold_blocks((h, [st]) for h, st in rep.host_status.items()):
+            lines.append(f"#   {where}: {status}")
         for host, log in rep.logs.items():
             if log.strip() and rep.host_status.get(host) != "ok":
                 lines.append(f"# --- {host}: log tail ---")
                 lines.extend(log.splitlines()[-20:])
+    lines.append("# " + summary(rep, verdict))
     return "\n".join(lines)
+
+
+def summary(rep: Report, verdict=None) -> str:
+    """`PASS: 2 hosts, 4 ranks: busbw 1.23 GB/s at 64 MiB, 0 wrong` (a `#` line, as nccl-tests' own)."""
+    v = verdict or judge_report(rep)
+    head = f"{plural(len(rep.hosts), 'host')}, {plural(rep.world_size, 'rank')}"
+    return summary_line(v.outcome.verdict(), head, [], v.message)
 
 
 def plot(rep: Report, path: str) -> None:

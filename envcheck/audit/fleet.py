@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from envcheck.model import Finding, HostResult, sort_findings, verdict_exit_code
+from envcheck.errors import UsageError
+from envcheck import model
+from envcheck.model import Finding, HostResult, sort_findings
 from envcheck.remote import Outcome, Remote, fan_out
 from envcheck.rules.fleet import DriftRow, drift, fleet_findings
 
@@ -34,14 +35,13 @@ class FleetAudit:
         out = [f for r in self.results for f in r.findings] + list(self.fleet)
         return sort_findings(out)
 
+    def outcome(self) -> model.Outcome:
+        """Its findings, skipped checks and the hosts that could not be audited, counted: the
+        exit code and the verdict come from there (model.Outcome), for one host as for many."""
+        return model.Outcome.of(self.all_findings, sum(len(r.skipped) for r in self.results), len(self.unreachable))
+
     def exit_code(self, strict: bool = False) -> int:
-        """3 when a host could not be audited (its state is unknown), else 1 on any error
-        finding (or, with --strict, any check skipped for lack of facts), else 0 — for one host
-        as for many."""
-        code = verdict_exit_code(self.all_findings, unknown=bool(self.unreachable))
-        if code == EXIT_OK and strict and any(r.skipped for r in self.results):
-            return EXIT_FINDINGS
-        return code
+        return self.outcome().exit_code(strict)
 
 
 def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+import threading
 from pathlib import Path
 from typing import List, Optional, Tuple
 
@@ -22,6 +23,8 @@ from envcheck.remote import Remote, RunResult, last_json_object
 from envcheck.rules import judge
 from envcheck.rules.cudnn import annotate as annotate_cudnn
 from envcheck.rules.nccl import annotate as annotate_nccl
+
+_AST_LOCK = threading.Lock()   # audits of many hosts build the probe's text at once
 
 # The probe is several readable files shipped as ONE stdlib script: one part per component of the
 # node (envcheck/node/probe/<component>.py), each importing what it uses from the others. Joined,
@@ -74,7 +77,9 @@ def _part_imports(text: str, parts) -> List[Tuple[str, Tuple[int, int]]]:
     """(part, (first line, last line)) of each top-level import of another part in `text`:
     `from <part> import a, b` or `import <part>, ...` (where every name is a part)."""
     out = []
-    for node in ast.parse(text).body:
+    with _AST_LOCK:   # CPython 3.11's ast.parse is not thread-safe ('AST constructor recursion depth mismatch')
+        body = ast.parse(text).body
+    for node in body:
         if isinstance(node, ast.ImportFrom) and not node.level and node.module in parts:
             out.append((node.module, (node.lineno, node.end_lineno)))
         elif isinstance(node, ast.Import) and all(a.name in parts for a in node.names):

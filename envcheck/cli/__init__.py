@@ -54,7 +54,10 @@ def main() -> None:
     # click's exceptions, wherever this Typer takes them from (Typer >= 0.29 vendors click)
     exc = importlib.import_module(typer.BadParameter.__module__)
     try:
-        rv = app(standalone_mode=False)
+        # click strips ANSI from output that is not a terminal; colour is decided once, in
+        # common.color_wanted (FORCE_COLOR, NO_COLOR, a terminal), for every echo
+        from envcheck.cli.common import color_wanted
+        rv = app(standalone_mode=False, color=color_wanted())
     except exc.UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:
             # a bare `envcheck` or `envcheck matrix`: show the help (Typer's rich help has
@@ -68,7 +71,8 @@ def main() -> None:
     except exc.ClickException as e:
         typer.echo(f"envcheck: {e.format_message()}", err=True)
         sys.exit(e.exit_code)
-    except typer.Abort:
-        typer.echo("envcheck: aborted", err=True)
-        sys.exit(1)
+    except (typer.Abort, KeyboardInterrupt):   # Ctrl-C at a prompt, or outside a command's guard
+        from envcheck.errors import EXIT_INTERRUPTED
+        typer.echo("envcheck: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
+from envcheck.cli.common import (Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
                                  note, print_json, text_width)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
@@ -50,7 +50,7 @@ def audit(
     gpus_per_node: GpusPerNodeOpt = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
-    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
+    strict: StrictOpt = False,
     show_probe: Annotated[bool, typer.Option(
         "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
 ) -> None:
@@ -81,12 +81,13 @@ def audit(
         print_json(to_json(fleet))  # one shape for one host or many, local or remote
         raise typer.Exit(fleet.exit_code(strict))
     color = color_wanted()
+    from envcheck.audit.render import render, render_one_summary
     if len(fleet.results) == 1:
         # one host reads the same whether it is this machine or one over SSH: its facts table
-        typer.echo(render_audit(fleet.results, color))
+        typer.echo(render_audit(fleet.results, color) + "\n")
+        typer.echo(render_one_summary(fleet, strict, color))
     else:
-        from envcheck.audit.render import render
         if full:
             typer.echo(render_audit(fleet.results, color) + "\n")
-        typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)
+        typer.echo(render(fleet, full=full, color=color, width=text_width(), strict=strict), nl=False)
     raise typer.Exit(fleet.exit_code(strict))

@@ -5,10 +5,10 @@ from typing import Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.errors import EXIT_FINDINGS, UsageError
+from envcheck.cli.common import Annotated, StrictOpt, JsonOpt, MatrixOpt, color_wanted, guard, print_json
+from envcheck.errors import UsageError
 from envcheck.matrix.load import load_matrix
-from envcheck.model import has_errors, verdict_exit_code
+from envcheck.model import Outcome, has_errors
 from envcheck.report import render_findings
 from envcheck.rules import judge
 from envcheck.facts.from_flags import load_facts_file, stack_facts
@@ -30,7 +30,7 @@ def check(
     numpy: Annotated[Optional[str], typer.Option("--numpy", metavar="V", help="numpy in torch's environment, e.g. 2.0.1 (torch < 2.3 fails under numpy 2)")] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
-    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100"""
     m = load_matrix(matrix)
@@ -42,10 +42,11 @@ def check(
                          "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy")
     facts = stack_facts(base, matrix=m, **given)
     verdict = judge(facts, m)
-    bad = has_errors(verdict.findings) or (strict and bool(verdict.skipped))
+    outcome = Outcome.of(verdict.findings, len(verdict.skipped))
     if json_out:
         print_json({"ok": not has_errors(verdict.findings), "findings": [f.to_dict() for f in verdict.findings],
                     "skipped": [s.to_dict() for s in verdict.skipped]})
     else:
-        typer.echo(render_findings(verdict.findings, skipped=verdict.skipped), nl=False)
-    raise typer.Exit(EXIT_FINDINGS if bad else verdict_exit_code(verdict.findings))
+        typer.echo(render_findings(verdict.findings, skipped=verdict.skipped, verdict=outcome.verdict(strict),
+                                   color=color_wanted()), nl=False)
+    raise typer.Exit(outcome.exit_code(strict))

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
-from envcheck.errors import EnvcheckError
+from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError
 
 from typing import Annotated  # noqa: F401 - the command modules take it from here
 
@@ -18,6 +18,8 @@ MatrixOpt = Annotated[Optional[Path], typer.Option(
     "--matrix", envvar="ENVCHECK_MATRIX", metavar="FILE",
     help="Use this compat matrix instead of the packaged compat_matrix.yaml.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON only, nothing else on stdout.")]
+StrictOpt = Annotated[bool, typer.Option(
+    "--strict", help="A warning, or a check skipped for lack of facts, exits 1 as an error does.")]
 GpusPerNodeOpt = Annotated[Optional[int], typer.Option(
     "--gpus-per-node", metavar="N", min=1,
     help="Every node must have N GPUs, on the PCI bus and in the driver's list; fewer is an error.")]
@@ -67,7 +69,7 @@ def guard(fn: F) -> F:
             # one line whatever the message quoted (a file's text, a parser's caret diagram)
             raise die(" ".join(part.strip() for part in e.one_line().splitlines() if part.strip()), e.exit_code)
         except KeyboardInterrupt:
-            raise die("interrupted", 130)
+            raise die("interrupted", EXIT_INTERRUPTED)
 
     return wrapper  # type: ignore[return-value]
 
@@ -77,12 +79,11 @@ def print_json(obj: Any) -> None:
 
 
 def color_wanted(stream: Any = None) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set to anything (no-color.org)."""
-    import os
-    if os.environ.get("NO_COLOR"):
-        return False
-    stream = sys.stdout if stream is None else stream
-    return bool(getattr(stream, "isatty", lambda: False)())
+    """Colour everywhere or nowhere, decided once, as rich decides it: on a terminal, or anywhere
+    with FORCE_COLOR set; never with NO_COLOR set (no-color.org) or TERM=dumb."""
+    from rich.console import Console
+    c = Console(file=sys.stdout if stream is None else stream)
+    return c.is_terminal and not c.no_color and c.color_system is not None
 
 
 def text_width() -> int:

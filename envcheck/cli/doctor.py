@@ -6,7 +6,7 @@ import typer
 from envcheck.allreduce import bandwidth as am
 from envcheck.doctor import health
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, guard, note, print_json
+from envcheck.cli.common import Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard, note, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all, local_python)
@@ -52,7 +52,7 @@ def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: 
     if json_out:
         print_json(dict(report.to_dict(), exit_code=code))
     else:
-        typer.echo(render_table(report), nl=False)
+        typer.echo(render_table(report, color_wanted(), strict), nl=False)
 
 
 def _load_baseline(path: Path) -> health.DoctorReport:
@@ -72,7 +72,7 @@ def doctor(
     local: Annotated[bool, typer.Option("--local", help="Check this machine only (e.g. a Slurm HealthCheckProgram or prolog), even inside an allocation.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="No network test and no GPU op (torch is still imported once: a PASS says a rank can start); seconds.")] = False,
     deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU).")] = True,
-    strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict, or an audit check skipped for lack of facts, exits 1.")] = False,
+    strict: StrictOpt = False,
     expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
     gpus_per_node: GpusPerNodeOpt = None,
     dcgm: Annotated[Optional[int], typer.Option("--dcgm", metavar="LEVEL", min=1, max=4, help="Also run NVIDIA DCGM's diagnostic (dcgmi diag -r LEVEL) on every node; a node without dcgmi is reported as skipped. Levels 2+ load the GPUs for minutes.")] = None,
@@ -122,6 +122,6 @@ def doctor(
             note(which)
         report = run_doctor([r.name for r in remotes], opts, be, progress=None if json_out else note)
     report.notes += be.fleet_notes
-    code = health.exit_code(report.verdict, strict, sum(c.skipped for c in report.checks))
+    code = health.outcome(report).exit_code(strict)
     _write_outputs(report, code, strict, junit, prometheus, json_out)
     raise typer.Exit(code)

@@ -9,7 +9,7 @@ from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, NodePythonOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
                                    closing_all)
-from envcheck.errors import UsageError
+from envcheck.errors import EXIT_USAGE, UsageError
 from envcheck.explain import match as lib
 from envcheck.remote import LocalRemote
 
@@ -17,7 +17,8 @@ WIDTH = 100
 
 
 def _wrapped(label: str, body: str, hang: str = "") -> None:
-    lines = textwrap.wrap(body, WIDTH - 11, subsequent_indent=hang) or [""]
+    lines = textwrap.wrap(body, WIDTH - 11, subsequent_indent=hang, break_on_hyphens=False,
+                          break_long_words=False) or [""]
     typer.echo(f"  {(label + ':') if label else '':<8} {lines[0]}")
     for line in lines[1:]:
         typer.echo(f"           {line}")
@@ -36,7 +37,7 @@ def _print(found: List[lib.Explanation]) -> None:
         for j, a in enumerate(e.alternatives, 1):
             _wrapped("causes" if j == 1 else "", f"{j}. {a.confidence}: {a.cause}", "   ")
             _wrapped("", f"   tell apart: {a.check}", "   ")
-        _wrapped("fix", e.fix)
+        typer.echo(f"  {'fix:':<8} {e.fix}")   # one line: a command broken across lines cannot be copied whole
         for j, c in enumerate(e.checks):
             typer.echo(f"  {'check:' if j == 0 else '':<8} {c}")
 
@@ -87,7 +88,7 @@ def explain(
     if not found:
         if json_out:
             print_json({"known": False, "environment": False, "matches": []})
-            raise typer.Exit(2)
+            raise typer.Exit(EXIT_USAGE)
         raise die("explain: this error text matches no known signature; run `envcheck audit HOSTS` "
                   "to check the whole stack", 2)
     diagnosis = None

@@ -16,6 +16,7 @@ No hosts given (and no $SLURM_JOB_NODELIST): [LocalRemote()] — the command run
 """
 import contextlib
 import sys
+import threading
 from pathlib import Path
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -164,23 +165,33 @@ def local_python(node_python: Optional[str], remotes: Sequence[Remote],
 
 
 def progress_printer(total: int, label: str, enabled: Optional[bool] = None) -> Callable[[str, bool], None]:
-    """A one-line live progress bar on stderr when it is a TTY; a no-op otherwise (piped, CI,
-    --json). Call it with (host, ok) as each host finishes."""
+    """A live progress bar on stderr (rich) when it is a terminal; a no-op otherwise (piped, CI,
+    --json). Call it with (host, ok) as each host finishes. Redrawn on each call only: no thread
+    is left behind if the command stops early."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
     if enabled is None:
-        enabled = sys.stderr.isatty()
+        enabled = console.is_terminal
+    if not enabled:
+        return lambda host, ok: None
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"),
+                   console=console, auto_refresh=False, transient=False)
+    task = bar.add_task(label, total=total, note="")
+    lock = threading.Lock()
     state = {"done": 0, "failed": 0}
 
     def tick(host: str, ok: bool) -> None:
-        if not enabled:
-            return
-        state["done"] += 1
-        state["failed"] += 0 if ok else 1
-        width = 30
-        filled = int(width * state["done"] / max(1, total))
-        fail = f", {state['failed']} failed" if state["failed"] else ""
-        end = "\n" if state["done"] >= total else ""
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] "
-                         f"{state['done']}/{total}{fail} {host[:30]:<30}{end}")
-        sys.stderr.flush()
+        with lock:
+            state["done"] += 1
+            state["failed"] += 0 if ok else 1
+            if state["done"] == 1:
+                bar.start()
+            failed = f"{state['failed']} failed, " if state["failed"] else ""
+            bar.update(task, completed=state["done"], note=f"{failed}{host[:30]}")
+            bar.refresh()
+            if state["done"] >= total:
+                bar.stop()
 
     return tick

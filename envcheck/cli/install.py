@@ -10,9 +10,10 @@ from typing import Callable, List, Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
-from envcheck.install.common import NodeOutcome, on_nodes
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
+from envcheck.errors import UsageError
+from envcheck.install.common import NodeOutcome, on_nodes, outcome_of
+from envcheck.remote import Remote
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, PortOpt,
                                     SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
                                     closing_all)
@@ -40,13 +41,6 @@ def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
                 cache.append(pw)
             return cache[0]
     return get
-
-
-def render(out: NodeOutcome) -> None:
-    from envcheck.report import outcome_body
-    typer.echo(f"{out.host}: {out.status}" + (f" ({out.bytes_uploaded} bytes uploaded)" if out.bytes_uploaded else ""))
-    for line in outcome_body(out):
-        typer.echo(line)
 
 
 @app.command("env")
@@ -82,29 +76,36 @@ def env_cmd(
         outs = on_nodes(remotes, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d,
                                                     remove=remove, dry_run=dry_run, use_sudo=sudo, password=pw,
                                                     timeout=timeout), o.forks)
-    finish(outs, json_out)
+    finish(outs, json_out, dry_run)
 
 
 def upload_progress() -> Optional[Callable[[str, int, int], None]]:
-    """One progress line on stderr for all uploads together, when stderr is a terminal (none when
-    piped or --json): hosts upload in parallel, so per-host lines would overwrite each other."""
-    if not sys.stderr.isatty():
+    """One progress bar on stderr (rich) for all uploads together, when stderr is a terminal
+    (none when piped or --json): hosts upload in parallel, so per-host lines would overwrite
+    each other."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
         return None
+    bar = Progress(TextColumn("uploading"), BarColumn(), DownloadColumn(), TextColumn("{task.fields[hosts]}"),
+                   console=console, auto_refresh=False)
+    task = bar.add_task("uploading", total=None, hosts="")
     lock = threading.Lock()
     state: dict = {}
 
     def show(host: str, done: int, total: int) -> None:
         with lock:
+            if not state:
+                bar.start()
             state[host] = (done, total)
-            d = sum(v[0] for v in state.values())
-            t = sum(v[1] for v in state.values())
             finished = sum(v[0] >= v[1] for v in state.values())
-            pct = 100 * d // t if t else 100
-            sys.stderr.write(f"\ruploading [{'#' * (pct // 4):<25}] {pct:3d}% {d / 1e6:9.1f}/{t / 1e6:.1f} MB, "
-                             f"{finished}/{len(state)} host(s) done")
+            bar.update(task, completed=sum(v[0] for v in state.values()), total=sum(v[1] for v in state.values()),
+                       hosts=f"{finished}/{len(state)} host(s) done")
+            bar.refresh()
             if finished == len(state):
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+                bar.stop()
     return show
 
 
@@ -156,23 +157,36 @@ def install_cuda_cmd(
     with closing_all(remotes):
         outcomes = install_cuda(remotes, spec, args, dry_run=dry_run, forks=forks, password=pw,
                                 progress=None if json_out else upload_progress())
-    finish(outcomes, json_out)
+    finish(outcomes, json_out, dry_run, next_step=_env_next(remotes, ctx.params, args.target(spec)))
 
 
-def finish(outcomes: List[NodeOutcome], json_out: bool) -> None:
+def _env_next(remotes: List[Remote], params: dict, cuda_home: str) -> str:
+    """`envcheck env node[01-04] --ssh-config F --cuda-home /usr/local/cuda-12.4`: what puts the
+    toolkit on PATH for non-interactive shells, on the same hosts reached the same way."""
+    import shlex
+    from envcheck.hostlist import compress_hostlist
+    hosts = "" if all(r.is_local for r in remotes) else shlex.quote(compress_hostlist([r.name for r in remotes]))
+    how = "".join(f" {flag} {shlex.quote(str(params[k]))}" for k, flag in
+                  (("ssh_config", "--ssh-config"), ("user", "--user"), ("port", "--port"), ("identity", "--identity"))
+                  if params.get(k))
+    return " ".join(x for x in ("envcheck env", hosts) if x) + how + f" --cuda-home {shlex.quote(cuda_home)}"
+
+
+def finish(outcomes: List[NodeOutcome], json_out: bool, dry_run: bool = False, next_step: str = "") -> None:
+    """Print the outcomes (JSON, or each distinct one once under its hosts, then the summary
+    line and, where one follows, the next command), and exit with their code."""
     if json_out:
         print_json([o.__dict__ for o in outcomes])
     else:
-        for out in outcomes:
-            render(out)
-        n = {s: sum(o.status == s for o in outcomes) for s in ("changed", "would-change", "unchanged")}
-        bad = len(outcomes) - sum(n.values())
-        typer.echo(f"{n['changed']} changed, {n['would-change']} would change, {n['unchanged']} already in place, "
-                   f"{bad} refused/failed; "
-                   f"{sum(o.bytes_uploaded for o in outcomes)} bytes uploaded, "
-                   f"{sum(o.installers_run for o in outcomes)} installer run(s)")
-    codes = [EXIT_OK if o.ok else EXIT_UNREACHABLE if o.status == "unreachable" else EXIT_FINDINGS for o in outcomes]
-    raise typer.Exit(max(codes) if codes else EXIT_OK)
+        from envcheck.install.render import outcomes_summary, render_outcomes
+        from envcheck.report import paint
+        color = color_wanted()
+        for line in render_outcomes(outcomes, lambda t, st: paint(t, st, color)):
+            typer.echo(line)
+        typer.echo(outcomes_summary(outcomes, dry_run, lambda t, st: paint(t, st, color)))
+        if next_step and outcome_of(outcomes).exit_code() == 0:
+            typer.echo(f"next: {next_step}")
+    raise typer.Exit(outcome_of(outcomes).exit_code())
 
 
 @app.command("install-cudnn")
@@ -222,4 +236,4 @@ def install_cudnn_cmd(
     with closing_all(remotes):
         outs = install_cudnn(remotes, info, home, forks=forks, tmpdir=tmpdir, remove=remove, force=force,
                              dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout)
-    finish(outs, json_out)
+    finish(outs, json_out, dry_run)

@@ -8,7 +8,7 @@ from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, check_options, run_allreduce
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, guard, note, print_json
-from envcheck.allreduce.verdict import SLOW, judge_report
+from envcheck.allreduce.verdict import judge_report
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt,
                                    IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
@@ -93,7 +93,5 @@ def nccl_test(
     if json_out:
         print_json(dict(rep.to_dict(), exit_code=verdict.exit_code))
     else:
-        typer.echo(render_text(rep))
-        if verdict.status == SLOW:
-            typer.echo(f"# {verdict.message}")
+        typer.echo(render_text(rep, verdict))   # its last line says the verdict, SLOW's reason included
     raise typer.Exit(verdict.exit_code)

@@ -4,7 +4,8 @@ from typing import List, Optional, Tuple
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.model import Outcome
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
 from envcheck.audit.probe import run_probe
 from envcheck.facts import schema as F
 from envcheck.facts.from_flags import load_facts_file
@@ -63,7 +64,7 @@ def plan(
         print_json({"gpu": label, "compute_capability": p.compute_capability,
                     "allowed": [s.to_dict() for s in p.allowed],
                     "excluded": [s.to_dict() for s in p.excluded]})
-        raise typer.Exit(0 if p.allowed else 1)
+        raise typer.Exit(Outcome(errors=int(not p.allowed)).exit_code())
     pins = "".join(f", {k} {v}" for k, v in (("driver", driver), ("torch", torch), ("python", python)) if v)
     typer.echo(f"GPU {label} (compute capability {p.compute_capability}{pins}): {len(p.allowed)} stack(s) allowed, "
                f"{len(p.excluded)} excluded")
@@ -93,4 +94,13 @@ def plan(
         typer.echo("excluded:")
         for s in p.excluded:
             typer.echo(f"  {s.label} (CUDA {s.cuda}): " + "; ".join(s.reasons))
-    raise typer.Exit(0 if p.allowed else 1)
+    from envcheck.render import plural, summary_line
+    from envcheck.report import paint
+    outcome = Outcome(errors=int(not p.allowed))
+    typer.echo("\n" + summary_line(outcome.verdict(), plural(len(p.allowed) + len(p.excluded), "stack"),
+                                   [(len(p.allowed), "allowed"), (len(p.excluded), "excluded")], f"GPU {label}",
+                                   keep_zero=True, paint=lambda t, st: paint(t, st, color_wanted())))
+    if p.allowed:
+        best = p.allowed[0]
+        typer.echo("next: " + (f"envcheck provision {best.playbook} HOSTS" if best.playbook else best.commands[0]))
+    raise typer.Exit(outcome.exit_code())

@@ -4,8 +4,7 @@ from typing import Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
-from envcheck.report import outcome_body
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all)
@@ -59,19 +58,33 @@ def provision_cmd(
         print_json({"playbook": pb.name, "dry_run": dry_run, "notes": res.notes, "warnings": res.warnings,
                     "hosts": to_json(res.runs), "exit_code": code})
         raise typer.Exit(code)
+    from envcheck.install.render import outcome_body
+    from envcheck.provision.run import outcome
+    from envcheck.render import fold_blocks, plural, summary_line
+    from envcheck.report import paint
+    color = color_wanted()
     for w in res.warnings:
         typer.echo(f"stack warning: {w}")
     for n in res.notes:
         typer.echo(f"note: {n}")
     by_index = {s.index: s for s in pb.steps}
-    for run in res.runs:
-        typer.echo(f"{run.host}: " + ("ok" if run.ok else f"STOPPED at {run.stopped}"))
+
+    def block(run) -> list:
+        head = paint("ok", "ok", color) if run.ok else paint(f"STOPPED at {run.stopped}", "error", color)
+        lines = [head]
         for st in run.steps:
-            out = st.outcome
-            typer.echo(f"  {by_index[st.index].where}: {out.status}")
-            for line in outcome_body(out, indent="    ", log_header=False, log_lines=10):
-                typer.echo(line)
+            lines.append(f"  {by_index[st.index].where}: {st.outcome.status}")
+            lines.extend(outcome_body(st.outcome, indent="    ", log_header=False, log_lines=10))
+        return lines
+
+    for where, lines in fold_blocks((run.host, block(run)) for run in res.runs):
+        typer.echo(f"{where}: {lines[0]}")
+        for line in lines[1:]:
+            typer.echo(line)
     changed = sum(r.changed for r in res.runs)
-    typer.echo(f"{sum(r.ok for r in res.runs)}/{len(res.runs)} host(s) ok, {changed} step(s) changed something"
-               + ("" if dry_run else ("; run it again: nothing should change" if changed else "; nothing to do")))
+    ok = sum(r.ok for r in res.runs)
+    tail = "dry run" if dry_run else (f"{plural(changed, 'step')} changed something; run it again: nothing should "
+                                      "change" if changed else "nothing to do")
+    typer.echo(summary_line(outcome(res.runs).verdict(), plural(len(res.runs), "host"),
+                            [(ok, "ok"), (len(res.runs) - ok, "stopped")], tail, paint=lambda t, st: paint(t, st, color)))
     raise typer.Exit(code)

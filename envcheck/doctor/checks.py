@@ -41,8 +41,9 @@ def expecting_gpus(f: Finding) -> Finding:
     if f.code != "driver-not-found" or f.severity != INFO:
         return f
     return replace(f, severity=WARNING,
-                   message="No NVIDIA driver found and no NVIDIA GPU on the PCI bus, but doctor expects GPUs "
-                           "on every node. " + f.message,
+                   # not the audit's own words, which end 'a CPU machine, nothing to fix'
+                   message="No NVIDIA driver found and no NVIDIA GPU on the PCI bus (a CPU machine), but doctor "
+                           "expects GPUs on every node: a training run asking for GPUs fails here.",
                    fix="run the job on GPU nodes, or pass --no-expect-gpus for a CPU-only (gloo) cluster")
 
 

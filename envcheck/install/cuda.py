@@ -14,6 +14,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from envcheck.install import staging
 from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
 from envcheck.install.cuda_script import facts_script, fetch_command, install_script, link_command
+from envcheck.install.cuda_facts import CudaFacts, parse_facts, what_changes_for_users  # noqa: F401
 from envcheck.install.cuda_spec import ToolkitSpec
 from envcheck.remote import Remote, fan_out
 from envcheck.versions import compare, major_minor, vkey
@@ -49,54 +50,6 @@ class InstallArgs:
         if self.url:
             return self.url.rstrip("/").rsplit("/", 1)[-1] or spec.runfile
         return spec.runfile
-
-
-@dataclass
-class CudaFacts:
-    uid: int
-    priv: str
-    machine: str
-    tmp_free: int
-    target_free: int
-    target_exists: bool
-    version_txt: Optional[str]
-    version_json: Optional[str]
-    nvcc: Optional[str]
-    link: Optional[str]             # what /usr/local/cuda points at
-    link_kind: str                  # symlink | notlink | absent
-    gcc: Optional[str]
-    gpus: List[str]                 # "name, cc"
-    installer_log_uid: Optional[int]
-    varlog_writable: bool
-    fetchers: List[str]
-
-
-def parse_facts(stdout: str) -> CudaFacts:
-    kv: Dict[str, List[str]] = {}
-    for line in stdout.splitlines():
-        k, sep, v = line.partition("=")
-        if sep and re.fullmatch(r"[a-z_0-9]+", k):
-            kv.setdefault(k, []).append(v.strip())
-    if "end" not in kv:
-        raise ValueError("the facts command did not finish: " + stdout[-200:])
-
-    def one(k: str) -> Optional[str]:
-        return kv[k][0] if k in kv and kv[k][0] != "" else None
-
-    def num(k: str) -> int:
-        try:
-            return int(one(k) or 0)
-        except ValueError:
-            return 0
-    link = one("link")
-    return CudaFacts(
-        uid=num("uid"), priv=one("priv") or "none", machine=one("machine") or "?",
-        tmp_free=num("tmp_free_kb") * 1024, target_free=num("target_free_kb") * 1024, target_exists=one("target_exists") == "1",
-        version_txt=one("version_txt"), version_json=one("version_json"), nvcc=one("nvcc"),
-        link=link, link_kind="symlink" if link else (one("link_kind") or "absent"), gcc=one("gcc"),
-        gpus=kv.get("gpu", []), installer_log_uid=int(one("installer_log_uid")) if one("installer_log_uid") else None,
-        varlog_writable=one("varlog_writable") == "1",
-        fetchers=kv.get("fetch", []))
 
 
 def installed_version(f: CudaFacts) -> Optional[str]:
@@ -197,7 +150,11 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
     want_sha = args.runfile_sha256 if args.runfile else args.expect_sha256
     _preflight(p, f, spec, args)
     _install_steps(p, f, spec, args, target, link, node_file, shown_file, want_sha)
+    p.notes += what_changes_for_users(f, target, link if args.symlink else None)
     return p
+
+
+
 
 
 def _preflight(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) -> None:
@@ -262,7 +219,8 @@ def _install_steps(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallAr
     expect = want_sha
     flags = staging.shown(" ".join(spec.installer_flags(target, staging.SENTINEL, args.override)), args.tmpdir, p.host)
     text = (("verify sha256 " + expect[:16] + "…, " if expect else
-             "verify md5 " + args.expect_md5 + ", " if args.expect_md5 else "no checksum known or wanted, ")
+             "verify md5 " + args.expect_md5 + ", " if args.expect_md5 else "check the archive only (no checksum "
+             "known or wanted): ")
             + f"sh {shown_file} --check, then run: sh {shown_file} {flags}"
             + (f" (moving the existing {target} aside, restored on failure)" if f.target_exists else "")
             + f"; success = version file + nvcc -V say {spec.version}")

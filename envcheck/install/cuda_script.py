@@ -38,6 +38,7 @@ if [ -e "$T" ] || [ -L "$T" ]; then echo target_exists=1; else echo target_exist
 [ -f "$T/version.json" ] && echo "version_json=$(sed -n 's/.*"version" *: *"\\([^"]*\\)".*/\\1/p' "$T/version.json" | head -n1)"
 [ -x "$T/bin/nvcc" ] && echo "nvcc=$("$T/bin/nvcc" -V 2>/dev/null | grep -o 'release [0-9.]*' | head -n1)"
 if [ -L "$L" ]; then echo "link=$(readlink "$L")"; elif [ -e "$L" ]; then echo link_kind=notlink; else echo link_kind=absent; fi
+n=$(command -v nvcc 2>/dev/null) && echo "path_nvcc=$n" && echo "path_nvcc_release=$("$n" -V 2>/dev/null | grep -o 'release [0-9.]*' | head -n1)"
 g=$(command -v gcc 2>/dev/null) && echo "gcc=$(gcc -dumpfullversion -dumpversion 2>/dev/null | head -n1)"
 if command -v nvidia-smi >/dev/null 2>&1; then
   # compute_cap is unknown to old drivers: fall back to names (matched against the matrix)

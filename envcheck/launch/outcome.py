@@ -7,11 +7,11 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+from envcheck.errors import EXIT_INTERRUPTED
+from envcheck.model import Outcome
 from envcheck.launch.stream import HostStream, RankState, stack_dump, waits_in_torch
 from envcheck.remote import Remote, fan_out
 
-EXIT_INTERRUPTED = 130
 # reasons the controller itself stops a run for: a rank exit it hears of after one of these was
 # caused by the stop (a peer's collective failing), not a cause
 CONTROLLER_KINDS = ("host", "timeout", "interrupted")
@@ -72,13 +72,13 @@ def wait(threads: Sequence[threading.Thread], stop: Stopper, backstop: float,
 
 
 def exit_code(failure: Optional[Dict[str, Any]]) -> int:
-    if not failure:
-        return EXIT_OK
-    if failure["kind"] in ("rank_failed", "audit"):
-        return EXIT_FINDINGS
-    if failure["kind"] == "interrupted":
+    """A failing script (or the audit's errors) is FAIL; Ctrl-C is 130; a rank lost, a timeout,
+    a refused preflight is UNKNOWN (model.Outcome)."""
+    if failure and failure["kind"] == "interrupted":
         return EXIT_INTERRUPTED
-    return EXIT_UNREACHABLE
+    kind = (failure or {}).get("kind")
+    return Outcome(errors=int(kind in ("rank_failed", "audit")),
+                   unknown=int(bool(failure) and kind not in ("rank_failed", "audit"))).exit_code()
 
 
 def _signame(n: int) -> str:

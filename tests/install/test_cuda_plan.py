@@ -99,3 +99,15 @@ def test_a_file_url_is_a_valid_source():
     a = InstallArgs()
     choose_source(a, toolkit_spec(M, "12.4"), url="file:///srv/cuda_12.4.1_550.54.15_linux.run")
     assert a.url.endswith("/cuda_12.4.1_550.54.15_linux.run")
+
+
+def test_the_plan_says_where_the_link_points_today_and_which_nvcc_stays_first_on_path():
+    facts = parse_facts(FACTS.replace("end=1", "link=/usr/local/cuda-11.8\npath_nvcc=/usr/bin/nvcc\n"
+                                               "path_nvcc_release=release 11.8\nend=1"))
+    plan = plan_install("n1", facts, toolkit_spec(M, "12.4"), InstallArgs(runfile=None, url="http://x/c.run"))
+    notes = " | ".join(plan.notes)
+    assert "today /usr/local/cuda points to /usr/local/cuda-11.8; the install points it to /usr/local/cuda-12.4" in notes
+    assert ("/usr/bin/nvcc (release 11.8) is the nvcc first on PATH in a non-interactive shell, and stays first "
+            "after the install") in notes and "--cuda-home /usr/local/cuda-12.4" in notes
+    none = plan_install("n1", parse_facts(FACTS), toolkit_spec(M, "12.4"), InstallArgs(url="http://x/c.run"))
+    assert any(n.startswith("no nvcc on PATH") for n in none.notes), none.notes
