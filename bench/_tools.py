@@ -20,8 +20,9 @@ def find_tool(name):
     return shutil.which(name)
 
 
-def ansible_setup(c, hosts, forks=32):
-    """`ansible all -m setup -f 32` over the same hosts, keys and known_hosts; (wall, rc)."""
+def ansible_setup(c, hosts, forks=32, wrap=()):
+    """`ansible all -m setup -f 32` over the same hosts, keys and known_hosts; (wall, rc, stderr).
+    wrap: argv put before it (/usr/bin/time -f ...)."""
     exe = find_tool("ansible")
     if not exe:
         return None
@@ -34,15 +35,15 @@ def ansible_setup(c, hosts, forks=32):
                ANSIBLE_SSH_ARGS=f"-o UserKnownHostsFile={c.known_hosts} -o ControlMaster=no",
                ANSIBLE_LOCAL_TEMP=str(d / "tmp"), ANSIBLE_HOME=str(d))
     t = time.perf_counter()
-    p = subprocess.run([exe, "all", "-i", str(inv), "-m", "setup", "-f", str(forks)],
-                       capture_output=True, text=True, env=env, timeout=600)
+    p = subprocess.run([*wrap, exe, "all", "-i", str(inv), "-m", "setup", "-f", str(forks)],
+                       capture_output=True, text=True, env=env, timeout=3600)
     wall = time.perf_counter() - t
     shutil.rmtree(d, ignore_errors=True)
-    return wall, p.returncode
+    return wall, p.returncode, p.stderr
 
 
-def pyinfra_fact(c, hosts):
-    """`pyinfra INVENTORY fact server.Os` (one small fact) over the same hosts; (wall, rc)."""
+def pyinfra_fact(c, hosts, wrap=()):
+    """`pyinfra INVENTORY fact server.Os` (one small fact) over the same hosts; (wall, rc, stderr)."""
     exe = find_tool("pyinfra")
     if not exe:
         return None
@@ -54,8 +55,8 @@ def pyinfra_fact(c, hosts):
         for h in c.hosts if h.name in hosts)
     inv.write_text(f"hosts = [{rows}]\n")
     t = time.perf_counter()
-    p = subprocess.run([exe, "-y", str(inv), "fact", "server.Os"], capture_output=True, text=True,
-                       timeout=600, cwd=str(d))
+    p = subprocess.run([*wrap, exe, "-y", str(inv), "fact", "server.Os"], capture_output=True, text=True,
+                       timeout=3600, cwd=str(d))
     wall = time.perf_counter() - t
     shutil.rmtree(d, ignore_errors=True)
-    return wall, p.returncode
+    return wall, p.returncode, p.stderr

@@ -3,7 +3,8 @@
 hosts, SSH execs per host counted from each sshd's own log, versus a sequential `ssh` loop
 running the same probe; a dead (hung) host's extra cost; ansible/pyinfra only when installed.
 
-    python3 bench/audit_fanout.py            (root; uses the envcheck next to this python)
+    python3 bench/audit_fanout.py [--quick]   (root; uses the envcheck next to this python)
+    (--quick: 1 and 2 hosts, one run each, no Fabric/ansible/pyinfra: what CI runs, tests/test_bench.py)
 
 Targets: 32 hosts in <= 1.5x the time of 1; exactly 1 exec per host; a hung host
 adds no more than --connect-timeout.
@@ -30,7 +31,7 @@ from tests.cluster import sim, standins  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _tools  # noqa: E402
 
-from envcheck.audit.probe import probe_source  # noqa: E402
+from envcheck.audit.probe import probe_command, shipped_source  # noqa: E402
 CONNECT_TIMEOUT = 2.0
 REPEAT = 3
 
@@ -99,32 +100,36 @@ def audit(c, hosts, extra=()):
 
 def ssh_loop(c, hosts):
     before = execs(c)
-    probe = probe_source()
+    probe, command = shipped_source(), probe_command()  # what envcheck audit sends
     t = time.perf_counter()
     for h in hosts:
-        subprocess.run(["ssh", "-F", str(c.ssh_config), h, "python3 -"], input=probe,
+        subprocess.run(["ssh", "-F", str(c.ssh_config), h, command], input=probe,
                        capture_output=True, text=True, timeout=120)
     wall = time.perf_counter() - t
     return wall, [a - b for a, b in zip(execs(c), before)]
 
 
 def main():
+    quick = "--quick" in sys.argv[1:]   # CI (tests/test_bench.py): 2 hosts, one run each, no anchors
+    mid, big, repeat = (2, 2, 1) if quick else (8, 32, REPEAT)
+    sizes = sorted({1, mid, big})
     why = sim.available()
     if why:
         sys.exit(f"bench/audit_fanout: {why}")
     load_start = os.getloadavg()[0]
     t = time.perf_counter()
-    c = sim.make_cluster(32, per_host_setup=setup)
+    c = sim.make_cluster(big, per_host_setup=setup)
     build = time.perf_counter() - t
     rows = []
     try:
         c.trust_all_host_keys()
         names = c.names
-        audit(c, names[:1])  # warm the page cache and the interpreter once
+        if not quick:
+            audit(c, names[:1])  # warm the page cache and the interpreter once
         node_seconds, cpu = {}, {}
-        for n in (1, 8, 32):
+        for n in sizes:
             # the median of REPEAT runs: other work may share these cores
-            runs = sorted((audit(c, names[:n]) for _ in range(REPEAT)), key=lambda r: r[0])
+            runs = sorted((audit(c, names[:n]) for _ in range(repeat)), key=lambda r: r[0])
             wall, rc, per, err, node_s, ctrl, nodes, load = runs[len(runs) // 2]
             node_seconds[n], cpu[n] = node_s, (ctrl, nodes, load)
             sel = per[:n]
@@ -134,7 +139,7 @@ def main():
         from envcheck.hostlist import parse_targets
         from envcheck.hosts import SSHOptions, make_remotes
         from envcheck.remote import fan_out
-        for n in (1, 32):
+        for n in (1, big):
             rs = make_remotes(parse_targets(names[:n]), SSHOptions(ssh_config=str(c.ssh_config)))
             before, load = execs(c), load1()
             t = time.perf_counter()
@@ -144,7 +149,7 @@ def main():
             per = [a - b for a, b in zip(execs(c), before)][:n]
             rows.append((f"fan_out(run 'true'), {n} host(s)", wall, 0 if all(r.ok for r in res) else 1,
                          f"{min(per)}..{max(per)}", [], load))
-        for n in (1, 8, 32):
+        for n in sizes:
             load = load1()
             wall, per = ssh_loop(c, names[:n])
             rows.append((f"sequential ssh loop, {n} host(s)", wall, 0, f"{min(per[:n])}..{max(per[:n])}", [], load))
@@ -153,7 +158,7 @@ def main():
         fab = ("import sys; from fabric import ThreadingGroup; "
                "g = ThreadingGroup(*sys.argv[2:], user='root', connect_kwargs={'key_filename': sys.argv[1]}); "
                "r = g.run('python3 -c pass', hide=True); sys.exit(0 if len(r.succeeded) == len(sys.argv) - 2 else 1)")
-        for n in (1, 32):
+        for n in () if quick else (1, big):
             before, load = execs(c), load1()
             t = time.perf_counter()
             p = subprocess.run([sys.executable, "-c", fab, str(c.client_key), *[h.ip for h in c.hosts[:n]]],
@@ -161,16 +166,18 @@ def main():
             wall = time.perf_counter() - t
             per = [a - b for a, b in zip(execs(c), before)][:n]
             rows.append((f"bare Fabric fan-out 'python3 -c pass', {n}", wall, p.returncode, f"{min(per)}..{max(per)}", [], load))
-        c[3].freeze_sshd()
+        hung_host = c[min(3, mid - 1)]
+        hung_host.freeze_sshd()
         try:
-            wall, rc, per, err, _, _, _, load = audit(c, names[:8])
+            wall, rc, per, err, _, _, _, load = audit(c, names[:mid])
         finally:
-            c[3].thaw_sshd()
-        rows.append(("envcheck audit, 8 hosts, node04 hung", wall, rc, f"{min(per[:8])}..{max(per[:8])}", err, load))
+            hung_host.thaw_sshd()
+        rows.append((f"envcheck audit, {mid} hosts, {hung_host.name} hung", wall, rc,
+                     f"{min(per[:mid])}..{max(per[:mid])}", err, load))
         # the tools the issue compares against: bench-only, found on PATH or in
         # $ENVCHECK_BENCH_TOOLS / /opt/benchtools/bin (see bench/_tools.py), never dependencies
-        for label, fn, n in (("ansible all -m setup -f 32", _tools.ansible_setup, 32),
-                             ("pyinfra INVENTORY fact server.Os", _tools.pyinfra_fact, 32)):
+        for label, fn, n in () if quick else (("ansible all -m setup -f 32", _tools.ansible_setup, 32),
+                                             ("pyinfra INVENTORY fact server.Os", _tools.pyinfra_fact, 32)):
             load = load1()
             got = fn(c, names[:n])
             if got is None:
@@ -181,28 +188,28 @@ def main():
         c.close()
     load_end = os.getloadavg()[0]
 
-    print(f"simulated cluster: 32 hosts built in {build:.2f} s; connect timeout {CONNECT_TIMEOUT:g} s; "
+    print(f"simulated cluster: {big} hosts built in {build:.2f} s; connect timeout {CONNECT_TIMEOUT:g} s; "
           f"{os.cpu_count()} CPUs; load average {load_start:.1f} at start, {load_end:.1f} at end")
     print(f"{'run':<42} {'wall s':>7} {'exit':>5} {'execs/host':>11} {'load':>5}")
     for name, wall, rc, per, err, load in rows:
         print(f"{name:<42} {wall:>7.2f} {'' if rc is None else rc:>5} {per:>11} {load:>5.1f}"
               + (f"  {err[0]}" if err else ""))
     by = {r[0]: r[1] for r in rows}
-    one, thirty_two = by["envcheck audit, 1 host(s)"], by["envcheck audit, 32 host(s)"]
-    eight, hung = by["envcheck audit, 8 host(s)"], by["envcheck audit, 8 hosts, node04 hung"]
-    print(f"32 hosts / 1 host: {thirty_two / one:.2f}x (target <= 1.5x); "
+    one, thirty_two = by["envcheck audit, 1 host(s)"], by[f"envcheck audit, {big} host(s)"]
+    eight, hung = by[f"envcheck audit, {mid} host(s)"], next(r[1] for r in rows if r[0].endswith(" hung"))
+    print(f"{big} hosts / 1 host: {thirty_two / one:.2f}x (target at 32: <= 1.5x); "
           f"hung host added {hung - eight:.2f} s (bound: connect timeout {CONNECT_TIMEOUT:g} s); "
-          f"sequential ssh loop / envcheck at 32: {by['sequential ssh loop, 32 host(s)'] / thirty_two:.1f}x")
+          f"sequential ssh loop / envcheck at {big}: {by[f'sequential ssh loop, {big} host(s)'] / thirty_two:.1f}x")
     cpus = os.cpu_count() or 1
     print(f"CPU of the median runs (controller process; every node's SSH sessions: sshd, shell, probe, "
           f"its commands), all on this machine's {cpus} cores:")
-    for n in (1, 8, 32):
+    for n in sizes:
         ctrl, nodes, _ = cpu[n]
         print(f"  {n:>2} host(s): controller {ctrl:.2f} s, nodes {nodes:.2f} s ({nodes / n * 1000:.0f} ms/host), "
               f"total {ctrl + nodes:.2f} s = at least {(ctrl + nodes) / cpus:.2f} s of wall")
-    total32 = sum(cpu[32][:2])
-    extra = (total32 - sum(cpu[1][:2])) / 31
-    print(f"each host beyond the first costs {extra * 1000:.0f} ms CPU; the 32-host run needs "
+    total32 = sum(cpu[big][:2])
+    extra = (total32 - sum(cpu[1][:2])) / (big - 1)
+    print(f"each host beyond the first costs {extra * 1000:.0f} ms CPU; the {big}-host run needs "
           f"{total32:.2f} s of CPU, so on {cpus} cores it cannot take less than {total32 / cpus:.2f} s = "
           f"{total32 / cpus / one:.2f}x the 1-host run; 1.5x would need <= {1.5 * one * cpus:.2f} s of CPU")
     for label, factor in (("ansible all -m setup -f 32, 32", 10.0), ("pyinfra INVENTORY fact server.Os, 32", 1.0)):
@@ -210,7 +217,7 @@ def main():
             print(f"{label.rsplit(',', 1)[0]} / envcheck at 32: {by[label] / thirty_two:.1f}x "
                   f"(target: envcheck at least {factor:g}x faster)")
     print(f"node-side probe time summed over hosts (all simulated nodes share this machine's CPUs): "
-          f"1: {node_seconds[1]:.2f} s, 8: {node_seconds[8]:.2f} s, 32: {node_seconds[32]:.2f} s")
+          + ", ".join(f"{n}: {node_seconds[n]:.2f} s" for n in sizes))
 
 
 if __name__ == "__main__":

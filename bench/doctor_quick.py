@@ -6,7 +6,7 @@ probe, the rules), prints each time, the median and the max, and the verdict/exi
 last run. No network test and no GPU op are part of --quick; one `import torch` is (a PASS
 says a rank can start).
 
-Usage: python bench/doctor_quick.py [--runs 5] [--envcheck PATH]
+Usage: python bench/doctor_quick.py [--runs 5] [--envcheck PATH] [--quick]   (--quick: 1 run, CI)
 """
 import argparse
 import shutil
@@ -21,7 +21,10 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--envcheck", default=str(Path(sys.executable).parent / "envcheck"))
+    ap.add_argument("--quick", action="store_true", help="1 run (what CI runs, tests/test_bench.py)")
     a = ap.parse_args()
+    if a.quick:
+        a.runs = 1
     exe = a.envcheck if Path(a.envcheck).exists() else shutil.which("envcheck")
     if not exe:
         print("envcheck console script not found (pip install .)")

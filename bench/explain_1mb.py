@@ -6,7 +6,7 @@ a one-line text's whole command, and the whole
 command's time (`envcheck explain - < log`, interpreter start included), wall and CPU (the CPU
 figure is the one to compare on a loaded machine). Asserts nothing.
 
-    python bench/explain_1mb.py [SIZE_MB]
+    python bench/explain_1mb.py [SIZE_MB] [--quick]    (--quick: a 0.05 MB log, what CI runs)
 """
 from __future__ import annotations
 
@@ -63,7 +63,8 @@ def child_cpu() -> float:
 
 
 def main() -> None:
-    size = int(float(sys.argv[1]) * 1_000_000) if len(sys.argv) > 1 else 1_000_000
+    args = [a for a in sys.argv[1:] if a != "--quick"]
+    size = 50_000 if "--quick" in sys.argv[1:] else int(float(args[0]) * 1_000_000) if args else 1_000_000
     from envcheck.explain import catalogue
     from envcheck.explain.match import explain
     logs = {"training log": training_log(size), "corpus only (worst case)": corpus_log(size)}

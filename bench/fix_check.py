@@ -2,7 +2,7 @@
 costs an audit of HOSTS hosts, against judging them without it, and how many times the rules
 ran per host (bounded by fixcheck.BUDGET). Prints; asserts nothing.
 
-    python bench/fix_check.py [HOSTS]
+    python bench/fix_check.py [HOSTS] [--quick]    (--quick: 5 hosts, what CI runs)
 
 The hosts are probe-shaped facts with several errors each (a torch built for CUDA 11.7 beside
 nvcc 12.1, gcc 12, a driver too old for both, on A100s or an RTX 4090), the worst case short of
@@ -49,7 +49,8 @@ def timed(docs, m, verify: bool):
 
 
 def main() -> None:
-    hosts = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    args = [a for a in sys.argv[1:] if a != "--quick"]
+    hosts = 5 if "--quick" in sys.argv[1:] else int(args[0]) if args else 100
     m = load_matrix()
     docs = [facts(i) for i in range(hosts)]
     timed(docs[:3], m, True)  # warm the matrix's caches

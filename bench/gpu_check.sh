@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # bench/gpu_check.sh — the prepared check for a lent GPU machine (one H200 here); <= 5 minutes.
-# Run from the repository root:   bash bench/gpu_check.sh      (outputs go to $OUT if set)
+# Run from the repository root:   bash bench/gpu_check.sh [--quick]   (outputs go to $OUT if set)
 # Needs only python3 with a CUDA torch on the machine: the worker is run directly, and the
 # controller path through the library (no typer/fabric needed). Nothing is installed.
 # What it shows: the nccl backend end to end at world size 1 (a single GPU cannot show multi-GPU
 # bandwidth: busbw is 0 by definition at n=1, algbw is a device-local copy), that #wrong catches a
 # perturbed contribution on the GPU, that a rank whose peer never joins times out (exit 3), and
 # the --deep probe when envcheck/node/probe/ exists.
+# --quick: the dry run CI does (tests/test_bench.py): gloo, 64 KiB, a 2 s rendezvous timeout.
 set -u
 cd "$(dirname "$0")/.."
+QUICK=; [ "${1:-}" = --quick ] && QUICK=1
 OUT=${OUT:-$(mktemp -d /tmp/envcheck-gpu-check.XXXXXX)}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
-B=${BACKEND:-nccl}   # BACKEND=gloo dry-runs the script on a machine without a GPU
-MAXB=${MAX_BYTES:-256M}   # MAX_BYTES=64K for a quick dry run
+B=${BACKEND:-${QUICK:+gloo}}; B=${B:-nccl}   # BACKEND=gloo dry-runs the script on a machine without a GPU
+MAXB=${MAX_BYTES:-${QUICK:+64K}}; MAXB=${MAXB:-256M}   # MAX_BYTES=64K for a quick dry run
+RDV=${QUICK:+2}; RDV=${RDV:-10}   # seconds step 4 waits for a peer that never comes
 exec > >(tee "$OUT/gpu_check.log") 2>&1
 port() { "$PY" -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 step() { echo; echo "== $*"; }
@@ -54,12 +57,12 @@ MASTER_ADDR=127.0.0.1 MASTER_PORT=$(port) RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 \
   ENVCHECK_TEST_PERTURB_RANK=0 timeout 120 "$PY" envcheck/node/allreduce_worker.py \
   --backend "$B" --max-bytes 1M --iters 2 2>/dev/null | tail -n 3
 
-step "4. a peer that never joins: rank 0 of 2 alone -> timeout record, exit 3 in ~10 s"
+step "4. a peer that never joins: rank 0 of 2 alone -> timeout record, exit 3 in ~$RDV s"
 start=$(date +%s)
 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(port) RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 \
-  timeout 120 "$PY" envcheck/node/allreduce_worker.py --backend "$B" --rendezvous-timeout 10 \
+  timeout 120 "$PY" envcheck/node/allreduce_worker.py --backend "$B" --rendezvous-timeout "$RDV" \
   --max-bytes 1K 2>/dev/null | tail -n 1
-echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s (want 3, ~10 s)"
+echo "exit ${PIPESTATUS[0]} after $(( $(date +%s) - start )) s (want 3, ~$RDV s)"
 
 step "5. probe --deep"
 if [ -d envcheck/node/probe ]; then

@@ -3,7 +3,8 @@
 0 bytes and run 0 installers (facts say everything is in place). Prints wall time, bytes
 uploaded, installer runs and SSH execs per host (from each sshd's own log) for both runs.
 
-    python3 bench/provision_rerun.py [--hosts 8] [--pad-mb 64]     (root; the simulated cluster)
+    python3 bench/provision_rerun.py [--hosts 8] [--pad-mb 64] [--quick]   (root; the simulated cluster)
+    (--quick: 1 host, a 1 MB payload; prints the figures and exits 0 either way: what CI runs)
 """
 import argparse
 import re
@@ -48,7 +49,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=8)
     ap.add_argument("--pad-mb", type=int, default=64, help="size of the stand-in runfile's payload")
+    ap.add_argument("--quick", action="store_true", help="1 host, 1 MB, exit 0 either way (CI)")
     a = ap.parse_args()
+    if a.quick:
+        a.hosts, a.pad_mb = 1, 1
     why = sim.available()
     if why:
         sys.exit(f"bench/provision_rerun: the simulated cluster cannot run here: {why}")
@@ -71,7 +75,7 @@ def main():
         print(f"{label:<8}{wall:>8.2f}{up:>16}{inst:>12}{per:>16}")
     ok = second[1] == 0 and second[2] == 0 and size > 0
     print("target: second run uploads 0 bytes and runs 0 installers:", "met" if ok else "NOT met")
-    sys.exit(0 if ok else 1)
+    sys.exit(0 if ok or a.quick else 1)
 
 
 if __name__ == "__main__":

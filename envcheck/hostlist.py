@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from envcheck import inputs
 from envcheck.errors import UsageError
 
 # hosts in one command, all arguments and the hosts file together: counted BEFORE any list is
@@ -133,6 +134,8 @@ def _expand_term(term: str) -> List[str]:
     padding), joined to the text around them as Slurm joins them. Not NodeSet itself: it reads
     the digits before a bracket as part of the range (`a1[5-12]` → a15 … a112, 98 names where
     Slurm means 8), which would also escape the count made before expansion."""
+    # lazy: ClusterShell.RangeSet costs ~15 ms CPU (-X importtime) of every start-up (the CLI
+    # imports this module); only a bracketed hostlist needs it
     from ClusterShell.RangeSet import RangeSet, RangeSetException
     combos = [""]
     for piece in re.split(r"(\[[^\]]*\])", term):
@@ -222,6 +225,8 @@ def compress_hostlist(names: Iterable[str]) -> str:
     the subset of ours without steps or groups (checked by property tests). Group resolution is
     off: a name is never looked up in /etc/clustershell. A name it cannot parse (never a valid
     host name) is listed as it is rather than failing a report."""
+    # lazy: ClusterShell costs ~12 ms CPU (-X importtime, issue 26) of every start-up (the CLI
+    # imports this module); only a report that folds host names needs it
     from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetException
 
     unique = sorted(set(n for n in names if n))
@@ -323,7 +328,6 @@ def read_groups_file(path: Optional[str]) -> Dict[str, str]:
         if not os.path.isfile(GROUPS_FILE):
             return {}
         path = GROUPS_FILE
-    from envcheck import inputs
     fix = "write one group per line: `gpu: node[01-16]` (ClusterShell's groups file format)"
     groups: Dict[str, str] = {}
     for n, line in enumerate(inputs.read_text(path, "groups file", fix, limit=4 * 1024 * 1024).splitlines(), 1):
@@ -351,7 +355,6 @@ def _ansible_inventory(path: str, lines: Sequence[str]) -> UsageError:
 def read_hosts_file(path: str) -> List[str]:
     """One host (or hostlist) per line; `#` starts a comment; blank lines ignored. An Ansible
     inventory (INI sections, `host key=value`, YAML `all:`) is refused, saying so."""
-    from envcheck import inputs
     lines = inputs.read_text(path, "hosts file", "give a text file with one host or hostlist per line",
                              limit=4 * 1024 * 1024).splitlines()
     specs = []

@@ -6,10 +6,13 @@ Every reader refuses more than its cap with a UsageError naming the file and the
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
 from typing import IO, Optional
+
+import yaml
 
 from envcheck.errors import UsageError
 
@@ -73,7 +76,6 @@ MAX_NESTING = 64           # deeper than any real document; Python's recursion g
 
 def parse_json(text: str, what: str, fix: str):
     """json.loads with the nesting bounded (a RecursionError otherwise, or a crash)."""
-    import json
     _check_json_depth(text, what, fix)
     try:
         return json.loads(text)
@@ -105,7 +107,6 @@ def _check_json_depth(text: str, what: str, fix: str) -> None:
 def parse_yaml(text: str, what: str, fix: str, loader=None):
     """yaml safe load, refusing alias bombs and deep nesting before anything is built: the
     events are read first (linear in the text, aliases not expanded)."""
-    import yaml
     loader = loader or getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         depth = aliases = 0

@@ -45,7 +45,8 @@ class Remedy:
     driver V, cuda V (a toolkit installed at /usr/local/cuda-X.Y and used), host_compiler N
     (gcc-N given to nvcc with -ccbin), cudnn V (the system cuDNN), loaded_cudnn V (the cuDNN the
     torch process loads), torch V+tag (that wheel and what the matrix says it brings), torchvision
-    V, torchaudio V, python X.Y, env:NAME value ('' unsets it).
+    V, torchaudio V, python X.Y, env:NAME value ('' unsets it), cuda_compat X.Y (NVIDIA's
+    cuda-compat-X-Y loaded first).
     """
 
     label: str

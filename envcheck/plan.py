@@ -1,5 +1,7 @@
 """`envcheck plan --gpu NAME [--driver V] [--torch V] [--python X.Y]`: the stacks the matrix
-allows on that GPU, newest first, each with the playbook or the commands that reach it.
+allows on that GPU, newest first, each with the playbook or the commands that reach it. Stacks
+that `check` passes without a warning come first: the first stack plan recommends is one check
+passes clean, or the plan's `note` says why none is (issue 21: plan and check agree).
 
 Candidates come from the matrix (every torch release x every CUDA variant it was published
 for); whether one works is NOT decided here: each candidate becomes a facts document
@@ -11,11 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
-from envcheck import versions
+from envcheck import rules, versions
 from envcheck.errors import UsageError
+from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.gpus import did_you_mean
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
+from envcheck.provision.playbooks import available, load_playbook
 
 
 @dataclass
@@ -23,7 +27,7 @@ class Stack:
     torch: str                      # "2.5.1"
     tag: str                        # "cu124"
     cuda: str                       # toolkit release to install, "12.4.1"
-    driver_min: Optional[str]       # the least driver this torch's CUDA runs on
+    driver_min: Optional[str]       # the least driver running the whole stack with full support (no warning)
     cudnn: Optional[str]            # system cuDNN for that toolkit (extension builds)
     cudnn_bundled: Optional[str]    # what torch itself ships/links
     torchvision: Optional[str]
@@ -49,19 +53,24 @@ class Plan:
     compute_capability: Optional[str]
     allowed: List[Stack]
     excluded: List[Stack]
+    note: Optional[str] = None      # why the first allowed stack is not clean, when none is
 
 
 def _newest_cuda(matrix: Matrix, cuda_mm: str) -> Optional[Dict[str, Any]]:
     return matrix.find_cuda(cuda_mm)
 
 
-def _driver_min(matrix: Matrix, cuda: str) -> Optional[str]:
-    need = matrix.driver_need(cuda)
-    if need is None:
-        return None
-    # a pip torch carries its own CUDA runtime: within a major, minor-version compatibility
-    # lets it run on the family minimum (with a warning from the rules)
-    return need.family_min if need.minor_version_compat and need.family_min else need.release_min
+def _driver_min(matrix: Matrix, *cudas: str) -> Optional[str]:
+    """The least driver with full support for every CUDA given (the toolkit installed and torch's
+    build): Table 3's minimum. Minor-version compatibility would run a pip torch on the family
+    floor, but check warns there ('driver-too-old-for-torch'), so plan does not recommend it."""
+    found = []
+    for cuda in cudas:
+        need = matrix.driver_need(cuda)
+        if need is not None:
+            found.append(need.release_min or need.family_min)
+    found = [d for d in found if d]
+    return max(found, key=versions.vkey) if found else None
 
 
 def _gpu_driver_floor(matrix: Matrix, cc: str) -> Optional[str]:
@@ -114,7 +123,6 @@ def _commands(s: Stack, archive: Optional[str]) -> List[str]:
 
 
 def _playbooks() -> Dict[str, Any]:
-    from envcheck.provision.playbooks import available, load_playbook
     out = {}
     for p in available():
         try:
@@ -129,9 +137,7 @@ def _playbooks() -> Dict[str, Any]:
 
 def make_plan(matrix: Matrix, gpu: str, *, driver: Optional[str] = None, torch: Optional[str] = None,
               python: Optional[str] = None, evaluate: Optional[Callable[..., List[Finding]]] = None) -> Plan:
-    from envcheck.facts.from_flags import stack_facts
-    if evaluate is None:
-        from envcheck.rules import evaluate as evaluate  # noqa: PLW0127
+    evaluate = evaluate or rules.evaluate
     if not gpu or not gpu.strip():
         raise UsageError("plan: --gpu is required", "name the GPU model (A100), sm_XY or X.Y")
     probe = stack_facts(gpu=gpu, matrix=matrix)
@@ -163,7 +169,7 @@ def make_plan(matrix: Matrix, gpu: str, *, driver: Optional[str] = None, torch: 
             cuda = toolkit["version"] if toolkit else cuda_mm
             tv = rec["torchvision"][-1] if rec.get("torchvision") else None
             pys = list(rec.get("python") or [])
-            need = _driver_min(matrix, cuda_mm)
+            need = _driver_min(matrix, cuda, cuda_mm)
             if gpu_floor and (need is None or versions.compare(gpu_floor, need) > 0):
                 need = gpu_floor
             s = Stack(torch=rec["version"], tag=tag, cuda=cuda, driver_min=need,
@@ -188,4 +194,10 @@ def make_plan(matrix: Matrix, gpu: str, *, driver: Optional[str] = None, torch: 
             s.playbook = str(book.path) if book else None
             s.commands = _commands(s, archive) + [pip_command(rec["version"], tag, tv, rec.get("pypi"))]
             (excluded if s.reasons else allowed).append(s)
-    return Plan(gpu=gpu, compute_capability=cc, allowed=allowed, excluded=excluded)
+    clean = [s for s in allowed if not s.warnings]
+    allowed = clean + [s for s in allowed if s.warnings]  # each group newest first, as found
+    note = None
+    if allowed and not clean:
+        on = f"driver {driver}" if driver else "any driver the matrix knows"
+        note = f"no allowed stack runs without a warning on {on}; the first one's: {allowed[0].warnings[0]}"
+    return Plan(gpu=gpu, compute_capability=cc, allowed=allowed, excluded=excluded, note=note)

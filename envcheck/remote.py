@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import shutil
 import signal
 import subprocess
 import threading
@@ -16,6 +18,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Sequence, TypeVar, Union
+
+from envcheck.errors import RemoteError
 
 DEFAULT_TIMEOUT = 60.0
 OutputFn = Callable[[bytes], None]
@@ -114,7 +118,6 @@ class LocalRemote(Remote):
     def _stream(self, proc: subprocess.Popen, command: str, data: Optional[bytes],
                 timeout: float, on_stdout: OutputFn, start: float) -> RunResult:
         """run() with stdout handed to on_stdout as it comes; the same timeout and group kill."""
-        import select
 
         err: List[bytes] = []
         expired = threading.Event()
@@ -169,9 +172,7 @@ class LocalRemote(Remote):
 
     def put(self, local_path: str, remote_path: str,
             progress: Optional[Callable[[int, int], None]] = None) -> None:
-        import shutil
 
-        from envcheck.errors import RemoteError
         try:
             tmp = remote_path + ".envcheck-part"
             shutil.copyfile(local_path, tmp)

@@ -85,6 +85,7 @@ def styled(text: str, style: str, on: bool) -> str:
     """text in STYLES[style] as ANSI, through rich, when on; unchanged otherwise."""
     if not on or not text or style not in STYLES:
         return text
+    # lazy: rich's console costs ~50 ms CPU at start-up (-X importtime); only coloured output needs it
     from rich.console import Console
     from rich.text import Text
     console = Console(force_terminal=True, color_system="standard", width=1 << 16, no_color=False,

@@ -31,12 +31,12 @@ from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts.schema import Facts
+from envcheck.render import plural, styled, summary_line
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, Skipped, has_errors, skipped_summary
 
 def paint(text: str, style: str, on: bool) -> str:
     """text in the style's colour (rich, envcheck/render.py STYLES) when the CLI asks for colour
     (a terminal, NO_COLOR unset, or FORCE_COLOR), else unchanged: library output is plain text."""
-    from envcheck.render import styled
     return styled(text, style, on)
 
 
@@ -355,7 +355,6 @@ def render_findings(findings: Iterable[Finding], width: int = 0, skipped: Sequen
     under it on one line (a command is never broken: a terminal wraps it, a copy keeps it whole),
     the checks that could not run, and the summary line last. "No findings" only when every
     check ran."""
-    from envcheck.render import plural, summary_line
     items: List[Finding] = list(findings)
     width = width or max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     lines = [f"{'SEVERITY':<8} {'COMPONENT':<11} MESSAGE"] if items else []

@@ -1,12 +1,23 @@
 """The one place versions are parsed and compared.
 
+Every version is read as PEP 440 writes it, with `packaging` (the parser pip uses): pre-releases,
+dev builds and local labels are versions users really have ("2.1.0rc1", "2.4.0.dev20240501+cu121",
+"2.1.0a0+git32f93b1", numpy "2.1.0rc1"). Compatibility is a matter of the release they belong to:
+a 2.4.0 nightly is judged as 2.4.0, numpy 2.1.0rc1 as a numpy 2. Text from nodes that PEP 440
+refuses ("7.5.0-3ubuntu1", a driver's "535.104.05" is fine) is read by its leading numeric part.
+
 Driver and toolkit versions compare numerically field by field: as strings "535.104.05" sorts
 below "535.86.10", which is wrong. Missing trailing fields count as 0 ("12.4" == "12.4.0").
+nvcc prints its own build number (release 12.2, V12.2.140, as collect_env shows it): from CUDA 11
+that is not a toolkit release, and cuda_release() maps it (and the other printed forms) to 12.2.
 """
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional, Tuple
+
+from packaging.version import InvalidVersion, Version
 
 from envcheck.errors import VersionError
 
@@ -14,30 +25,94 @@ Key = Tuple[int, ...]
 
 # ASCII digits only: \d would take full-width and other Unicode digits, which int() accepts
 _NUMERIC = re.compile(r"^\s*v?([0-9]+(?:\.[0-9]+)*)")
-# what a user may type as a version: digits and single dots, nothing before or after
-_STRICT = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}")
 _MAX_FIELD_DIGITS = 18    # int() refuses > 4300 digits with a ValueError; no version needs 19
+_MAX_LEN = 80             # the longest real one, a nightly with a git label, is ~40 characters
+
+
+def _release_ok(v: Version) -> bool:
+    return len(v.release) <= 6 and all(p < 10 ** _MAX_FIELD_DIGITS for p in v.release)
+
+
+def pep440(text: Optional[str], what: str = "version", example: str = "12.4") -> Version:
+    """A version a user or a tool wrote, parsed by PEP 440 ('2.1.0rc1', '2.4.0.dev20240501+cu121',
+    'v12.4'). ASCII only, one line, bounded: full-width digits, '10..0', '1e9', '10.0; x' are refused."""
+    s = "" if text is None else str(text)
+    fix = f"give {what} as a version (PEP 440), e.g. {example}"
+    if not s.strip():
+        raise VersionError(f"{what}: no version given", fix)
+    if len(s) > _MAX_LEN or "\n" in s or not s.isascii():
+        raise VersionError(f"{what}: cannot parse version {s[:40]!r}", fix)
+    try:
+        v = Version(s.strip())
+    except InvalidVersion:
+        raise VersionError(f"{what}: cannot parse version {s[:40]!r}", fix) from None
+    if not _release_ok(v) or v.epoch:
+        raise VersionError(f"{what}: cannot parse version {s[:40]!r}", fix)
+    return v
 
 
 def vkey(text: str, what: str = "version") -> Key:
-    """'535.104.05' -> (535, 104, 5), reading the leading numeric part (facts from nodes carry
-    suffixes: '7.5.0-3ubuntu1'). Raises VersionError naming `what` on garbage."""
+    """'535.104.05' -> (535, 104, 5); '2.1.0rc1' -> (2, 1, 0): the release a version belongs to.
+    Text PEP 440 refuses is read by its leading numeric part (facts from nodes carry suffixes:
+    '7.5.0-3ubuntu1'). Raises VersionError naming `what` on garbage."""
     if text is None:
         raise VersionError(f"{what}: no version given", f"give {what} as digits and dots, e.g. 12.4")
-    m = _NUMERIC.match(str(text))
+    key = _key(str(text))
+    if key is None:
+        raise VersionError(f"{what}: cannot parse version {str(text)[:40]!r}",
+                           f"give {what} as digits and dots, e.g. 12.4")
+    return key
+
+
+@lru_cache(maxsize=4096)  # the rules ask about the same few hundred versions over and over
+def _key(s: str) -> Optional[Key]:
+    if len(s) <= _MAX_LEN and s.isascii():
+        try:
+            v = Version(s.strip())
+            if _release_ok(v) and not v.epoch:
+                return tuple(v.release)
+        except InvalidVersion:
+            pass
+    m = _NUMERIC.match(s)
     if not m or any(len(p) > _MAX_FIELD_DIGITS for p in m.group(1).split(".")):
-        raise VersionError(f"{what}: cannot parse version {str(text)[:40]!r}", f"give {what} as digits and dots, e.g. 12.4")
+        return None
     return tuple(int(p) for p in m.group(1).split("."))
 
 
 def strict_version(text: Optional[str], what: str = "version") -> str:
-    """A version the user typed: ASCII digits and single dots only ('12.4', '535.104.05'), no
-    prefix match ('10..0', '1e9', '10.0; x', a newline or full-width digits are refused)."""
-    s = "" if text is None else str(text)
-    if not _STRICT.fullmatch(s.strip()) or "\n" in s:
-        raise VersionError(f"{what}: cannot parse version {s[:40]!r}",
-                           f"give {what} as digits and single dots, e.g. 12.4")
-    return s.strip()
+    """A version the user typed, checked as PEP 440 (pep440()) and returned as typed, stripped."""
+    pep440(text, what)
+    return str(text).strip()
+
+
+# the forms nvcc and collect_env print: "V12.2.140", "release 12.2", "cuda_12.2.r12.2", "12.2.r12.2"
+_PRINTED_CUDA = re.compile(r"^(?:cuda compilation tools,\s*)?(?:release\s+|cuda_|v)?"
+                           r"([0-9]+\.[0-9]+(?:\.[0-9]+)*)(?:\.r[0-9]+\.[0-9]+)?(?:,\s*v[0-9.]+)?$", re.I)
+NVCC_BUILD_MIN_PATCH = 10  # toolkit releases from 11.0 are X.Y.0 - X.Y.4; nvcc's own builds X.Y.20 and up
+
+
+def cuda_release(text: Optional[str], what: str = "CUDA version") -> str:
+    """The CUDA toolkit release a printed version names: '12.2.140' (nvcc's build, as collect_env
+    prints it), 'V12.2.140', 'release 12.2', 'cuda_12.2.r12.2' -> '12.2'; '12.4.1', '10.0.130'
+    (up to 10.2 nvcc's number is the release's) and '12.4' stay as they are."""
+    raw = "" if text is None else str(text)
+    if any(c < " " and c != "\t" for c in raw.strip(" ")):
+        pep440(raw, what)  # a newline or control character inside what was typed: refused with pep440's message
+    s = raw.strip()
+    m = _PRINTED_CUDA.match(s) if len(s) <= _MAX_LEN and s.isascii() else None
+    core = m.group(1) if m else s
+    k = pep440(core, what).release
+    if len(k) >= 3 and k[0] >= 11 and k[2] >= NVCC_BUILD_MIN_PATCH:
+        return f"{k[0]}.{k[1]}"
+    return core
+
+
+def is_prerelease(text: str) -> bool:
+    """'2.1.0rc1', '2.4.0.dev20240501' are pre-releases of their release; '2.4.0+cu121' is not."""
+    try:
+        return pep440(text).is_prerelease
+    except VersionError:
+        return False
 
 
 def _pad(a: Key, b: Key) -> Tuple[Key, Key]:
@@ -45,6 +120,7 @@ def _pad(a: Key, b: Key) -> Tuple[Key, Key]:
     return a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
 
 
+@lru_cache(maxsize=16384)   # plan's ~140 judged stacks compare the same pairs ~30,000 times
 def compare(a: str, b: str) -> int:
     """-1, 0 or 1, numerically field by field; '12.4' == '12.4.0'."""
     ka, kb = _pad(vkey(a), vkey(b))
@@ -87,26 +163,27 @@ def version_to_cu_tag(cuda: str) -> str:
     return f"cu{k[0]}{k[1]}"
 
 
+@lru_cache(maxsize=4096)    # and parse the same torch versions ~12,000 times
 def parse_torch(text: str) -> Tuple[str, Optional[str]]:
-    """'1.1.0+cu100' -> ('1.1.0', 'cu100'); '2.3.1' -> ('2.3.1', None); '2.1.0+cpu' -> ('2.1.0', 'cpu').
+    """'1.1.0+cu100' -> ('1.1.0', 'cu100'); '2.3.1' -> ('2.3.1', None); '2.1.0+cpu' -> ('2.1.0', 'cpu');
+    '2.4.0.dev20240501+cu121' -> ('2.4.0', 'cu121'); '2.1.0a0+git32f93b1' -> ('2.1.0', 'git32f93b1').
 
-    The local tag is returned as written (lower case); callers map it with cu_tag_to_version().
+    PEP 440: the public part is the release it belongs to (a nightly or a release candidate is
+    judged as that release; is_prerelease() tells them apart); the local label is returned as
+    written, lower case, for the caller to classify (cu_tag_to_version(), 'cpu', or another build).
     """
+    fix = "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100"
     if text is None or not str(text).strip():
-        raise VersionError("torch: no version given", "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
+        raise VersionError("torch: no version given", fix)
     s = str(text).strip()
-    public, _, local = s.partition("+")
-    # X.Y.Z, optionally a pre-release or dev part as PEP 440 writes them (2.1.0a0, 2.5.0.dev20240901)
-    if not re.fullmatch(r"[0-9]{1,9}(?:\.[0-9]{1,9}){0,3}(?:(?:a|b|rc)[0-9]{1,9})?(?:\.dev[0-9]{1,12})?", public) \
-            or "\n" in s:
-        raise VersionError(f"torch: cannot parse version {s[:40]!r}",
-                           "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
-    if local and not re.fullmatch(r"[A-Za-z0-9.]+", local):
-        raise VersionError(f"torch: cannot parse local version tag {local!r} in {s!r}",
-                           "give torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
-    # nightlies and release candidates: keep the X.Y.Z part only
-    m = re.match(r"^(\d+(?:\.\d+)*)", public)
-    return (m.group(1) if m else public), (local.lower() or None)
+    try:
+        v = pep440(s, "torch", "1.1.0+cu100")
+    except VersionError:
+        raise VersionError(f"torch: cannot parse version {s[:40]!r}", fix) from None
+    public = ".".join(str(p) for p in v.release)
+    # the local label as written (packaging normalises '-' and '_' to '.')
+    local = s.partition("+")[2].lower() or None
+    return public, local
 
 
 def parse_compute_capability(text: str) -> Tuple[int, int]:

@@ -64,5 +64,7 @@ def cli():
 
 # The simulated cluster (tests/cluster/README.md): fixtures `cluster_factory` (session) and
 # `make_cluster` (per test); tests that use them are marked `cluster` and skip where it cannot run.
+# Real Slurm on it: `slurm_factory` (session) and `slurm_cluster` (module), marked `slurm` too.
 from tests.cluster.fixtures import cluster_factory, make_cluster  # noqa: E402,F401
+from tests.cluster.fixtures import slurm_cluster, slurm_factory  # noqa: E402,F401
 from tests.cluster.fixtures import pytest_collection_modifyitems  # noqa: E402,F401

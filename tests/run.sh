@@ -39,6 +39,32 @@ if ! bash tests/nvidia_userspace.sh; then
   echo "tests/run.sh: NVIDIA userspace packages missing; the tests that use them will skip" >&2
 fi
 
+# Real Slurm for the simulated cluster (tests/cluster/slurm.py): Debian's slurmctld, slurmd,
+# slurm-client and munge (8 packages with their libraries). The tests start their own munged,
+# slurmctld and slurmds with private configs, keys, sockets and ports; the packages' own services
+# are never used. In CI a failed install fails here; elsewhere the Slurm tests skip.
+need_slurm=()
+[ -x /usr/sbin/slurmctld ] || need_slurm+=(slurmctld)
+[ -x /usr/sbin/slurmd ] || need_slurm+=(slurmd)
+command -v srun >/dev/null 2>&1 || need_slurm+=(slurm-client)
+[ -x /usr/sbin/munged ] || need_slurm+=(munge)
+if [ ${#need_slurm[@]} -gt 0 ]; then
+  slurm_ok=0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "tests/run.sh: installing ${need_slurm[*]}"
+    apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_slurm[@]}" >/dev/null \
+      && slurm_ok=1
+  fi
+  if [ "$slurm_ok" != 1 ]; then
+    if [ "${CI:-}" = true ]; then
+      echo "tests/run.sh: Slurm packages (${need_slurm[*]}) could not be installed (CI=true: failing)" >&2
+      exit 1
+    fi
+    echo "tests/run.sh: missing ${need_slurm[*]}; the real-Slurm tests will skip" >&2
+  fi
+fi
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
@@ -65,17 +91,35 @@ pip_quietly install -q --disable-pip-version-check --force-reinstall --no-deps .
 
 # The CLI on the lowest and the highest Python it promises (requires-python, README), installed
 # as a user installs it (`pip install .`, no torch: cheap), for tests/cli/test_every_python.py.
-# The machine image has pyenv builds of both; in CI a missing one fails here, elsewhere the test
-# skips saying so.
+# The interpreter: pyenv's build (this project's machine image has 3.6-3.13 there), else one on
+# PATH, else the distribution's package (apt: Debian 13 has 3.13, Debian 11 and Ubuntu 20.04 3.9).
+# With none of these (python.org's downloads are out of reach), the run goes on: the test skips,
+# naming the Python it lacks (.venv/pyX.Y.missing says why), and this script says so on stderr.
 PYENV_VERSIONS=${PYENV_ROOT:-/root/.pyenv}/versions
+find_python() {   # the newest X.Y interpreter here, or nothing
+  local minor=$1 p
+  p=$(ls -d "$PYENV_VERSIONS/$minor".*/bin/python"$minor" 2>/dev/null | sort -V | tail -1 || true)
+  [ -n "$p" ] || p=$(command -v "python$minor" 2>/dev/null || true)
+  # a python3.X that cannot make a venv (Debian without python3.X-venv) does not count
+  [ -n "$p" ] && "$p" -c 'import ensurepip, venv' >/dev/null 2>&1 && echo "$p"
+  return 0
+}
 for minor in 3.9 3.13; do
-  base=$(ls -d "$PYENV_VERSIONS/$minor".*/bin/python"$minor" 2>/dev/null | sort -V | tail -1 || true)
-  if [ -z "$base" ]; then
-    if [ "${CI:-}" = true ]; then
-      echo "tests/run.sh: no Python $minor under $PYENV_VERSIONS (CI=true: failing)" >&2
-      exit 1
+  rm -f ".venv/py$minor.missing"
+  base=$(find_python "$minor")
+  if [ -z "$base" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    if apt-cache show "python$minor-venv" >/dev/null 2>&1; then
+      echo "tests/run.sh: installing python$minor python$minor-venv"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "python$minor" "python$minor-venv" >/dev/null 2>&1 || true
+      base=$(find_python "$minor")
     fi
-    echo "tests/run.sh: no Python $minor under $PYENV_VERSIONS; the test of the CLI on it will skip" >&2
+  fi
+  if [ -z "$base" ]; then
+    why="no Python $minor here: not under $PYENV_VERSIONS, not on PATH, no python$minor-venv package in apt"
+    echo "tests/run.sh: WARNING: $why; tests/cli/test_every_python.py skips it" >&2
+    echo "$why" > ".venv/py$minor.missing"
     continue
   fi
   [ -x ".venv/py$minor/bin/python" ] || "$base" -m venv ".venv/py$minor"
@@ -104,4 +148,10 @@ fi
 export PATH="$PWD/.venv/bare/bin:$PATH"
 unset PYTHONPATH
 
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# Most tests wait (SSH handshakes, rendezvous, timeouts) rather than compute, so several pytest
+# workers overlap those waits even on 2 cores. --dist loadscope keeps a module's tests on one worker,
+# so a module-scoped simulated cluster is built once. ENVCHECK_TEST_WORKERS=0 runs in one process.
+workers=${ENVCHECK_TEST_WORKERS:-4}
+xdist=()
+[ "$workers" != 0 ] && xdist=(-n "$workers" --dist loadscope)
+exec .venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" "$@"

@@ -1,5 +1,5 @@
 """Preflight for `envcheck nccl-test`, run before any worker starts: what each node has (GPUs,
-interfaces), which interface the ranks should talk over, and whether every node reaches
+interfaces, a free port, CPUs and memory: the node probe's sections), which interface the ranks should talk over, and whether every node reaches
 MASTER_ADDR:PORT over TCP — so a firewall or a wrong address is named in seconds instead of every
 rank waiting out the rendezvous timeout.
 """
@@ -11,6 +11,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, shipped_source
+from envcheck.facts import views
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
 # interfaces that never carry traffic between nodes (the classic wrong picks for NCCL/gloo)
@@ -39,9 +41,8 @@ class NodeFacts:
     error: Optional[str] = None
     cpus: Optional[int] = None
     mem_available: Optional[int] = None     # bytes (MemAvailable), None where unknown
-    torch: Optional[str] = None             # the version `import torch` gave, None when it failed
-    torch_error: Optional[str] = None       # why it failed (the exception's last line)
-    executable: str = ""                    # the node interpreter, as sys.executable there
+    ib_ports: List[Dict[str, Any]] = field(default_factory=list)   # active ones, with rate_gbps
+    torch: Optional[views.TorchImport] = None   # whether torch imports (None: not asked)
 
 
 
@@ -58,21 +59,28 @@ def node_cmd(python: Optional[str], mode: str, *args: Any) -> str:
     return " ".join([python_word(python), "-", mode] + [shlex.quote(str(a)) for a in args])
 
 
-def gather_facts(remotes: Sequence[Remote], python: Optional[str], launcher_src: str, timeout: float,
-                 forks: int) -> List[NodeFacts]:
+# What the ranks are sized and wired by, read by the node probe (the same GPU count `audit` shows)
+PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources", "ib")
+# nccl-test's: also whether torch imports (launch asks its own node check, which looks for the script too)
+RANK_SECTIONS = PROBE_SECTIONS + ("torch_import",)
+
+
+def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: float,
+                 forks: int, sections: Sequence[str] = PROBE_SECTIONS) -> List[NodeFacts]:
+    sections = tuple(sections)
+    source = shipped_source(sections)   # once, not in every host's thread
+
     def one(r: Remote) -> NodeFacts:
-        res = r.run(node_cmd(python, "facts"), stdin=launcher_src, timeout=timeout)
-        doc = last_json_object(res.stdout) if res.exit_code == 0 else None
-        if doc is None:
-            if res.error:   # unreachable, auth, host key, timeout: the transport's own words
-                return NodeFacts(r.name, error=res.error)
-            why = res.tail(3) or f"exit {res.exit_code}"
-            return NodeFacts(r.name, error=f"cannot run {python or 'python3'} on the node: {why}")
-        return NodeFacts(r.name, doc.get("hostname", ""), int(doc.get("gpus") or 0),
-                         doc.get("interfaces") or [], doc.get("free_port"),
-                         cpus=doc.get("cpus"), mem_available=doc.get("mem_available"),
-                         torch=doc.get("torch"), torch_error=doc.get("torch_error"),
-                         executable=doc.get("executable") or "")
+        res = r.run(probe_command(node_python=python, only=sections), stdin=source, timeout=timeout)
+        if res.error:   # unreachable, auth, host key, timeout: the transport's own words
+            return NodeFacts(r.name, error=res.error)
+        try:
+            facts = parse_probe_result(r.name, res, node_python=python)
+            n = views.node(facts)
+        except ProbeError as e:
+            return NodeFacts(r.name, error=f"cannot run the probe under {python or 'python3'}: {e.reason}")
+        return NodeFacts(r.name, n.hostname, n.gpus, n.interfaces, n.free_port, cpus=n.cpus,
+                         mem_available=n.mem_available, ib_ports=n.ib_ports, torch=views.torch_import(facts))
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))
@@ -84,9 +92,9 @@ TORCH_FIX = "pass --node-python with the venv or conda env that has torch, or in
 def check_torch(nodes: Sequence[NodeFacts], python: Optional[str]) -> List[PreflightError]:
     """Every rank imports torch: a node where it does not import is named before any starts
     (what launch's preflight says too), instead of 'rank 1 could not start: No module named'."""
-    return [PreflightError(f"{n.host}: torch does not import under {n.executable or python or 'python3'}: "
-                           f"{n.torch_error or 'unknown error'}", n.host, TORCH_FIX)
-            for n in nodes if not n.torch]
+    return [PreflightError(f"{n.host}: torch does not import under {n.torch.executable or python or 'python3'}: "
+                           f"{n.torch.error or 'unknown error'}", n.host, TORCH_FIX)
+            for n in nodes if n.torch is not None and not n.torch.version]
 
 
 def _addrs(facts: NodeFacts) -> List[ipaddress.IPv4Interface]:

@@ -6,7 +6,10 @@ from typing import List
 
 from envcheck.allreduce.run import Report
 from envcheck.allreduce.bandwidth import human_size
+from envcheck.allreduce.linkrate import of_run, percent
+from envcheck.allreduce.pairs import PairVerdict, against, call_message
 from envcheck.allreduce.verdict import judge_report
+from envcheck.model import Outcome
 from envcheck.render import fold_blocks, plural, summary_line
 from envcheck.errors import UsageError
 
@@ -15,8 +18,9 @@ _TYPE_NAMES = {"float32": "float", "float": "float", "float16": "half", "half": 
                "int32": "int32", "int": "int32"}
 
 
-def render_text(rep: Report, verdict=None) -> str:
-    """nccl-tests' `#` table and lines (parseable as nccl-tests' are), then the summary line."""
+def render_text(rep: Report, verdict=None, summarize: bool = True) -> str:
+    """nccl-tests' `#` table and lines (parseable as nccl-tests' are), then the summary line
+    (summarize=False: --pairs, whose pair table ends with its own)."""
     lines: List[str] = []
     where = f"{rep.master_addr}:{rep.master_port}" if rep.master_addr else "-"
     lines.append(f"# envcheck nccl-test: all_reduce sum, {rep.world_size} rank(s) on "
@@ -48,6 +52,11 @@ def render_text(rep: Report, verdict=None) -> str:
         lines.append(f"# Bus bandwidth at the largest size ({human_size(s['largest_bytes'])}B): "
                      f"{s['busbw']:.3f} GB/s (algbw {s['algbw']:.3f} GB/s; nccl-tests' average "
                      f"over the sweep would say {s['avg_busbw']:.3f})")
+        allowed = of_run(rep.links, rep.ranks)
+        if allowed and s["busbw"] is not None:
+            src = ", ".join(sorted({d["source"] for d in rep.links.values() if d}))
+            lines.append(f"# That is {percent(s['busbw'], allowed):.2g}% of the {allowed:.3g} GB/s one rank's share "
+                         f"of the slowest node's link allows ({src})")
         if rep.world_size == 1:
             lines.append("# One rank: nothing crosses a bus, busbw is 0 by definition; a single "
                          "GPU cannot show multi-GPU bandwidth.")
@@ -69,7 +78,8 @@ def render_text(rep: Report, verdict=None) -> str:
             if log.strip() and rep.host_status.get(host) != "ok":
                 lines.append(f"# --- {host}: log tail ---")
                 lines.extend(log.splitlines()[-20:])
-    lines.append("# " + summary(rep, verdict))
+    if summarize:
+        lines.append("# " + summary(rep, verdict))
     return "\n".join(lines)
 
 
@@ -80,10 +90,41 @@ def summary(rep: Report, verdict=None) -> str:
     return summary_line(v.outcome.verdict(), head, [], v.message)
 
 
+def pairs_outcome(rep: Report, v: PairVerdict) -> Outcome:
+    """nccl-test --pairs counted: a node or link the pairs fail is an error, one they only warn
+    about a warning; rounds that could not run leave the fleet unknown."""
+    return Outcome(sum(c.fails for c in v.calls), sum(not c.fails for c in v.calls), 0, 1 if rep.failure else 0)
+
+
+def render_pairs(rep: Report, v: PairVerdict) -> str:
+    """nccl-test --pairs: a line per pair and rail (its best try), the named ones marked, then
+    what they were compared with and what the pairs name."""
+    lines = ["#", "# Pairs: disjoint node pairs all-reducing at the same time, one group per rail (best of its tries)",
+             f"# {'round':>5} {'rail':>4}  {'pair':<27} {'size':>6} {'time':>10} {'algbw':>8} {'busbw':>8} "
+             f"{'%link':>6} {'#wrong':>6}",
+             f"# {'':>5} {'':>4}  {'':<27} {'(B)':>6} {'(us)':>10} {'(GB/s)':>8} {'(GB/s)':>8} {'':>6} {'':>6}"]
+    for f in sorted(v.best, key=lambda f: (f.round, f.rail, f.hosts)):
+        calls = [c for c in v.calls if c.rail == f.rail and set(c.hosts) <= set(f.hosts)]
+        pct = percent(f.figure, f.allowed)
+        size, t, alg = (f.first_bytes, "stopped", f.first_busbw) if f.stopped else (f.bytes, f"{f.time_us:.1f}", f.algbw)
+        mark = "  {} {}".format("FAIL" if any(c.fails for c in calls) else "WARN",
+                                 ", ".join(c.hosts[0] if c.kind == "node" else "link" for c in calls)) if calls else ""
+        lines.append(f"  {f.round:>5} {f.rail:>4}  {'-'.join(f.hosts):<27} {human_size(size):>6} {t:>10} "
+                     f"{alg:>8.3f} {f.figure:>8.3f} {(f'{pct:.0f}%' if pct is not None else '-'):>6} {f.wrong:>6}{mark}")
+    lines.append("#")
+    lines.append(f"# Compared with {against(v)}" + ("" if v.calls else ": no node or link stands out"))
+    lines += [f"# {'FAIL' if c.fails else 'WARN'} {call_message(c, v)}" for c in v.calls]
+    head = f"{plural(len(rep.hosts), 'host')}, pair rounds"
+    lines.append("# " + summary_line(pairs_outcome(rep, v).verdict(), head, [],
+                                     (rep.failure or {}).get("message", "")))
+    return "\n".join(lines)
+
+
 def plot(rep: Report, path: str) -> None:
     """busbw against message size, log2 x axis. matplotlib is an optional extra."""
     mpl = require_matplotlib()
     mpl.use("Agg")
+    # lazy: matplotlib.pyplot costs ~750 ms CPU (-X importtime), an optional extra for --plot only
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -101,7 +142,7 @@ def plot(rep: Report, path: str) -> None:
 
 def require_matplotlib():
     try:
-        import matplotlib
+        import matplotlib  # lazy: ~750 ms CPU with pyplot, an optional extra for --plot only
     except ImportError:
         raise UsageError("--plot needs matplotlib, which is not installed",
                          "pip install 'envcheck[plot]' (or pip install matplotlib)") from None

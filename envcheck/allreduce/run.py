@@ -20,6 +20,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce import preflight as pf
 from envcheck.allreduce.cause import first_cause
+from envcheck.allreduce.linkrate import node_link
+from envcheck.allreduce.pairs import PairSpec, spec_doc
 from envcheck.errors import UsageError
 from envcheck.remote import Remote, RunResult, fan_out, json_objects
 
@@ -61,6 +63,9 @@ class Options:
     connect_timeout: float = 10.0
     forks: int = 32
     nccl_debug: str = "INFO"
+    pairs: Optional[PairSpec] = None      # also rounds of node pairs (envcheck/allreduce/pairs.py)
+    sweep: bool = True                    # False: the pair rounds only
+    budget: float = 0.0                   # seconds of timed loop per size; 0: exactly warmup/iters
 
 
 @dataclass
@@ -83,6 +88,8 @@ class Report:
     preflight_errors: List[Dict[str, Any]] = field(default_factory=list)
     host_status: Dict[str, str] = field(default_factory=dict)
     logs: Dict[str, str] = field(default_factory=dict)   # per host: the launcher's stderr tail
+    pairs: List[Dict[str, Any]] = field(default_factory=list)   # the workers' pair records
+    links: Dict[str, Optional[Dict[str, Any]]] = field(default_factory=dict)  # host -> Link, rate known
 
     @property
     def wrong(self) -> int:
@@ -96,7 +103,7 @@ def node_sources() -> Dict[str, str]:
     """The node files a run ships into its directory: the launcher, the supervision it shares
     with launch's (imported from that directory), the worker."""
     return {name: (NODE_DIR / name).read_text() for name in
-            ("allreduce_launcher.py", "rank_supervisor.py", "allreduce_worker.py")}
+            ("allreduce_launcher.py", "rank_supervisor.py", "allreduce_worker.py", "allreduce_pairs.py")}
 
 
 def run_dir(run_id: str, index: int) -> str:
@@ -109,6 +116,10 @@ def launch_cmd(opts: Options, backend: str, nproc: int, rank_base: int, run_id: 
               "--factor", opts.factor, "--dtype", opts.dtype, "--warmup", opts.warmup,
               "--iters", opts.iters, "--timeout", opts.timeout,
               "--rendezvous-timeout", opts.rendezvous_timeout, "--run-id", run_id]
+    if opts.pairs:
+        worker += ["--pairs", "pairs.json"] + ([] if opts.sweep else ["--no-sweep"])
+    if opts.budget:
+        worker += ["--budget", opts.budget]
     args = ["launch", "--dir", "DIR", "--nproc", nproc, "--rank-base", rank_base,
             "--deadline", opts.run_timeout, "--run-id", run_id, "--"] + worker
     quoted = " ".join(shlex.quote(str(a)) for a in args)
@@ -174,8 +185,8 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, launche
     """Everything that must hold before a rank starts; fills the report's backend, interface,
     world size and master. Returns the ranks per host, or None with report.failure set."""
     say("preflight: node facts")
-    nodes = pf.gather_facts(remotes, opts.node_python, launcher, opts.connect_timeout + 30,
-                            opts.forks)
+    # the probe's own commands have 15 s each; importing torch 60 s
+    nodes = pf.gather_facts(remotes, opts.node_python, opts.connect_timeout + 90, opts.forks, pf.RANK_SECTIONS)
     errs = [pf.PreflightError(f"{n.host}: {n.error}", n.host,
                               "" if "cannot run" not in n.error else
                               "install Python or pass --node-python PATH") for n in nodes if n.error]
@@ -194,9 +205,9 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, launche
         if backend == "nccl" and k > n.gpus:
             errs.append(pf.PreflightError(
                 f"{n.host}: {k} rank(s) for nccl but {n.gpus} GPU(s): two ranks would share a GPU"
-                if n.gpus else f"{n.host}: --backend nccl but the node has no GPU (nvidia-smi -L)",
+                if n.gpus else f"{n.host}: --backend nccl but the node's driver lists no GPU",
                 n.host, "use --nproc-per-node at most the GPU count, or --backend gloo"))
-        errs += pf.check_capacity(n, k, backend, sizes[-1])
+        errs += pf.check_capacity(n, k, backend, max(sizes[-1], opts.pairs.bytes if opts.pairs else 0))
         nprocs.append(k)
     if opts.ifname:
         errs += pf.check_ifname(nodes, opts.ifname)
@@ -213,6 +224,9 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, launche
                                 "node: NCCL/gloo pick one themselves (lo and docker0 are the "
                                 "classic wrong picks); pass --ifname")
     report.backend, report.ifname = backend, ifname
+    for n in nodes:
+        link = node_link(n.interfaces, n.ib_ports, ifname, backend)
+        report.links[n.host] = link.to_dict() if link else None
     report.world_size = sum(nprocs)
     master_addr = opts.master_addr or pf.pick_master_addr(nodes, remotes, ifname)
     master_port = opts.master_port or nodes[0].free_port
@@ -251,6 +265,8 @@ def _run_ranks(remotes: Sequence[Remote], opts: Options, report: Report, src: Di
     report.run_id = run_id
     env_common = _rank_env(report, opts)
     backend = report.backend
+    if opts.pairs:   # written into the run directory with the node files
+        src = dict(src, **{"pairs.json": json.dumps(spec_doc(opts.pairs, nprocs))})
     payload = json.dumps(src)
     bases = [sum(nprocs[:i]) for i in range(len(remotes))]
     aborted = threading.Event()
@@ -300,6 +316,8 @@ def _analyse(report: Report, remotes: Sequence[Remote], results: List[RunResult]
             if rec["type"] == "rank":
                 rec = dict(rec, node=r.name)
                 report.ranks.append(rec)
+            elif rec["type"] == "pair":
+                report.pairs.append(rec)
             elif rec["type"] == "result":
                 report.rows.append(am.make_row(int(rec["bytes"]), am.dtype_size(report.dtype),
                                                report.dtype, float(rec["time_us"]) / 1e6,

@@ -11,13 +11,16 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
-from envcheck.errors import UsageError
 from envcheck import model
+from envcheck.audit.probe import (DEEP_PROBE_TIMEOUT, PROBE_TIMEOUT, ProbeError, audit_host, judge_result,
+                                  parse_probe_result, probe_command, probe_source)
+from envcheck.errors import UsageError
 from envcheck.model import Finding, HostResult, sort_findings
-from envcheck.remote import Outcome, Remote, fan_out
+from envcheck.remote import Outcome, Remote, RunResult, fan_out
 from envcheck.rules.fleet import DriftRow, drift, fleet_findings
+from envcheck.rules.health import expected_gpus
 
 
 @dataclass
@@ -51,7 +54,6 @@ def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
     """Audit every host (the probe over one remote command each, at most `forks` at once), then
     compare the hosts. Host failures are data: they come back as HostResult.error.
     gpus_per_node: the GPU count every node must have (the PCI bus and the driver both)."""
-    from envcheck.audit.probe import audit_host
 
     def one(remote: Remote) -> HostResult:
         return audit_host(remote, matrix, deep=deep, node_python=node_python, timeout=timeout)
@@ -63,12 +65,36 @@ def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,
     results: List[HostResult] = fan_out(list(remotes), one, forks, on_done=done).values_or(
         # a bug, not a host problem: still data
         lambda remote, e: HostResult(host=remote.name, error=f"internal error: {type(e).__name__}: {e}"))
+    _expect_gpus(results, gpus_per_node)
+    return compare(results)
+
+
+# runs one command, with the same stdin, on many hosts at once: {host: its RunResult}
+BatchRunner = Callable[[Sequence[str], str, str, float], Dict[str, RunResult]]
+
+
+def audit_batch(hosts: Sequence[str], run_all: BatchRunner, matrix, *, deep: bool = False,
+                node_python: Optional[str] = None, timeout: Optional[float] = None,
+                gpus_per_node: Optional[int] = None) -> FleetAudit:
+    """audit_fleet() through a transport that runs the probe on every host in one go (srun:
+    envcheck/slurm/srun.py) instead of one remote command per host."""
+    t = timeout or (DEEP_PROBE_TIMEOUT if deep else PROBE_TIMEOUT)
+    raw = run_all(list(hosts), probe_command(deep=deep, node_python=node_python), probe_source(), t)
+    results = []
+    for h in hosts:
+        try:
+            results.append(judge_result(HostResult(h, facts=parse_probe_result(h, raw[h], node_python)), matrix))
+        except ProbeError as e:
+            results.append(HostResult(h, error=e.reason + (f" (fix: {e.fix})" if e.fix else "")))
+    _expect_gpus(results, gpus_per_node)
+    return compare(results)
+
+
+def _expect_gpus(results: List[HostResult], gpus_per_node: Optional[int]) -> None:
     if gpus_per_node is not None:
-        from envcheck.rules.health import expected_gpus
         for r in results:
             if r.reachable and r.facts is not None:
                 r.findings += expected_gpus(r.facts, gpus_per_node)
-    return compare(results)
 
 
 def compare(results: List[HostResult]) -> FleetAudit:

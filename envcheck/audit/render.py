@@ -46,7 +46,7 @@ def _gpus(f: Dict) -> str:
     on_bus = None if listed else pci_gpus_summary(f)
     if on_bus:
         return f"none (PCI: {on_bus})"
-    if F._get(f, "gpus") is None:
+    if not F.gpus_reported(f):
         return MISSING
     return listed or "none"
 

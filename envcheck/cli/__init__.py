@@ -3,8 +3,13 @@
 Each command is in its own module below; importing it registers it on `app`.
 """
 from typing import Annotated
+import importlib
+import sys
 
 import typer
+
+from envcheck import __version__
+from envcheck.errors import EXIT_INTERRUPTED
 
 app = typer.Typer(
     name="envcheck",
@@ -18,7 +23,6 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from envcheck import __version__
         typer.echo(f"envcheck {__version__}")
         raise typer.Exit(0)
 
@@ -37,26 +41,25 @@ from envcheck.cli import install  # noqa: E402,F401
 from envcheck.cli import nccl_test  # noqa: E402,F401
 from envcheck.cli import launch  # noqa: E402,F401
 from envcheck.cli import doctor  # noqa: E402,F401
+from envcheck.cli import slurm  # noqa: E402,F401
 from envcheck.cli import provision  # noqa: E402,F401
 from envcheck.cli import plan  # noqa: E402,F401
 from envcheck.cli import explain  # noqa: E402,F401
 from envcheck.cli import matrix  # noqa: E402,F401
-from envcheck.cli import version  # noqa: E402,F401
+from envcheck.cli import version as _version_command  # noqa: E402,F401
+from envcheck.cli.common import color_wanted  # noqa: E402
 
 
 def main() -> None:
     """The console script. Click's own usage errors (a bad option value, an unknown option, a
     missing argument) are printed as one line naming the fix, like every other envcheck error,
     instead of Typer's multi-line box."""
-    import importlib
-    import sys
 
     # click's exceptions, wherever this Typer takes them from (Typer >= 0.29 vendors click)
     exc = importlib.import_module(typer.BadParameter.__module__)
     try:
         # click strips ANSI from output that is not a terminal; colour is decided once, in
         # common.color_wanted (FORCE_COLOR, NO_COLOR, a terminal), for every echo
-        from envcheck.cli.common import color_wanted
         rv = app(standalone_mode=False, color=color_wanted())
     except exc.UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:
@@ -72,7 +75,6 @@ def main() -> None:
         typer.echo(f"envcheck: {e.format_message()}", err=True)
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):   # Ctrl-C at a prompt, or outside a command's guard
-        from envcheck.errors import EXIT_INTERRUPTED
         typer.echo("envcheck: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -8,15 +8,12 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
-                                 note, print_json, text_width)
+                                 note, print_json, show_probe_exit, text_width)
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt
+from envcheck.cli.slurmopts import check_launcher, srun_hosts
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    closing_all, local_python, progress_printer, HostSelection)
-from envcheck.errors import EXIT_OK
-from envcheck.matrix.load import load_matrix
-from envcheck.audit.probe import probe_source
-from envcheck.remote import LocalRemote
-from envcheck.report import render_audit
 
 
 @app.command("audit")
@@ -53,18 +50,26 @@ def audit(
     strict: StrictOpt = False,
     show_probe: Annotated[bool, typer.Option(
         "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
+    launcher: LauncherOpt = "ssh",
+    step_size: StepSizeOpt = 64,
 ) -> None:
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
     Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
+    # lazy: the fleet audit, its renderers and the matrix cost ~110 ms CPU at start-up (-X importtime,
+    # issue 26); only audit needs them
     from envcheck.audit.fleet import audit_fleet, save_facts
     from envcheck.audit.render import to_json
+    from envcheck.matrix.load import load_matrix
+    from envcheck.remote import LocalRemote
 
-    if show_probe:
-        typer.echo(probe_source(), nl=False)
-        raise typer.Exit(EXIT_OK)
+    if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
+        raise show_probe_exit(node_python=node_python, deep=deep)
 
     m = load_matrix(matrix)
+    if launcher != "ssh":
+        _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_per_node, save, full,
+                    json_out, strict)
     with closing_all(HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()) as remotes:
         local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
         node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
@@ -80,8 +85,16 @@ def audit(
     if json_out:
         print_json(to_json(fleet))  # one shape for one host or many, local or remote
         raise typer.Exit(fleet.exit_code(strict))
-    color = color_wanted()
+    _show(fleet, full, strict)
+
+
+def _show(fleet, full: bool, strict: bool) -> None:
+    """The report, the same through SSH or srun, then exit with the fleet's outcome."""
+    # lazy: the renderers and the facts table cost ~110 ms CPU at start-up (counted with the
+    # fleet audit above, -X importtime, issue 26); only audit needs them
     from envcheck.audit.render import render, render_one_summary
+    from envcheck.report import render_audit
+    color = color_wanted()
     if len(fleet.results) == 1:
         # one host reads the same whether it is this machine or one over SSH: its facts table
         typer.echo(render_audit(fleet.results, color) + "\n")
@@ -91,3 +104,23 @@ def audit(
             typer.echo(render_audit(fleet.results, color) + "\n")
         typer.echo(render(fleet, full=full, color=color, width=text_width(), strict=strict), nl=False)
     raise typer.Exit(fleet.exit_code(strict))
+
+
+def _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_per_node, save, full,
+                json_out, strict) -> None:
+    """`audit --launcher srun`: the allocation's nodes, the probe through srun (envcheck/slurm/srun.py)."""
+    # lazy: the fleet audit, its renderer and srun cost ~80 ms CPU at start-up (-X importtime, issue 26); only audit needs them
+    from envcheck.audit.fleet import save_facts
+    from envcheck.audit.render import to_json
+    from envcheck.slurm import srun
+
+    check_launcher(launcher)
+    fleet, meta = srun.audit(srun_hosts(hosts), m, step_size=step_size, deep=deep, node_python=node_python,
+                             timeout=timeout, gpus_per_node=gpus_per_node)
+    if save:
+        typer.echo(f"saved {len(save_facts(fleet, str(save)))} facts file(s) to {save}", err=True)
+    if json_out:
+        print_json(dict(to_json(fleet), slurm=meta))
+        raise typer.Exit(fleet.exit_code(strict))
+    note(f"through srun: job {meta['job_id']}, step(s) {', '.join(meta['steps']) or 'none reported'}")
+    _show(fleet, full, strict)

@@ -7,11 +7,6 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, StrictOpt, JsonOpt, MatrixOpt, color_wanted, guard, print_json
 from envcheck.errors import UsageError
-from envcheck.matrix.load import load_matrix
-from envcheck.model import Outcome, has_errors
-from envcheck.report import render_findings
-from envcheck.rules import judge
-from envcheck.facts.from_flags import load_facts_file, stack_facts
 
 
 @app.command("check")
@@ -28,18 +23,27 @@ def check(
     python: Annotated[Optional[str], typer.Option("--python", metavar="X.Y", help="Python, e.g. 3.7")] = None,
     gcc: Annotated[Optional[str], typer.Option("--gcc", metavar="V", help="host gcc, e.g. 7.5.0")] = None,
     numpy: Annotated[Optional[str], typer.Option("--numpy", metavar="V", help="numpy in torch's environment, e.g. 2.0.1 (torch < 2.3 fails under numpy 2)")] = None,
+    cuda_compat: Annotated[Optional[str], typer.Option("--cuda-compat", metavar="none|X.Y", help="NVIDIA's forward-compatibility libraries the process loads: none, or the cuda-compat-X-Y package (a data-center GPU on an older driver branch runs a newer CUDA only with them)")] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
     strict: StrictOpt = False,
 ) -> None:
     """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100"""
+    # lazy: the rules, the matrix and the facts reader cost ~80 ms CPU at start-up (-X importtime,
+    # issue 26), which --help and the commands that judge nothing would pay
+    from envcheck.facts.from_flags import load_facts_file, stack_facts
+    from envcheck.matrix.load import load_matrix
+    from envcheck.model import Outcome, has_errors
+    from envcheck.report import render_findings
+    from envcheck.rules import judge
     m = load_matrix(matrix)
     base = load_facts_file(facts_file) if facts_file else None
     given = dict(driver=driver, cuda=cuda, cudnn=cudnn, torch=torch, torchvision=torchvision,
-                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc, numpy=numpy)
+                 torchaudio=torchaudio, gpu=gpu, python=python, gcc=gcc, numpy=numpy,
+                 cuda_compat=cuda_compat)
     if base is None and not any(given.values()):
         raise UsageError("check: nothing to judge", "give a FACTS.json file or at least one of --driver --cuda "
-                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy")
+                         "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy --cuda-compat")
     facts = stack_facts(base, matrix=m, **given)
     verdict = judge(facts, m)
     outcome = Outcome.of(verdict.findings, len(verdict.skipped))

@@ -2,13 +2,15 @@
 options that mean the same thing everywhere (--matrix, --json)."""
 import functools
 import json
+import math
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
 
 import typer
 
-from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError
+from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError, UsageError
 
 from typing import Annotated  # noqa: F401 - the command modules take it from here
 
@@ -20,6 +22,9 @@ MatrixOpt = Annotated[Optional[Path], typer.Option(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON only, nothing else on stdout.")]
 StrictOpt = Annotated[bool, typer.Option(
     "--strict", help="A warning, or a check skipped for lack of facts, exits 1 as an error does.")]
+ShowProbeOpt = Annotated[bool, typer.Option(
+    "--show-probe", help="Print what this command runs on the nodes to read them (the probe script, "
+                         "read-only, stdlib; its command line on stderr), and exit.")]
 GpusPerNodeOpt = Annotated[Optional[int], typer.Option(
     "--gpus-per-node", metavar="N", min=1,
     help="Every node must have N GPUs, on the PCI bus and in the driver's list; fewer is an error.")]
@@ -28,6 +33,18 @@ GpusPerNodeOpt = Annotated[Optional[int], typer.Option(
 def note(message: str) -> None:
     """`envcheck: message` on stderr: progress and notes, never on stdout (which may be JSON)."""
     typer.echo(f"envcheck: {message}", err=True)
+
+
+def show_probe_exit(only=(), node_python: Optional[str] = None, deep: bool = False) -> "typer.Exit":
+    """--show-probe: the probe script on stdout (runnable as saved), the exact command line that
+    runs it with this command's sections on stderr; returns the Exit to raise."""
+    # lazy: the probe runner (facts, rules, matrix) costs ~95 ms CPU at start-up (-X importtime,
+    # issue 26): every command imports this module
+    from envcheck.audit.probe import show_probe
+    command, script = show_probe(deep=deep, node_python=node_python, only=only)
+    note(f"on each node: {command}   (the script below on its stdin)")
+    typer.echo(script, nl=False)
+    return typer.Exit(0)
 
 
 def die(message: str, code: int = 2) -> "typer.Exit":
@@ -43,8 +60,6 @@ def check_numbers(params: Any) -> None:
     """Every command's numeric options by name: durations (*timeout) are > 0, finite and at most
     a week; ports (*port) are 1-65535; GB/s thresholds are finite and >= 0. Click accepts nan
     and inf as floats, and min=/max= are easy to forget on one option of many."""
-    import math
-    from envcheck.errors import UsageError
 
     for name, v in params.items():
         flag = "--" + name.replace("_", "-")
@@ -81,6 +96,7 @@ def print_json(obj: Any) -> None:
 def color_wanted(stream: Any = None) -> bool:
     """Colour everywhere or nowhere, decided once, as rich decides it: on a terminal, or anywhere
     with FORCE_COLOR set; never with NO_COLOR set (no-color.org) or TERM=dumb."""
+    # lazy: rich.console costs ~50 ms CPU at start-up (-X importtime); --help and --json never ask
     from rich.console import Console
     c = Console(file=sys.stdout if stream is None else stream)
     return c.is_terminal and not c.no_color and c.color_system is not None
@@ -88,5 +104,4 @@ def color_wanted(stream: Any = None) -> bool:
 
 def text_width() -> int:
     """Where long messages wrap: the terminal's width ($COLUMNS when piped, else 100), 60..120."""
-    import shutil
     return max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))

@@ -1,25 +1,25 @@
+import os
+import tempfile
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from envcheck.allreduce import bandwidth as am
-from envcheck.doctor import health
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard, note, print_json
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all, local_python)
 from envcheck.cli.rankopts import BackendOpt, WorkerNprocOpt
+from envcheck.cli.slurmopts import StepSizeOpt
+from envcheck.doctor import health
 from envcheck.errors import UsageError
-from envcheck.remote import LocalRemote
 
 FileOpt = Optional[Path]
 
 
 def _check_writable(path: Path, flag: str) -> None:
-    import os
-    import tempfile
     d = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(d))
@@ -31,10 +31,14 @@ def _check_writable(path: Path, flag: str) -> None:
 
 def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> None:
     """Refuse what cannot work before anything runs, not after minutes of it."""
+    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import check_launcher
     check_launcher(launcher)
     if local and named_hosts:
         raise UsageError("--local checks this machine only; it takes no hosts", "drop --local, or the hosts")
+    if local and launcher == "srun":
+        raise UsageError("--local checks this machine only; --launcher srun reaches the allocation's nodes",
+                         "drop --local (inside an allocation), or --launcher srun")
     for path, flag in outputs:
         if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
             raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
@@ -43,21 +47,29 @@ def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> Non
 
 
 def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: FileOpt,
-                   prometheus: FileOpt, json_out: bool) -> None:
+                   prometheus: FileOpt, json_out: bool, actions=None) -> None:
+    # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.render import render_junit, render_prometheus, render_table, write_atomic
     if junit:
         write_atomic(junit, render_junit(report, strict=strict))
     if prometheus:
         write_atomic(prometheus, render_prometheus(report))
     if json_out:
-        print_json(dict(report.to_dict(), exit_code=code))
+        print_json(dict(report.to_dict(), exit_code=code,
+                        **({"slurm_actions": [a.to_dict() for a in actions]} if actions is not None else {})))
     else:
-        typer.echo(render_table(report, color_wanted(), strict), nl=False)
+        table = render_table(report, color_wanted(), strict)
+        if actions:  # what was done to the nodes goes above the summary line, which ends the report
+            # lazy: Slurm's rendering costs ~30 ms CPU at start-up (-X importtime, issue 26); only --drain-failed needs it
+            from envcheck.slurm.render import render_actions
+            body, summary = table.rstrip("\n").rsplit("\n", 1)
+            table = f"{body}\n{render_actions(actions)}{summary}\n"
+        typer.echo(table, nl=False)
 
 
 def _load_baseline(path: Path) -> health.DoctorReport:
-    from envcheck import inputs
     fix = "save a good run with `envcheck doctor --json > FILE`"
+    from envcheck import inputs  # lazy: PyYAML with it, ~13 ms CPU at start-up (-X importtime, issue 26)
     doc = inputs.parse_json(inputs.read_text(str(path), "--baseline", fix), f"--baseline {path}", fix)
     if not isinstance(doc, dict) or "verdict" not in doc or "checks" not in doc:
         raise UsageError(f"--baseline {path}: not a doctor report", "save a good run with `envcheck doctor --json > FILE`")
@@ -79,7 +91,10 @@ def doctor(
     junit: Annotated[FileOpt, typer.Option("--junit", metavar="FILE", help="Write JUnit XML: a testcase per check per host.")] = None,
     prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
     baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
-    launcher: Annotated[str, typer.Option("--launcher", help="Start the all-reduce workers over ssh, or with srun inside a Slurm allocation.")] = "ssh",
+    launcher: Annotated[str, typer.Option("--launcher", help="Reach the nodes over ssh, or with srun inside a Slurm allocation (the audit's probe and the all-reduce's ranks).")] = "ssh",
+    step_size: StepSizeOpt = 64,
+    drain_failed: Annotated[bool, typer.Option("--drain-failed", help="Drain each FAIL node in Slurm with the reason 'envcheck: <code>: <summary>' (never over a reason envcheck did not write); without the rights, print the scontrol lines.")] = False,
+    resume_passed: Annotated[bool, typer.Option("--resume-passed", help="Resume each passing node that envcheck drained (never one drained for another reason).")] = False,
     backend: BackendOpt = "auto",
     nproc_per_node: WorkerNprocOpt = None,
     max_bytes: Annotated[str, typer.Option("--max-bytes", help="The one large all-reduce size.")] = "64M",
@@ -87,7 +102,8 @@ def doctor(
     ifname: Annotated[Optional[str], typer.Option("--ifname", help="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME for the all-reduce.")] = None,
     master_port: Annotated[Optional[int], typer.Option("--master-port", help="MASTER_PORT (default: a free one).")] = None,
     collective_timeout: Annotated[float, typer.Option("--collective-timeout", metavar="SECONDS", help="Seconds one collective or the rendezvous may take.")] = 60.0,
-    bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails or is slow, re-test halves and pairs to name the node.")] = True,
+    pairs: Annotated[bool, typer.Option("--pairs/--no-pairs", help="After the all-reduce, rounds of node pairs all-reducing at once, each compared with their median: names a slow node or link with no threshold given (3+ hosts).")] = True,
+    bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails and neither it nor the pairs name a node, re-test halves and pairs to find it.")] = True,
     node_python: NodePythonOpt = None,
     hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
@@ -102,9 +118,11 @@ def doctor(
     json_out: JsonOpt = False,
 ) -> None:
     """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
-    from envcheck.doctor.run import DoctorOptions, run_doctor
+    # lazy: doctor (and the matrix) costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import make_backend
+    from envcheck.doctor.run import DoctorOptions, run_doctor
     from envcheck.matrix.load import load_matrix
+    from envcheck.remote import LocalRemote
 
     _check_inputs(launcher, local, bool(hosts or hosts_file), ((junit, "--junit"), (prometheus, "--prometheus")))
     base = _load_baseline(baseline) if baseline else None
@@ -115,13 +133,21 @@ def doctor(
         be = make_backend(remotes, m, launcher=launcher, collective_timeout=collective_timeout,
                           node_python=node_python, forks=forks, timeout=timeout,
                           connect_timeout=connect_timeout, backend=backend, nproc_per_node=nproc_per_node,
-                          master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node)
+                          master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node,
+                          step_size=step_size)
         opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
-                             bisect=bisect, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
+                             bisect=bisect, pairs=pairs, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
         if which:
             note(which)
         report = run_doctor([r.name for r in remotes], opts, be, progress=None if json_out else note)
     report.notes += be.fleet_notes
+    if launcher == "srun":
+        report.slurm = be.slurm()
     code = health.outcome(report).exit_code(strict)
-    _write_outputs(report, code, strict, junit, prometheus, json_out)
+    actions = None
+    if drain_failed or resume_passed:
+        # lazy: Slurm's node actions cost ~5 ms CPU at start-up (-X importtime, issue 26); only these flags need them
+        from envcheck.slurm.drain import act
+        actions = act(report, drain=drain_failed, resume=resume_passed, strict=strict)
+    _write_outputs(report, code, strict, junit, prometheus, json_out, actions)
     raise typer.Exit(code)

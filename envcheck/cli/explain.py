@@ -1,6 +1,6 @@
 import sys
 import textwrap
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
@@ -10,8 +10,9 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, Ex
                                    PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
                                    closing_all)
 from envcheck.errors import EXIT_USAGE, UsageError
-from envcheck.explain import match as lib
-from envcheck.remote import LocalRemote
+
+if TYPE_CHECKING:  # the matcher itself is imported where it runs (see explain below)
+    from envcheck.explain.match import Explanation
 
 WIDTH = 100
 
@@ -24,7 +25,7 @@ def _wrapped(label: str, body: str, hang: str = "") -> None:
         typer.echo(f"           {line}")
 
 
-def _print(found: List[lib.Explanation]) -> None:
+def _print(found: List["Explanation"]) -> None:
     for i, e in enumerate(found):
         if i:
             typer.echo("")
@@ -42,7 +43,7 @@ def _print(found: List[lib.Explanation]) -> None:
             typer.echo(f"  {'check:' if j == 0 else '':<8} {c}")
 
 
-def _print_hosts(found: List[lib.Explanation], diagnosis: list) -> None:
+def _print_hosts(found: List["Explanation"], diagnosis: list) -> None:
     typer.echo("")
     typer.echo("on the hosts:")
     for d in diagnosis:
@@ -79,9 +80,12 @@ def explain(
     """Say what causes an error message (most likely first) and which check tells the causes apart. Example: envcheck explain "no kernel image is available" node[01-04]"""
     if local and (hosts or hosts_file):
         raise UsageError("explain: --local audits this machine only; it takes no hosts", "drop --local, or the hosts")
+    # lazy: the matcher and its catalogue cost ~60 ms CPU at start-up (-X importtime, issue 26),
+    # which --help and every other command would pay
+    from envcheck import inputs
+    from envcheck.explain import match as lib
     stdin_text = None
     if text is None or text == "-":
-        from envcheck import inputs
         stdin_text = None if sys.stdin is None or sys.stdin.isatty() else inputs.read_stream(
             sys.stdin, "stdin", "paste the error message itself, or the tail of the log")
     found = lib.explain(lib.read_text(text, stdin_text))
@@ -93,9 +97,12 @@ def explain(
                   "to check the whole stack", 2)
     diagnosis = None
     if hosts or hosts_file or local:
+        # lazy: the fleet audit and the matrix cost ~75 ms CPU at start-up (-X importtime, issue 26),
+        # and `explain TEXT` alone (no hosts) must answer fast
         from envcheck.audit.fleet import audit_fleet
         from envcheck.explain.verdict import verdicts
         from envcheck.matrix.load import load_matrix
+        from envcheck.remote import LocalRemote
         # --local: this machine even inside a Slurm allocation (no $SLURM_JOB_NODELIST fan-out)
         remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
         with closing_all(remotes):
@@ -104,7 +111,7 @@ def explain(
         diagnosis = verdicts(found, fa.results)
     code = 0
     if diagnosis is not None:
-        from envcheck.explain.verdict import exit_code
+        from envcheck.explain.verdict import exit_code  # lazy: as verdicts above, ~60 ms
         code = exit_code(diagnosis)
     if json_out:
         doc = {"known": True, "environment": lib.top_environment_cause(found) is not None,

@@ -15,16 +15,19 @@ a check); collectives have `--collective-timeout`, installers `--install-timeout
 No hosts given (and no $SLURM_JOB_NODELIST): [LocalRemote()] — the command runs on this machine.
 """
 import contextlib
+import importlib.util
 import sys
 import threading
-from pathlib import Path
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import typer
 
 from envcheck.cli.common import Annotated
-from envcheck.remote import LocalRemote, Remote
+
+if TYPE_CHECKING:  # imported where they run: every command imports this module
+    from envcheck.remote import Remote
 
 HostsArg = Annotated[Optional[List[str]], typer.Argument(
     metavar="HOSTS", show_default=False,
@@ -94,10 +97,13 @@ class HostSelection:
         kw["exclude"] = tuple(kw.get("exclude") or ())
         return cls(**kw)
 
-    def remotes(self) -> List[Remote]:
+    def remotes(self) -> List["Remote"]:
         """SSHRemote per host, or [LocalRemote()] when no host is named (nor a hosts file, nor
         $SLURM_JOB_NODELIST): the command then runs on this machine."""
+        # lazy: the hostlist parser and the local transport cost ~25 ms CPU at start-up
+        # (-X importtime, issue 26), which --help and every offline command would pay
         from envcheck.hostlist import resolve_targets
+        from envcheck.remote import LocalRemote
 
         targets = resolve_targets(list(self.hosts), str(self.hosts_file) if self.hosts_file else None,
                                   exclude=self.exclude,
@@ -106,7 +112,9 @@ class HostSelection:
             return [LocalRemote()]
         if len(targets) > 64:   # a big list says so before minutes of connecting, not after
             typer.echo(f"envcheck: {len(targets)} hosts, {min(self.forks, len(targets))} at a time", err=True)
-        from envcheck.hosts import SSHOptions, make_remotes  # paramiko only when SSH is used
+        # lazy: fabric and paramiko cost ~360 ms CPU (-X importtime, issue 26), more than all
+        # the rest of a start-up; only a command that reaches a host over SSH needs them
+        from envcheck.hosts import SSHOptions, make_remotes
 
         opts = SSHOptions(ssh_config=str(self.ssh_config) if self.ssh_config else None, user=self.user,
                           port=self.port, identity=str(self.identity) if self.identity else None,
@@ -116,7 +124,7 @@ class HostSelection:
 
 
 @contextlib.contextmanager
-def closing_all(remotes: Sequence[Remote]) -> Iterator[Sequence[Remote]]:
+def closing_all(remotes: Sequence["Remote"]) -> Iterator[Sequence["Remote"]]:
     """The remotes for the body of a `with`, every connection closed after it, however it ends;
     then OpenSSH's line for the host keys accepted on the way."""
     try:
@@ -130,11 +138,11 @@ def closing_all(remotes: Sequence[Remote]) -> Iterator[Sequence[Remote]]:
 _KEY_TYPES = {"ssh-ed25519": "ED25519", "ssh-rsa": "RSA", "ssh-dss": "DSA"}
 
 
-def announce_new_host_keys(remotes: Sequence[Remote]) -> None:
+def announce_new_host_keys(remotes: Sequence["Remote"]) -> None:
     """`Warning: Permanently added 'node01' (ED25519) to the list of known hosts.` as OpenSSH
     says it on stderr when accept-new remembers a key; one line per key type and file, the
     hosts folded (a first run on 100 nodes says it once)."""
-    from envcheck.hostlist import compress_hostlist
+    from envcheck.hostlist import compress_hostlist  # lazy: as in remotes(), ~25 ms
     contexts = {id(c): c for c in (getattr(r, "context", None) for r in remotes) if c is not None}
     groups: dict = {}
     for c in contexts.values():
@@ -146,16 +154,16 @@ def announce_new_host_keys(remotes: Sequence[Remote]) -> None:
                    f"of known hosts ({path}).", err=True)
 
 
-def local_python(node_python: Optional[str], remotes: Sequence[Remote],
+def local_python(node_python: Optional[str], remotes: Sequence["Remote"],
                  what: str = "workers run") -> Tuple[Optional[str], Optional[str]]:
     """The interpreter for node-side work and a line saying which one, for a run on this machine.
 
     Someone who installed envcheck and torch into one venv means that torch: on this machine the
     default is the interpreter envcheck runs under when torch is installed beside it, else
     python3 (as on any node). An explicit --node-python, or any remote host, is left as given."""
+    from envcheck.remote import LocalRemote  # lazy: as in remotes(), ~10 ms
     if node_python or len(remotes) != 1 or not isinstance(remotes[0], LocalRemote):
         return node_python, None
-    import importlib.util
 
     if importlib.util.find_spec("torch") is not None:
         return sys.executable, (f"this machine: {what} under {sys.executable} (torch is installed "
@@ -168,6 +176,8 @@ def progress_printer(total: int, label: str, enabled: Optional[bool] = None) -> 
     """A live progress bar on stderr (rich) when it is a terminal; a no-op otherwise (piped, CI,
     --json). Call it with (host, ok) as each host finishes. Redrawn on each call only: no thread
     is left behind if the command stops early."""
+    # lazy: rich's console and progress cost ~70 ms CPU at start-up (-X importtime); only a
+    # command that reaches hosts draws a bar
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 

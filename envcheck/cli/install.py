@@ -2,21 +2,26 @@
 print each node's outcome, exit (0 all done or nothing to do, 1 refused/failed, 3 unreachable)."""
 import getpass
 import os
+import shlex
 import sys
 import threading
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
-from envcheck.errors import UsageError
-from envcheck.install.common import NodeOutcome, on_nodes, outcome_of
-from envcheck.remote import Remote
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, PortOpt,
                                     SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
                                     closing_all)
+from envcheck.errors import UsageError
+from envcheck.install.staging import check_tmpdir
+from envcheck.versions import strict_version
+
+if TYPE_CHECKING:  # imported where they run (see the commands below)
+    from envcheck.install.common import NodeOutcome
+    from envcheck.remote import Remote
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
 SudoOpt = Annotated[bool, typer.Option("--sudo", help="Use sudo on nodes where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")]
@@ -60,10 +65,11 @@ def env_cmd(
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
 ) -> None:
     """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
-    from envcheck.install.envblock import env_node, render_block
+    # lazy: the env block and the fan-out cost ~40 ms CPU at start-up (-X importtime, issue 26); only env needs them
+    from envcheck.install.common import on_nodes
+    from envcheck.install.envblock import check_rc_file, env_node, render_block
     if profile_d and file != "~/.bashrc":
         raise UsageError("give --file or --profile-d, not both", "--profile-d writes /etc/profile.d and /etc/ld.so.conf.d")
-    from envcheck.install.envblock import check_rc_file
     check_rc_file(file)
     if not remove:
         if not cuda_home:
@@ -83,6 +89,7 @@ def upload_progress() -> Optional[Callable[[str, int, int], None]]:
     """One progress bar on stderr (rich) for all uploads together, when stderr is a terminal
     (none when piped or --json): hosts upload in parallel, so per-host lines would overwrite
     each other."""
+    # lazy: rich's console and progress cost ~70 ms CPU at start-up (-X importtime); only an upload draws a bar
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
@@ -134,10 +141,12 @@ def install_cuda_cmd(
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
 ) -> None:
     """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
+    # lazy: the CUDA installer, its fan-out and the matrix cost ~75 ms CPU at start-up (-X importtime,
+    # issue 26); only install-cuda needs them
+    from envcheck.install.common import on_nodes
     from envcheck.install.cuda import InstallArgs, install_cuda
     from envcheck.install.cuda_source import choose_source
     from envcheck.install.cuda_spec import toolkit_spec
-    from envcheck.install.staging import check_tmpdir
     from envcheck.matrix.load import load_matrix
 
     prefix = check_tmpdir(prefix, "--prefix", "pass an absolute directory, e.g. --prefix /usr/local")
@@ -160,10 +169,10 @@ def install_cuda_cmd(
     finish(outcomes, json_out, dry_run, next_step=_env_next(remotes, ctx.params, args.target(spec)))
 
 
-def _env_next(remotes: List[Remote], params: dict, cuda_home: str) -> str:
+def _env_next(remotes: List["Remote"], params: dict, cuda_home: str) -> str:
     """`envcheck env node[01-04] --ssh-config F --cuda-home /usr/local/cuda-12.4`: what puts the
     toolkit on PATH for non-interactive shells, on the same hosts reached the same way."""
-    import shlex
+    # lazy: the hostlist folder costs ~25 ms CPU at start-up (-X importtime, issue 26); only install-cuda's last line needs it
     from envcheck.hostlist import compress_hostlist
     hosts = "" if all(r.is_local for r in remotes) else shlex.quote(compress_hostlist([r.name for r in remotes]))
     how = "".join(f" {flag} {shlex.quote(str(params[k]))}" for k, flag in
@@ -172,14 +181,17 @@ def _env_next(remotes: List[Remote], params: dict, cuda_home: str) -> str:
     return " ".join(x for x in ("envcheck env", hosts) if x) + how + f" --cuda-home {shlex.quote(cuda_home)}"
 
 
-def finish(outcomes: List[NodeOutcome], json_out: bool, dry_run: bool = False, next_step: str = "") -> None:
+def finish(outcomes: List["NodeOutcome"], json_out: bool, dry_run: bool = False, next_step: str = "") -> None:
     """Print the outcomes (JSON, or each distinct one once under its hosts, then the summary
     line and, where one follows, the next command), and exit with their code."""
+    # lazy: the outcome renderers and the fan-out's results cost ~40 ms CPU at start-up (-X importtime,
+    # issue 26); only the installers print them
+    from envcheck.install.common import outcome_of
+    from envcheck.install.render import outcomes_summary, render_outcomes
+    from envcheck.report import paint
     if json_out:
         print_json([o.__dict__ for o in outcomes])
     else:
-        from envcheck.install.render import outcomes_summary, render_outcomes
-        from envcheck.report import paint
         color = color_wanted()
         for line in render_outcomes(outcomes, lambda t, st: paint(t, st, color)):
             typer.echo(line)
@@ -208,12 +220,12 @@ def install_cudnn_cmd(
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
 ) -> None:
     """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
+    # lazy: the cuDNN installer and its fan-out cost ~35 ms CPU at start-up (-X importtime, issue 26); only install-cudnn needs them
+    from envcheck.install.common import on_nodes
     from envcheck.install.cudnn import install_cudnn, read_archive
-    from envcheck.install.staging import check_tmpdir
 
     tmpdir = check_tmpdir(tmpdir)
     if cuda:
-        from envcheck.versions import strict_version
         cuda = strict_version(cuda, "--cuda")
     if cuda and cuda_home:
         raise UsageError("give --cuda or --cuda-home, not both", "e.g. --cuda 12.4 or --cuda-home /usr/local/cuda-12.4")

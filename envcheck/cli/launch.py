@@ -10,12 +10,14 @@ import typer
 from typer.core import TyperCommand
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, note, print_json
+from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note, print_json,
+                                 show_probe_exit)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
                                    HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
                                    SshConfigOpt, StrictHostKeysOpt, UserOpt, closing_all,
                                    local_python)
 from envcheck.cli.rankopts import MasterAddrOpt, MasterPortOpt
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt, check_launcher, srun_hosts
 from envcheck.errors import UsageError
 
 
@@ -113,8 +115,17 @@ def launch(
     connect_timeout: ConnectTimeoutOpt = 10.0,
     forks: ForksOpt = 32,
     json_out: JsonOpt = False,
+    show_probe: ShowProbeOpt = False,
+    launcher: LauncherOpt = "ssh",
+    step_size: StepSizeOpt = 64,
 ) -> None:
     """Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: envcheck launch node[01-02] --nproc-per-node 8 -- train.py"""
+    if show_probe:
+        # lazy: the preflight costs ~95 ms CPU at start-up (-X importtime, issue 26); only
+        # launch and nccl-test need it
+        from envcheck.allreduce.preflight import PROBE_SECTIONS
+        raise show_probe_exit(PROBE_SECTIONS, node_python)
+    # lazy: launch (and the audit it runs) costs ~110 ms CPU at start-up (-X importtime, issue 26); only launch needs it
     from envcheck.launch.render import render_text
     from envcheck.launch.run import Options, parse_env, run_launch
 
@@ -129,10 +140,19 @@ def launch(
                    timeout=run_timeout, grace=grace, connect_timeout=connect_timeout, forks=forks,
                    log_dir=str(log_dir) if log_dir else None, force=force, audit=not no_audit,
                    matrix=str(matrix) if matrix else None)
-    # its remote commands are the preflight's and the launchers' (bounded by the run itself)
-    with closing_all(HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()) as remotes:
-        opts.node_python, which = local_python(node_python, remotes, "ranks run")
-        rep = run_launch(remotes, opts, note, _rank_printer(json_out, quiet_others), which)
+    check_launcher(launcher)
+    if launcher == "srun":   # ranks started by srun inside the allocation (envcheck/slurm/srun_ranks.py)
+        # lazy: srun's ranks cost ~60 ms CPU at start-up (-X importtime, issue 26); only --launcher srun needs them
+        from envcheck.matrix.load import load_matrix
+        from envcheck.slurm import srun, srun_ranks
+        alloc = srun.require_allocation(srun_hosts(hosts))
+        runner = srun.SrunRunner(step_size=step_size, job_name="envcheck-launch")
+        rep = srun_ranks.launch(alloc.nodes, opts, runner, _rank_printer(json_out, quiet_others), load_matrix(matrix))
+    else:
+        # its remote commands are the preflight's and the launchers' (bounded by the run itself)
+        with closing_all(HostSelection.from_params(ctx.params, timeout=connect_timeout + 30).remotes()) as remotes:
+            opts.node_python, which = local_python(node_python, remotes, "ranks run")
+            rep = run_launch(remotes, opts, note, _rank_printer(json_out, quiet_others), which)
     if json_out:
         print_json(rep.to_dict())
     else:

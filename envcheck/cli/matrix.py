@@ -7,7 +7,6 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, MatrixOpt, die, guard, print_json
 from envcheck.errors import MatrixError
-from envcheck.matrix.load import default_matrix_path, load_matrix, matrix_record
 
 matrix_app = typer.Typer(help="Inspect and validate the compatibility matrix.", no_args_is_help=True)
 app.add_typer(matrix_app, name="matrix")
@@ -19,6 +18,9 @@ def validate(
     matrix: MatrixOpt = None,
 ) -> None:
     """Check a matrix file: exit 0 with a summary, or 2 naming the bad key. Example: envcheck matrix validate my.yaml"""
+    # lazy: the matrix loader (PyYAML, the schema) costs ~35 ms CPU at start-up (-X importtime,
+    # issue 26), which --help and the commands that read no matrix would pay
+    from envcheck.matrix.load import default_matrix_path, load_matrix
     path = file or matrix or default_matrix_path()
     try:
         m = load_matrix(path)
@@ -39,5 +41,6 @@ def show(
     matrix: MatrixOpt = None,
 ) -> None:
     """Print what the matrix says about one toolkit, cuDNN, torch release or GPU, as JSON. Example: envcheck matrix show cuda 10.0"""
+    from envcheck.matrix.load import load_matrix, matrix_record  # lazy: as in validate, ~35 ms
     m = load_matrix(matrix)
     print_json(matrix_record(m, kind, what))

@@ -1,36 +1,42 @@
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import typer
 
 from envcheck.cli import app
-from envcheck.model import Outcome
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
-from envcheck.audit.probe import run_probe
-from envcheck.facts import schema as F
-from envcheck.facts.from_flags import load_facts_file
-from envcheck.gpus.host import HostGpu, host_gpu
-from envcheck.matrix.load import Matrix, load_matrix
-from envcheck.plan import Stack, make_plan
-from envcheck.remote import LocalRemote
+
+if TYPE_CHECKING:  # imported where they run (see plan and _gpu_of_host below)
+    from envcheck.gpus.host import HostGpu
+    from envcheck.matrix.load import Matrix
+    from envcheck.plan import Stack
+
+PLAN_SECTIONS = ("gpus", "pci_gpus")   # what host_gpu() reads: the driver's GPU list, the PCI bus
 
 
-def _gpu_of_host(facts_file: Optional[Path], m: Matrix, driver: Optional[str]) -> Tuple[HostGpu, Optional[str]]:
+def _gpu_of_host(facts_file: Optional[Path], m: "Matrix", driver: Optional[str]) -> Tuple["HostGpu", Optional[str]]:
     """The GPU (and, unless --driver was given, the driver) of a saved facts file or, with none,
     of this machine as the audit probe sees it."""
+    # lazy: the probe runner and the facts reader cost ~95 ms CPU at start-up (-X importtime,
+    # issue 26); `plan --gpu` never reads a machine
+    from envcheck.audit.probe import run_probe
+    from envcheck.facts import schema as F
+    from envcheck.facts.from_flags import load_facts_file
+    from envcheck.gpus.host import host_gpu
+    from envcheck.remote import LocalRemote
     if facts_file:
         facts = load_facts_file(facts_file)
     else:
         remote = LocalRemote()
-        try:
-            facts = run_probe(remote)
+        try:  # the GPU and the driver only: the whole document would cost ~5x the probe's CPU
+            facts = run_probe(remote, only=PLAN_SECTIONS)
         finally:
             remote.close()
     found = host_gpu(facts, m, str(facts_file) if facts_file else "this machine")
     return found, driver or F.driver_version(facts)
 
 
-def _row(s: Stack) -> List[str]:
+def _row(s: "Stack") -> List[str]:
     return [s.driver_min or "?", s.cuda, s.cudnn or "-", f"{s.torch}+{s.tag}", s.torchvision or "-",
             ",".join(s.python) or "?"]
 
@@ -54,6 +60,13 @@ def plan(
     json_out: JsonOpt = False,
 ) -> None:
     """List the stacks the matrix allows on a GPU, newest first. Example: envcheck plan --gpu V100 --driver 418.87"""
+    # lazy: the planner (the rules, the playbooks) and the matrix cost ~85 ms CPU at start-up
+    # (-X importtime, issue 26), which --help and every other command would pay
+    from envcheck.matrix.load import load_matrix
+    from envcheck.model import Outcome
+    from envcheck.plan import make_plan
+    from envcheck.render import plural, summary_line
+    from envcheck.report import paint
     m = load_matrix(matrix)
     label = gpu
     if not gpu:
@@ -62,7 +75,7 @@ def plan(
     p = make_plan(m, gpu, driver=driver, torch=torch, python=python)
     if json_out:
         print_json({"gpu": label, "compute_capability": p.compute_capability,
-                    "allowed": [s.to_dict() for s in p.allowed],
+                    "note": p.note, "allowed": [s.to_dict() for s in p.allowed],
                     "excluded": [s.to_dict() for s in p.excluded]})
         raise typer.Exit(Outcome(errors=int(not p.allowed)).exit_code())
     pins = "".join(f", {k} {v}" for k, v in (("driver", driver), ("torch", torch), ("python", python)) if v)
@@ -75,7 +88,9 @@ def plan(
             typer.echo("  " + line)
         best = shown[0]
         typer.echo("")
-        typer.echo(f"to reach {best.label} (newest):")
+        if p.note:
+            typer.echo(f"note: {p.note}")
+        typer.echo(f"to reach {best.label} ({'newest' if not best.warnings else 'newest, with a warning'}):")
         if best.playbook:
             typer.echo(f"  envcheck provision {best.playbook} HOSTS")
         for c in best.commands:
@@ -94,8 +109,6 @@ def plan(
         typer.echo("excluded:")
         for s in p.excluded:
             typer.echo(f"  {s.label} (CUDA {s.cuda}): " + "; ".join(s.reasons))
-    from envcheck.render import plural, summary_line
-    from envcheck.report import paint
     outcome = Outcome(errors=int(not p.allowed))
     typer.echo("\n" + summary_line(outcome.verdict(), plural(len(p.allowed) + len(p.excluded), "stack"),
                                    [(len(p.allowed), "allowed"), (len(p.excluded), "excluded")], f"GPU {label}",

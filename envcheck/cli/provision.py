@@ -8,6 +8,8 @@ from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, gua
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all)
+from envcheck.cli.install import sudo_password_source
+from envcheck.errors import UsageError
 
 
 @app.command("provision")
@@ -34,14 +36,17 @@ def provision_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """Bring every host to a playbook's stack, validated first, idempotent. Example: envcheck provision cuda12.4-cudnn9.1-torch2.5 node[01-04] --files ~/downloads --dry-run"""
-    from envcheck.cli.install import sudo_password_source
+    # lazy: provision (every installer, the playbooks, the matrix) costs ~140 ms CPU at start-up
+    # (-X importtime, issue 26); only provision needs it
+    from envcheck.install.render import outcome_body
     from envcheck.matrix.load import load_matrix
     from envcheck.provision.playbooks import load_playbook
-    from envcheck.provision.run import ProvisionOptions, exit_code, provision, to_json
+    from envcheck.provision.run import ProvisionOptions, exit_code, outcome, provision, to_json
+    from envcheck.render import fold_blocks, plural, summary_line
+    from envcheck.report import paint
 
     pb = load_playbook(playbook)
     if files is not None and not files.is_dir():
-        from envcheck.errors import UsageError
         raise UsageError(f"--files {files}: not a directory", "give the directory holding the runfile and archive")
     m = load_matrix(matrix)
     remotes = HostSelection.from_params(ctx.params).remotes()
@@ -58,10 +63,6 @@ def provision_cmd(
         print_json({"playbook": pb.name, "dry_run": dry_run, "notes": res.notes, "warnings": res.warnings,
                     "hosts": to_json(res.runs), "exit_code": code})
         raise typer.Exit(code)
-    from envcheck.install.render import outcome_body
-    from envcheck.provision.run import outcome
-    from envcheck.render import fold_blocks, plural, summary_line
-    from envcheck.report import paint
     color = color_wanted()
     for w in res.warnings:
         typer.echo(f"stack warning: {w}")

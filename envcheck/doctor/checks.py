@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from envcheck.facts import schema as F
+from envcheck.facts import views
 from envcheck.doctor.health import FAIL, PASS, UNKNOWN, WARN, CheckResult, DoctorReport, Measurement, measurement
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, skipped_summary
 from envcheck.rules.health import bdf
@@ -127,7 +128,7 @@ def inventory_of(facts: Dict[str, Any]) -> Dict[str, str]:
         "nccl": F.nccl_version(facts),
         "python": F.python_version(facts),
         "gcc": F.gcc_version(facts),
-        "gpu": f"{len(gpus)}x {gpus[0].get('name')}" if gpus else None,
+        "gpu": f"{views.gpu_count(facts)}x {gpus[0].get('name')}" if gpus else None,
     }
     for k, v in values.items():
         if v:

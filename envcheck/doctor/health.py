@@ -60,13 +60,15 @@ class DoctorReport:
     measurements: List[Measurement] = field(default_factory=list)
     nodes: List[NodeVerdict] = field(default_factory=list)
     verdict: str = UNKNOWN
-    suspects: List[str] = field(default_factory=list)    # hosts the bisection named
+    suspects: List[str] = field(default_factory=list)    # hosts the pair rounds or the bisection named
     inventory: Dict[str, Dict[str, str]] = field(default_factory=dict)  # host -> key versions
     notes: List[str] = field(default_factory=list)
     duration: float = 0.0
+    slurm: Dict[str, Any] = field(default_factory=dict)   # --launcher srun: job_id, steps
+    pairs: Dict[str, Any] = field(default_factory=dict)  # the pair rounds (allreduce.pairs.PairVerdict.to_dict)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {
+        return {**({"slurm": dict(self.slurm)} if self.slurm else {}),
             "verdict": self.verdict,
             "hosts": list(self.hosts),
             "nodes": [asdict(n) for n in self.nodes],
@@ -76,6 +78,7 @@ class DoctorReport:
             "inventory": {h: dict(v) for h, v in self.inventory.items()},
             "notes": list(self.notes),
             "duration": round(self.duration, 3),
+            "pairs": dict(self.pairs),
         }
 
 

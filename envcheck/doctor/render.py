@@ -21,7 +21,8 @@ _VERDICT_VALUE = {PASS: 0, WARN: 1, FAIL: 2, UNKNOWN: 3}
 
 
 # ---------------------------------------------------------------- table
-MEASURED = {BUSBW: ("all-reduce bus bandwidth", "GB/s (nccl-tests' busbw at the largest size)")}
+MEASURED = {BUSBW: ("all-reduce bus bandwidth", "GB/s (nccl-tests' busbw at the largest size)"),
+            "allreduce_pair_median_busbw_gbps": ("pair rounds' median bus bandwidth", "GB/s")}
 
 
 def _fixes(report: DoctorReport, host: str, verdict: str) -> List[str]:
@@ -75,6 +76,10 @@ def render_junit(report: DoctorReport, strict: bool = False) -> str:
         by_host.setdefault(c.host, []).append(c)
     for host, checks in by_host.items():
         suite = ET.SubElement(root, "testsuite", name=host)
+        if report.slurm:   # which job and steps ran the checks (--launcher srun)
+            props = ET.SubElement(suite, "properties")
+            ET.SubElement(props, "property", name="slurm_job_id", value=str(report.slurm.get("job_id", "")))
+            ET.SubElement(props, "property", name="slurm_steps", value=",".join(report.slurm.get("steps") or []))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         t_sum = 0.0
         for c in checks:
@@ -153,6 +158,9 @@ def render_prometheus(report: DoctorReport, now: Optional[float] = None) -> str:
         add(f"envcheck_{m.name}", m.help or m.name, m.labels, m.value)
     add("envcheck_doctor_verdict", "Doctor verdict for the whole run: 0 PASS, 1 WARN, 2 FAIL, 3 UNKNOWN.",
         {}, float(_VERDICT_VALUE.get(report.verdict, 3)))
+    if report.slurm:
+        add("envcheck_doctor_slurm_job", "The Slurm job and steps the run went through (--launcher srun).",
+            {"job_id": str(report.slurm.get("job_id", "")), "steps": ",".join(report.slurm.get("steps") or [])}, 1.0)
     add("envcheck_doctor_duration_seconds", "Wall time of the doctor run.", {}, report.duration)
     add("envcheck_doctor_last_run_timestamp_seconds", "When the doctor run finished (Unix time).", {},
         float(int(now if now is not None else time.time())))

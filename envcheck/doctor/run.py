@@ -12,7 +12,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
+from envcheck.allreduce.linkrate import percent
+from envcheck.allreduce.pairs import PairFigure, judge as judge_pairs
 from envcheck.doctor import health
+from envcheck.doctor.pairs import named as pairs_named, pair_checks, pair_measurements, pair_notes
 from envcheck.doctor.checks import (BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, health_measurements,
                                     inventory_of, require_torch, torch_from_deep)
 from envcheck.doctor.health import FAIL, PASS, SKIP, CheckResult, DoctorReport, Measurement
@@ -34,12 +37,15 @@ class AllreduceOutcome:
     missing: List[str] = field(default_factory=list)          # hosts whose ranks never joined / died
     error: str = ""                            # one line: why it failed
     exit_code: int = 0
+    pairs: List[PairFigure] = field(default_factory=list)     # the pair rounds' figures, every try
+    allowed_gbps: Optional[float] = None       # what one rank's share of the slowest link allows
 
 
 class Backend(Protocol):
     def audit(self, hosts: Sequence[str], deep: bool) -> List[HostResult]: ...
 
-    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False) -> AllreduceOutcome: ...
+    def allreduce(self, hosts: Sequence[str], max_bytes: int, quick: bool = False,
+                  pairs: bool = False) -> AllreduceOutcome: ...
 
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]: ...
 
@@ -52,7 +58,8 @@ class DoctorOptions:
     quick: bool = False                 # no network test (a Slurm HealthCheckProgram has 60 s)
     max_bytes: int = 64 << 20           # "one large size"
     min_busbw: Optional[float] = None   # GB/s; below it the all-reduce counts as failed
-    bisect: bool = True
+    bisect: bool = True                 # when the all-reduce fails and names no node
+    pairs: bool = True                  # rounds of node pairs after the fleet all-reduce (3+ hosts)
     baseline: Optional[DoctorReport] = None
     baseline_tolerance: float = 0.2
     max_isolation_tests: int = 16
@@ -131,8 +138,10 @@ def _describe(out: AllreduceOutcome) -> str:
 
 def _network(report: DoctorReport, hosts: List[str], opts: DoctorOptions, backend: Backend,
              say: Progress) -> None:
-    say(f"all-reduce: {len(hosts)} host(s), {opts.max_bytes >> 20} MiB + check pass")
-    out = _judge(backend.allreduce(hosts, opts.max_bytes), opts.min_busbw)
+    with_pairs = opts.pairs and len(hosts) >= 3
+    say(f"all-reduce: {len(hosts)} host(s), {opts.max_bytes >> 20} MiB + check pass"
+        + (", then rounds of node pairs" if with_pairs else ""))
+    out = _judge(backend.allreduce(hosts, opts.max_bytes, pairs=with_pairs), opts.min_busbw)
     if out.busbw_gbps is not None:
         report.measurements.append(Measurement(
             BUSBW, out.busbw_gbps, {"hosts": ",".join(hosts)},
@@ -148,13 +157,20 @@ def _network(report: DoctorReport, hosts: List[str], opts: DoctorOptions, backen
         return
     for h in hosts:
         report.checks.append(CheckResult(h, "preflight", PASS, "reaches the master"))
+    by_pairs = _pairs(report, hosts, out, opts)
     if out.ok:
         msg = f"busbw {out.busbw_gbps:.3g} GB/s, 0 wrong" if out.busbw_gbps is not None else "correct"
+        if out.allowed_gbps and out.busbw_gbps is not None:
+            msg += f" ({percent(out.busbw_gbps, out.allowed_gbps):.2g}% of the {out.allowed_gbps:.3g} GB/s the link allows)"
         report.checks += [CheckResult(h, "allreduce", PASS, msg) for h in hosts]
         return
     why = _describe(out)
     named = [h for h in out.missing if h in hosts]
-    if not named and opts.bisect and len(hosts) > 1:
+    if not named and by_pairs is not None:
+        named = report.suspects = by_pairs
+        if not named:
+            report.notes.append("pairs: every pair is fine: the fault needs the full set of hosts (a link or scale problem)")
+    elif not named and opts.bisect and len(hosts) > 1:
         say(f"all-reduce failed ({why}); isolating the node")
         # the bisection runs a smaller size: it only has to tell good from bad
         small = max(1 << 20, opts.max_bytes // 16)
@@ -168,8 +184,23 @@ def _network(report: DoctorReport, hosts: List[str], opts: DoctorOptions, backen
         report.suspects = list(named)
     for h in hosts:
         if not named or h in named:
-            report.checks.append(CheckResult(h, "allreduce", FAIL, why if not named else f"{why} (isolated to this node)",
+            where = "the pair rounds name this node" if by_pairs else "isolated to this node"
+            report.checks.append(CheckResult(h, "allreduce", FAIL, why if not named else f"{why} ({where})",
                                              fix="run `envcheck nccl-test` on this host with NCCL_DEBUG=INFO; "
                                                  "compare with a good node's audit"))
         else:
             report.checks.append(CheckResult(h, "allreduce", PASS, "passes without the suspect node(s)"))
+
+
+def _pairs(report: DoctorReport, hosts: List[str], out: AllreduceOutcome, opts: DoctorOptions) -> Optional[List[str]]:
+    """Judge the pair rounds: their checks, gauges and notes go into the report; returns the
+    hosts they name, None when no pair was measured."""
+    if not out.pairs:
+        return None
+    v = judge_pairs(out.pairs, opts.min_busbw)
+    report.checks += pair_checks(hosts, v)
+    report.measurements += pair_measurements(v)
+    report.notes += pair_notes(v)
+    report.pairs = v.to_dict()
+    report.suspects = pairs_named(v)
+    return list(report.suspects)

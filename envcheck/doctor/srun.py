@@ -20,15 +20,20 @@ from envcheck.errors import UsageError
 
 # $0 is the script name given after the -c string; "$@" the worker command, passed through
 # untouched so the worker source needs no quoting at all
-_WRAPPER = ('RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS" '
-            'GROUP_RANK="$SLURM_NODEID" exec "$@"')
+# (the first task also names the step, for reports: `@ENVCHECK step JOB.STEP`)
+_WRAPPER = ('[ "$SLURM_PROCID" != 0 ] || echo "@ENVCHECK step $SLURM_JOB_ID.$SLURM_STEP_ID"; '
+            'RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS" '
+            'LOCAL_WORLD_SIZE="$SLURM_NTASKS_PER_NODE" GROUP_RANK="$SLURM_NODEID" exec "$@"')
 
 
-def srun_argv(hosts: Sequence[str], *, nproc_per_node: int, worker_source: str,
+def srun_argv(hosts: Sequence[str], *, nproc_per_node: int, worker_source: str = "",
               worker_args: Sequence[str] = (), python: str = "python3", master_addr: str,
               master_port: int, timeout_s: float, env: Optional[Mapping[str, str]] = None,
-              srun: str = "srun") -> List[str]:
-    """The srun command line (argv, no shell) that runs one worker per process slot."""
+              srun: str = "srun", program: Optional[Sequence[str]] = None,
+              job_name: str = "envcheck-allreduce", extra: Sequence[str] = ()) -> List[str]:
+    """The srun command line (argv, no shell) that runs one worker per process slot: `python -c
+    worker_source worker_args`, or `python program…` (launch: the user's script and its args);
+    `extra`: more srun options (--label, --chdir=…)."""
     if not hosts:
         raise UsageError("srun: no hosts", "run inside an allocation (SLURM_JOB_NODELIST) or name the hosts")
     if nproc_per_node < 1:
@@ -52,9 +57,9 @@ def srun_argv(hosts: Sequence[str], *, nproc_per_node: int, worker_source: str,
         "--wait=10",                 # and once one task ends, the rest get 10 s, then are killed
         f"--time={minutes}",
         "--export=ALL," + ",".join(f"{k}={v}" for k, v in exports.items()),
-        "--job-name=envcheck-allreduce",
+        f"--job-name={job_name}", *extra,
         "sh", "-c", _WRAPPER, "envcheck-worker",
-        python, "-c", worker_source, *worker_args,
+        *([python, *program] if program is not None else [python, "-c", worker_source, *worker_args]),
     ]
     return argv
 

@@ -77,10 +77,25 @@ class Hit:
 
 # --- building (the generator and its test) ---------------------------------------------------
 
+# a hint in parentheses at the end of a message ("... (pip install ninja to get it)"): newer
+# releases add such hints to messages older ones printed without, so a match may lack it
+_HINT = re.compile(r" \([^(){}]*\)\.?$")
+
+
+def split_hint(template: str) -> Tuple[str, str]:
+    """(the message, its trailing hint) when the message alone is still distinctive, else
+    (template, "")."""
+    m = _HINT.search(template)
+    if m and _distinctive(template[:m.start()]):
+        return template[:m.start()], template[m.start():]
+    return template, ""
+
+
 def key_word(template: str) -> Optional[str]:
-    """The longest word (4+ characters, lower case) of the template's fixed text that no
-    wildcard touches: every text the template matches contains it as a whole token."""
-    parts = WILD.split(template.lower())
+    """The longest word (4+ characters, lower case) of the template's fixed text, outside a
+    trailing hint, that no wildcard touches: every text the template matches contains it as a
+    whole token."""
+    parts = WILD.split(split_hint(template)[0].lower())
     best = ""
     for i, part in enumerate(parts):
         for m in _TOKEN.finditer(part):
@@ -143,17 +158,21 @@ def apply_causes(doc: Dict[str, Any], rules: Dict[str, Any]) -> Dict[str, Any]:
 # --- matching --------------------------------------------------------------------------------
 
 def literal_runs(template: str) -> List[str]:
-    return [p.replace("{{", "{").replace("}}", "}").strip() for p in WILD.split(template)]
+    """The fixed runs every match contains (a trailing hint is optional, so not among them)."""
+    return [p.replace("{{", "{").replace("}}", "}").strip() for p in WILD.split(split_hint(template)[0])]
+
+
+def _fixed(lit: str) -> str:
+    lit = lit.replace("{{", "{").replace("}}", "}")
+    return " ?".join(re.escape(w) for w in lit.split(" "))
 
 
 def template_regex(template: str) -> Pattern[str]:
     """Fixed text as itself (a space may be missing where a line was cut), `{}` as up to 300
-    characters."""
-    parts = []
-    for lit in WILD.split(template):
-        lit = lit.replace("{{", "{").replace("}}", "}")
-        parts.append(" ?".join(re.escape(w) for w in lit.split(" ")))
-    return re.compile(".{0,300}?".join(parts), re.IGNORECASE)
+    characters, a trailing hint optional."""
+    message, hint = split_hint(template)
+    tail = f"(?:{_fixed(hint)})?" if hint else ""
+    return re.compile(".{0,300}?".join(_fixed(lit) for lit in WILD.split(message)) + tail, re.IGNORECASE)
 
 
 class Table:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import FrozenSet, Optional, Tuple
 
+from envcheck.matrix.load import load_matrix
 from envcheck.versions import version_to_cu_tag
 
 INDEX = "https://download.pytorch.org/whl/"
@@ -26,7 +27,6 @@ def _mm(tag: str) -> Tuple[int, int]:
 @lru_cache(maxsize=1)
 def published_tags() -> FrozenSet[str]:
     """Every CUDA variant (cu118, cu121 ...) of every torch release in the packaged matrix."""
-    from envcheck.matrix.load import load_matrix
     m = load_matrix()
     return frozenset(t for r in m.data["torch"]["releases"] for t in (r.get("variants") or {})
                      if t.startswith("cu") and t[2:].isdigit())

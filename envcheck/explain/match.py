@@ -9,7 +9,8 @@ NCCL, the CUDA libraries ...) names a cause for a message no wording knows, or f
 alone; its matches say what was recognised (`via`).
 
 Ranking: a confidence (exact: the text is that error's own message; likely: a weaker hint, or
-the most frequent cause of an error with several; possible: the other causes of such an error),
+the most frequent cause of an error with several; possible: the other causes of such an error,
+and an error whose most frequent cause is the workload's (memory, a bad index), not the setup's),
 then root causes before what they lead to (a GPU missing from torch's arch list before the
 'no kernel image' it causes), then a hand-written wording before a catalogue inference, then
 the order in the log (the earliest is usually the cause).
@@ -98,6 +99,9 @@ def _build(sig: Signature, confidence: str, norm: Normalised, start: int, end: i
     if alts and confidence == "exact":
         # the error is certain, its cause is not: the answer is as sure as its first cause
         confidence = "likely"
+    if sig.alternatives and sig.alternatives[0].get("kind") == "workload":
+        # its most frequent cause is the workload's (memory, a bad index), not the environment's
+        confidence = "possible"
     line, shown = norm.lines_of(start, end)
     return Explanation(
         id=sig.id, kind=sig.kind, confidence=confidence, title=sig.title.format_map(fill),

@@ -1,7 +1,8 @@
 """Make pasted error text comparable: ANSI colour removed, curly/full-width quotes and
 punctuation straightened, Windows paths' backslashes made slashes, the prefixes loggers and
 launchers put on every line removed (docker build steps, timestamps, `[rank0]:`, srun's and
-mpirun's rank labels, glog and c10 log headers), and every run of
+mpirun's rank labels, glog and c10 log headers, dmesg's `[ 12.345678]`, the NVIDIA kernel
+module's `NVRM: ` on each line of its messages), and every run of
 whitespace (line breaks included: messages are wrapped by terminals, loggers and issue forms)
 collapsed to one space; a line cut mid-word at a terminal's fixed width is joined without one.
 Case is left alone (symbols and paths keep it; matching ignores it). Keeps where each original
@@ -35,6 +36,8 @@ _PREFIX = re.compile(r"""^(?:[ \t]*(?:
   | \[\d+,\d+\]<std(?:out|err)>:                              # mpirun --tag-output
   | \[(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]       # [ERROR] after a time
   | \d{1,5}:\ (?=\S)                                          # srun -l: '3: '
+  | \[\ *\d+\.\d{6}\]\                                         # dmesg: '[ 1843.308145] '
+  | NVRM:\ (?=\S)                                            # the NVIDIA kernel module's line tag
 ))+""", re.VERBOSE)
 
 
@@ -48,7 +51,7 @@ def _may_have_prefix(line: str) -> bool:
         line = line.lstrip(" \t")
         c = line[:1]
     return (c in ("#", "[") or c.isdigit() or (c in "IWEF" and line[1:2].isdigit())
-            or (line[3:4] == " " and line[:3] in _MONTHS))
+            or (line[3:4] == " " and line[:3] in _MONTHS) or line.startswith("NVRM: "))
 
 
 def strip_prefix(line: str) -> str:

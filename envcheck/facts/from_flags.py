@@ -11,10 +11,13 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from envcheck import inputs
 from envcheck.errors import UsageError, VersionError
+from envcheck.facts.load import validate
 from envcheck.facts.schema import SCHEMA, Facts
 from envcheck.matrix.load import Matrix
-from envcheck.versions import cc_str, cu_tag_to_version, parse_compute_capability, parse_torch, strict_version
+from envcheck.versions import (cc_str, cu_tag_to_version, cuda_release, parse_compute_capability, parse_torch, pep440,
+                               strict_version)
 
 
 def _v(text: str, flag: str) -> str:
@@ -24,7 +27,8 @@ def _v(text: str, flag: str) -> str:
 def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, cuda: Optional[str] = None,
                 cudnn: Optional[str] = None, torch: Optional[str] = None, torchvision: Optional[str] = None,
                 torchaudio: Optional[str] = None, gpu: Optional[str] = None, python: Optional[str] = None,
-                gcc: Optional[str] = None, numpy: Optional[str] = None, matrix: Optional[Matrix] = None) -> Facts:
+                gcc: Optional[str] = None, numpy: Optional[str] = None, cuda_compat: Optional[str] = None,
+                matrix: Optional[Matrix] = None) -> Facts:
     """A facts document (origin "flags") from the given versions, laid over `base` if given.
 
     gpu is a model name ("A100"), "sm_86" or "8.6"; a name is resolved through the matrix when
@@ -34,7 +38,11 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
     if driver:
         f["driver"] = {"version": _v(driver, "--driver"), "source": "flag"}
     if cuda:
-        f.setdefault("cuda", {})["version"] = _v(cuda, "--cuda")
+        # nvcc's build number (12.2.140, as collect_env prints it) names the 12.2 toolkit
+        release = cuda_release(cuda, "--cuda")
+        f.setdefault("cuda", {})["version"] = release
+        if release != cuda.strip():
+            f["cuda"]["nvcc"] = {"version": release, "printed": cuda.strip()}
     if cudnn:
         f.setdefault("cudnn", {})["version"] = _v(cudnn, "--cudnn")
     if torch:
@@ -42,13 +50,15 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
             public, local = parse_torch(torch)
         except VersionError as e:
             raise VersionError(f"--torch: {e.message}", "give --torch as X.Y.Z or X.Y.Z+cuXYZ, e.g. 1.1.0+cu100")
-        if local and local != "cpu" and cu_tag_to_version(local) is None:
+        cuda_tag = cu_tag_to_version(local) if local else None
+        if local and local.startswith("cu") and not cuda_tag:  # +cu10x, +cuda: a typo, not a build
             raise VersionError(f"--torch: unknown variant {local!r} in {torch!r}",
                                "use +cuXYZ (e.g. +cu100, +cu121) or +cpu")
         f.setdefault("packages", {})["torch"] = {"version": torch.strip()}
-        f["torch"] = {"version": public, "local": local,
-                      "cuda": cu_tag_to_version(local) if local else None,
-                      "cuda_source": "flag" if local else None}
+        # a label other than +cuXYZ / +cpu (a source or vendor build: 2.1.0a0+git32f93b1) says
+        # nothing about its CUDA: the torch rules say so, and skip what needs it
+        f["torch"] = {"version": public, "local": local if (cuda_tag or local == "cpu") else None,
+                      "cuda": cuda_tag, "cuda_source": "flag" if cuda_tag else None}
     for name, val in (("torchvision", torchvision), ("torchaudio", torchaudio)):
         if val:
             try:
@@ -60,14 +70,34 @@ def stack_facts(base: Optional[Facts] = None, *, driver: Optional[str] = None, c
         f["gpus"] = [_gpu(gpu, matrix)]
     if python:
         # a bare "3" would be read as 3.0 and judged (falsely) as a Python with no torch wheels
-        if not re.fullmatch(r"[0-9]{1,3}\.[0-9]{1,3}(\.[0-9]{1,3})?", python.strip()) or "\n" in python:
+        if len(pep440(python, "--python", "3.7").release) not in (2, 3):
             raise VersionError(f"--python: cannot parse version {python!r}", "give --python as X.Y, e.g. 3.7")
         f["python"] = {"version": python.strip()}
     if gcc:
         f["gcc"] = {"version": _v(gcc, "--gcc")}
     if numpy:
         f["numpy"] = {"version": _v(numpy, "--numpy")}
+    if cuda_compat:
+        f["cuda_compat"] = compat_facts(cuda_compat)
     return f
+
+
+def compat_facts(text: str) -> Dict[str, Any]:
+    """`--cuda-compat none` (no compat library is loaded), `X.Y` (the cuda-compat-X-Y package is
+    loaded) or a driver version (its libcuda.so.550.54.15 is) as cuda_compat facts."""
+    t = text.strip().lower()
+    if t in ("none", "no", "absent"):
+        return {"version": None, "path": None, "via": None, "installed": []}
+    fix = "give --cuda-compat none, X.Y (the cuda-compat-X-Y package) or its libcuda's driver version"
+    try:
+        key = pep440(t, "--cuda-compat").release
+    except VersionError:
+        raise VersionError(f"--cuda-compat: cannot read {text!r}", fix)
+    if len(key) in (2, 3) and key[0] < 100:
+        return {"version": None, "cuda": f"{key[0]}.{key[1]}", "path": None, "via": "flag", "installed": []}
+    if len(key) in (2, 3) and key[0] >= 100:
+        return {"version": t, "path": None, "via": "flag", "installed": []}
+    raise VersionError(f"--cuda-compat: {text!r} is neither a CUDA release X.Y nor a driver version", fix)
 
 
 def _gpu(text: str, matrix: Optional[Matrix]) -> Dict[str, Any]:
@@ -85,7 +115,6 @@ def _gpu(text: str, matrix: Optional[Matrix]) -> Dict[str, Any]:
 
 def load_facts_file(path: Path) -> Facts:
     """A saved facts document, or an audit --json document with exactly one host."""
-    from envcheck import inputs
     fix = "give a file written by `envcheck audit --json` or the probe"
     doc = inputs.parse_json(inputs.read_text(str(path), "facts file", fix), str(path), fix)
     if not isinstance(doc, dict):
@@ -104,13 +133,4 @@ def load_facts_file(path: Path) -> Facts:
     if not any(k in doc for k in ("driver", "cuda", "torch", "packages", "gpus", "pci_gpus", "python", "cudnn", "gcc")):
         raise UsageError(f"{path}: no facts in it (none of driver, cuda, torch, packages, gpus …)",
                          "give a file written by `envcheck audit --json` or the probe")
-    fix = "give a file written by `envcheck audit --json` or the probe of this envcheck version"
-    if "schema" in doc and doc["schema"] != SCHEMA:
-        raise UsageError(f"{path}: facts schema {str(doc['schema'])[:20]!r}, this envcheck reads schema {SCHEMA}", fix)
-    # a section of the wrong type would be read as "absent", and "No findings" would follow
-    for key in ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc"):
-        if key in doc and doc[key] is not None and not isinstance(doc[key], dict):
-            raise UsageError(f"{path}: {key!r} is {type(doc[key]).__name__}, not an object", fix)
-    if "gpus" in doc and doc["gpus"] is not None and not isinstance(doc["gpus"], list):
-        raise UsageError(f"{path}: 'gpus' is {type(doc['gpus']).__name__}, not a list", fix)
-    return doc
+    return validate(doc, str(path))

@@ -72,10 +72,21 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                                           # that build bundles from the matrix; ignored: what the probe
                                           # found that torch does not load (rules/nccl.py: torch_nccl)
       "gcc": {"version": "7.5.0" | None, "path": str | None},
+      "cuda_compat": {                    # NVIDIA's forward-compatibility libcuda (cuda-compat-X-Y)
+        "version": "550.54.15" | None,    # the driver the compat libcuda the loader takes was built
+                                          # from; None: the loader takes the driver's own (or none)
+        "path": str | None, "via": "LD_LIBRARY_PATH"|"ldconfig"|"flag"|None,
+        "cuda": "12.4" | None,            # `check --cuda-compat 12.4`: the package's CUDA release
+        "installed": [{"path": str, "version": str | None}],   # every compat libcuda on disk
+      },                                  # absent: not known (check without --cuda-compat)
       "env": {"PATH": str, "LD_LIBRARY_PATH": str, "CUDA_HOME": str, "CUDA_PATH": str,
               "NCCL_SOCKET_IFNAME": str, "GLOO_SOCKET_IFNAME": str, ...},   # as the probe saw them:
                                                    # over SSH that is the NON-interactive environment
-      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None}],
+      "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None,
+                      "speed": 10000 | None}],   # Mb/s, sysfs speed
+      "ib_ports": [{... as health.ib, "rate_gbps": 400.0}],   # only with --only ib: the active ports
+      "torch_import": {"version": "2.3.1" | None, "error": str | None,   # only with --only torch_import:
+                       "executable": str},   # `import torch` in a child of the probe's interpreter
       "health": {                         # hardware health (probe only; absent: not probed)
         "pci": [{"address": "0000:07:00.0", "vendor_id": "0x10de", "device_id": "0x20b2",
                  "class": "0x030200",      # NVIDIA VGA/3D functions on the bus, driver or not
@@ -83,8 +94,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
                           "width": 16, "max_width": 16}}],          # sysfs current_/max_link_*
         "kernel_log": {"source": "/dev/kmsg"|"dmesg"|"journalctl"|None, "error": str | None,
                        "events": [{"xid": 79, "pci": "0000:2b:00", "count": 1, "first": str,
-                                   "last": str, "no_xid_line": bool}],   # NVRM Xids since boot
-                       "dropped": int},
+                                   "last": str, "no_xid_line": bool,     # NVRM Xids since boot
+                                   "first_s": float | None, "last_s": float | None}],  # logged at,
+                       "dropped": int, "uptime_s": float | None},   # s since boot (kmsg/dmesg stamps)
         "ib": [{"device": "mlx5_0", "port": 1, "state": "4: ACTIVE", "phys_state": "5: LinkUp",
                 "rate": "400 Gb/sec (4X NDR)", "link_layer": "InfiniBand"|"Ethernet"}],
         "modules": {"nvidia_peermem": bool, "nv_peer_mem": bool},   # GPUDirect RDMA loaded
@@ -101,6 +113,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       #     "temperature_c": int, "slowdown_temperature_c": int, "persistence_mode": 0|1,
       #     "mig_mode": 0|1, "compute_mode": 0..3,
       #     "nvlink": {"up": int, "down": [link, ...]} | None (no NVLink)}
+      "gpu_processes": {"processes": [{"pid": int, "name": str, "memory_mib": int | None, "gpu": str,
+                                       "slurm_job": str | None}] | None, "error": str | None},
+                                          # only with --only gpu_processes (slurm-check's Epilog)
       "errors": [str],                    # what the probe could not do, in one line each
     }
 
@@ -155,6 +170,11 @@ def gpus(f: Facts) -> List[Dict[str, Any]]:
     return _dicts(_get(f, "gpus"))
 
 
+def gpus_reported(f: Facts) -> bool:
+    """Whether the document lists GPUs at all (an empty list: the probe looked and found none)."""
+    return _get(f, "gpus") is not None
+
+
 def cuda_version(f: Facts) -> Optional[str]:
     """The toolkit in use."""
     return _str(_get(f, "cuda", "version"))
@@ -192,6 +212,11 @@ def gcc_version(f: Facts) -> Optional[str]:
     return _str(_get(f, "gcc", "version"))
 
 
+def installed_gccs(f: Facts) -> List[Dict[str, Any]]:
+    """The versioned gcc-N the probe found on PATH ([{"path", "version"}])."""
+    return _dicts(_get(f, "gcc", "installed"))
+
+
 def env(f: Facts) -> Dict[str, str]:
     return {k: v for k, v in _dict(_get(f, "env")).items() if isinstance(k, str) and isinstance(v, str)}
 
@@ -206,6 +231,13 @@ def nccl_source(f: Facts) -> Optional[str]:
 
 def nccl(f: Facts) -> Dict[str, Any]:
     return _dict(_get(f, "nccl"))
+
+
+def cuda_compat(f: Facts) -> Optional[Dict[str, Any]]:
+    """The cuda-compat facts (see the schema); None when nobody looked (`check` without
+    --cuda-compat, an older probe): whether forward compatibility can run is then unknown."""
+    v = _get(f, "cuda_compat")
+    return dict(v) if isinstance(v, dict) else None
 
 
 def numpy_version(f: Facts) -> Optional[str]:
@@ -271,6 +303,10 @@ def host_compiler(f: Facts) -> Dict[str, Optional[str]]:
 
 def cudnn_libs(f: Facts) -> List[Dict[str, Any]]:
     return _dicts(_get(f, "cudnn", "libs"))
+
+
+def cudnn_headers(f: Facts) -> List[Dict[str, Any]]:
+    return _dicts(_get(f, "cudnn", "headers"))
 
 
 def packages(f: Facts) -> Dict[str, Dict[str, Any]]:

@@ -30,7 +30,7 @@ def host_gpu(f: F.Facts, matrix: Matrix, where: str) -> HostGpu:
     unknown = [name for name, cc in found if cc is None]
     if unknown:
         raise UsageError(f"plan: the compute capability of {unknown[0]!r} on {where} is unknown",
-                         "give it with --gpu sm_XY or X.Y (nvidia-smi --query-gpu=compute_cap shows it)")
+                         "give it with --gpu sm_XY or X.Y (the GPU's compute capability, as NVIDIA lists it)")
     ccs: List[str] = sorted({f"{cc[0]}.{cc[1]}" for _, cc in found if cc})
     if len(ccs) > 1:
         raise UsageError(f"plan: {where} has GPUs of compute capability {' and '.join(ccs)}",

@@ -2,6 +2,7 @@
 state shared by every connection of one run (ssh_config parsed once, known_hosts read once)."""
 from __future__ import annotations
 
+import getpass
 import os
 import threading
 from dataclasses import dataclass
@@ -10,8 +11,9 @@ from typing import Dict, List, Optional, Tuple
 import paramiko
 
 from envcheck.errors import UsageError
-from envcheck.hostlist import Target
+from envcheck.hostlist import ANSIBLE_LINE, Target
 from envcheck.hosts.known_hosts import KnownHosts
+from envcheck.hosts.proxy import JumpHosts
 from envcheck.remote import DEFAULT_TIMEOUT
 
 DEFAULT_FORKS = 32
@@ -56,7 +58,6 @@ def _check_private_key(path: str) -> None:
         raise UsageError(f"identity file {path}: cannot read: {e.strerror}", "check the --identity path") from e
     if b"PRIVATE KEY" in head:
         return
-    from envcheck.hostlist import ANSIBLE_LINE
     text = head.decode("utf-8", "replace").splitlines()
     if any(ANSIBLE_LINE.match(line) for line in text):
         raise UsageError(f"-i/--identity {path} looks like an Ansible inventory; -i here is the SSH key, as in "
@@ -89,7 +90,6 @@ class SSHContext:
         self.ssh_config = load_ssh_config(options.ssh_config)
         self._known: Dict[Tuple[str, ...], KnownHosts] = {}
         self._lock = threading.Lock()
-        from envcheck.hosts.proxy import JumpHosts
         self.jumps = JumpHosts(self)
 
     def known_hosts(self, files: Tuple[str, ...]) -> KnownHosts:
@@ -147,5 +147,4 @@ def _unless_none(value: Optional[str]) -> Optional[str]:
 
 
 def _local_user() -> str:
-    import getpass
     return getpass.getuser()

@@ -11,6 +11,7 @@ write the whole chain in the node's ProxyJump.
 """
 from __future__ import annotations
 
+import importlib
 import socket
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import paramiko
 
 from envcheck.errors import UsageError
+from envcheck.hostlist import parse_target
 
 if TYPE_CHECKING:  # pragma: no cover
     from envcheck.hosts.options import Resolved, SSHContext
@@ -77,7 +79,6 @@ def abort(sock: Any) -> None:
 
 def parse_jump(spec: str) -> List[str]:
     """`ops@bastion:2222,inner` → ['ops@bastion:2222', 'inner']; checked as hosts are."""
-    from envcheck.hostlist import parse_target
     hops = [h.strip() for h in spec.split(",") if h.strip()]
     if not hops or len(hops) > MAX_HOPS:
         raise UsageError(f"ProxyJump {spec!r}: {'no host' if not hops else f'more than {MAX_HOPS} hops'}",
@@ -98,7 +99,7 @@ class JumpHosts:
         self._lock = threading.Lock()
 
     def get(self, spec: str) -> "SSHRemote":
-        from envcheck.hosts.ssh import SSHRemote
+        SSHRemote = importlib.import_module("envcheck.hosts.ssh").SSHRemote   # a cycle: ssh.py imports this module
         with self._lock:
             if spec not in self._hops:
                 via: Optional[SSHRemote] = None

@@ -27,7 +27,7 @@ import fabric
 import paramiko
 
 from envcheck.errors import RemoteError, UsageError
-from envcheck.hostlist import Target
+from envcheck.hostlist import Target, parse_target
 from envcheck.hosts.known_hosts import Policy, UnknownHostKey
 from envcheck.hosts.options import Resolved, SSHContext, SSHOptions, resolve
 from envcheck.hosts.proxy import ProxyFailed, abort, open_socket
@@ -59,7 +59,6 @@ class SSHRemote(Remote):
                  context: Optional[SSHContext] = None, via: Optional["SSHRemote"] = None,
                  follow_proxy: bool = True):
         if isinstance(target, str):
-            from envcheck.hostlist import parse_target
             target = parse_target(target)
         self.target = target
         self.context = context or SSHContext(options or SSHOptions())

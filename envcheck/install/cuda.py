@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from envcheck.install import staging
 from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
 from envcheck.install.cuda_script import facts_script, fetch_command, install_script, link_command
 from envcheck.install.cuda_facts import CudaFacts, parse_facts, what_changes_for_users  # noqa: F401
+from envcheck.install.cuda_source import file_digest
 from envcheck.install.cuda_spec import ToolkitSpec
 from envcheck.remote import Remote, fan_out
 from envcheck.versions import compare, major_minor, vkey
@@ -187,7 +188,7 @@ def _preflight(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
             else:
                 p.problems.append(msg + " (fix: pick a CUDA that supports it, or pass --force)")
     if not f.gpus:
-        p.notes.append("no GPU visible (no nvidia-smi): the architecture check was skipped")
+        p.notes.append("no GPU listed by the driver: the architecture check was skipped")
     if spec.generation == "new":
         if f.installer_log_uid is not None and f.installer_log_uid != 0:
             p.problems.append(f"/tmp/cuda-installer.log exists and belongs to uid {f.installer_log_uid}; the CUDA "
@@ -234,7 +235,6 @@ def _install_steps(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallAr
 
 
 def sha256_file(path: str) -> str:
-    from envcheck.install.cuda_source import file_digest
     return file_digest(path)
 
 

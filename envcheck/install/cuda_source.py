@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from typing import List, Optional
+from urllib.parse import urlsplit
 
 from envcheck.errors import UsageError
 from envcheck.install.cuda_spec import ToolkitSpec
@@ -35,7 +36,6 @@ def check_hex(value: Optional[str]) -> Optional[str]:
 def check_url(url: str, flag: str) -> None:
     """A URL the node's curl/wget can fetch and whose last part names the runfile; a typo here
     would otherwise surface on every node as a download failure."""
-    from urllib.parse import urlsplit
     try:
         u = urlsplit(url)
         u.port   # raises ValueError for a port out of range or not a number

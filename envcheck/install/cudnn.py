@@ -9,6 +9,8 @@ plan_cudnn (pure) -> one node-side script.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shlex
 import tarfile
@@ -95,8 +97,6 @@ def _kind(t: tarfile.TarInfo) -> str:
 
 
 def read_archive(path: str) -> ArchiveInfo:
-    import hashlib
-    import os
     try:
         with tarfile.open(path) as tar:
             members = tar.getmembers()
@@ -336,7 +336,6 @@ def cudnn_node(remote: Remote, info: Optional[ArchiveInfo], cuda_home: str, *, t
     try:
         dest = staging.bind(p.upload, stage)
         remote.put(info.path, dest)
-        import os
         out.bytes_uploaded = os.path.getsize(info.path)
         out.lines.append(f"uploaded {out.bytes_uploaded} bytes to {dest}")
         return _finish(out, run_priv(remote, staging.bind(p.command, stage), priv, timeout=timeout))

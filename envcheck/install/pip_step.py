@@ -9,6 +9,7 @@ differ.
 """
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envcheck.errors import UsageError
+from envcheck.install.common import NodeOutcome
 from envcheck.versions import cu_tag_to_version, same_prefix
 
 # runs on the node under its Python (3.6+): names on argv, JSON on stdout
@@ -149,16 +151,14 @@ def plan_pip(installed: Dict[str, Optional[Dict[str, Any]]], args: Dict[str, Any
 def pip_node(remote, args: Dict[str, Any], *, python: str = "python3", dry_run: bool = False,
              timeout: float = 60.0, install_timeout: float = 3600.0):
     """The pip step on one node: fact, plan, and `pip install` only when something is missing."""
-    import json as _json
 
-    from envcheck.install.common import NodeOutcome
     out = NodeOutcome(remote.name)
     res = remote.run(fact_command(python, args["packages"]), stdin=FACT_SCRIPT, timeout=timeout)
     if not res.ok:
         return out.fail("unreachable" if res.error and "timed out" not in res.error else "failed",
                         f"pip facts under {python}: {res.error or res.tail(3)}")
     try:
-        installed = _json.loads(res.stdout.strip().splitlines()[-1])
+        installed = json.loads(res.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return out.fail("failed", f"pip facts under {python}: unreadable output {res.stdout[-200:]!r}")
     plan = plan_pip(installed, args, python)

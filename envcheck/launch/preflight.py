@@ -13,7 +13,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.allreduce.preflight import PreflightError, node_cmd
+from envcheck.audit.fleet import audit_fleet
+from envcheck.doctor.checks import GPU_ONLY_CODES
 from envcheck.errors import UsageError
+from envcheck.matrix.load import load_matrix
+from envcheck.model import ERROR
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
 NODE_DIR = Path(__file__).resolve().parent.parent / "node"
@@ -111,10 +115,6 @@ def audit_errors(remotes: Sequence[Remote], python: Optional[str], matrix_path: 
                  gpu_less: bool, timeout: float, forks: int) -> List[Dict[str, Any]]:
     """The audit's error findings across the hosts (GPU-only ones skipped on GPU-less nodes,
     where the ranks run on CPU), as dicts for the report."""
-    from envcheck.audit.fleet import audit_fleet
-    from envcheck.doctor.checks import GPU_ONLY_CODES
-    from envcheck.matrix.load import load_matrix
-    from envcheck.model import ERROR
 
     matrix = load_matrix(matrix_path)
     audit = audit_fleet(remotes, matrix, node_python=python, timeout=timeout, forks=forks)

@@ -153,7 +153,7 @@ def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], 
     src = lp.node_sources()
     t = opts.connect_timeout + 30
     say("preflight: node facts")
-    nodes = pf.gather_facts(remotes, python, src["allreduce_launcher.py"], t, opts.forks)
+    nodes = pf.gather_facts(remotes, python, t, opts.forks)
     errs = [pf.PreflightError(f"{n.host}: {n.error}", n.host, "install Python or pass "
                               "--node-python PATH" if "cannot run" in n.error else "")
             for n in nodes if n.error]

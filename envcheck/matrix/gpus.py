@@ -19,6 +19,7 @@ code as it stands: GB10B (Jetson Thor) and GB20B (GB10) are chips of their own, 
 """
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -100,7 +101,6 @@ class GpuIndex:
         """(board name, compute capability) the user may have meant by a name lookup() does not
         know: boards whose name holds every word given ("4090" → RTX 4090), else close
         spellings ("A10O" → A100); shortest names first."""
-        import difflib
         ws = words(name)
         if not ws:
             return []

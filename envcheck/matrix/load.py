@@ -13,10 +13,12 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 import yaml
 
+from envcheck import inputs
 from envcheck.errors import MatrixError, UsageError, VersionError
 from envcheck.matrix.gpus import GpuIndex
 from envcheck.matrix.schema import validate
 from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
+from envcheck.versions import parse_compute_capability
 
 Record = Dict[str, Any]
 CC = Tuple[int, int]
@@ -110,6 +112,7 @@ class Matrix:
         # a fleet audit asks the same few questions once per host: answer each once
         self._gpu_cache: Dict[str, Optional[Record]] = {}
         self._cuda_keys = [(vkey(r["version"]), r) for r in self._cuda]
+        self._need_cache: Dict[str, Optional[DriverNeed]] = {}  # rules ask per release, per host
 
     # ------------------------------------------------------------------ CUDA
     def releases(self) -> List[Record]:
@@ -156,6 +159,14 @@ class Matrix:
     def driver_need(self, version: Optional[str]) -> Optional[DriverNeed]:
         if not version:
             return None
+        key = str(version)
+        if key not in self._need_cache:
+            if len(self._need_cache) > 4096:  # bounded: versions come from untrusted facts
+                self._need_cache.clear()
+            self._need_cache[key] = self._driver_need(key)
+        return self._need_cache[key]
+
+    def _driver_need(self, version: str) -> Optional[DriverNeed]:
         try:
             k = vkey(version, "CUDA version")
         except VersionError:
@@ -329,7 +340,6 @@ class Matrix:
 
 def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
     p = Path(path) if path else default_matrix_path()
-    from envcheck import inputs
     try:
         # the C loader when PyYAML has it: 10x faster, and audit loads the matrix on every run
         text = inputs.read_text(str(p), "matrix", "")
@@ -345,7 +355,6 @@ def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
 
 def matrix_record(m: Matrix, kind: str, what: str) -> Dict[str, Any]:
     """One entry with everything derived from it resolved (for `envcheck matrix show`)."""
-    from envcheck.versions import parse_compute_capability
 
     if kind == "cuda":
         return m.toolkit(what)

@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
 from envcheck.errors import MatrixError
 from envcheck.matrix.schema_cuda import check_cuda
 from envcheck.matrix.schema_hw import check_chips, check_gpus
+from envcheck.matrix import schema_torch
 from envcheck.versions import vkey
 
 SCHEMA_VERSION = 1
@@ -135,7 +136,7 @@ def validate(data: Any, file: Optional[str] = None) -> None:
     """Raise MatrixError for the first problem found in a loaded matrix document."""
     c = _Checker(file)
     c.mapping(data, "", ["schema", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpus", "archs"],
-              ["sources", "chips"])
+              ["sources", "chips", "forward_compat"])
     if data["schema"] != SCHEMA_VERSION:
         c.fail("schema", f"unsupported schema {data['schema']!r}; this envcheck reads schema {SCHEMA_VERSION}")
     if "sources" in data:
@@ -150,6 +151,8 @@ def validate(data: Any, file: Optional[str] = None) -> None:
     tv = _companion(c, data["torchvision"], "torchvision")
     ta = _companion(c, data["torchaudio"], "torchaudio")
     _torch(c, data["torch"], minors, tv, ta, cudnn_builds)
+    if "forward_compat" in data:
+        schema_torch.check_forward_compat(c, data["forward_compat"])
 
 
 def _archs(c: _Checker, archs: Any) -> Set[str]:
@@ -253,7 +256,7 @@ def _builds_for(builds: List[str], cuda: str) -> bool:
 
 def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str],
            cudnn_builds: Dict[str, List[str]]) -> None:
-    c.mapping(torch, "torch", ["arch_sets", "releases"], ["numpy2"])
+    c.mapping(torch, "torch", ["arch_sets", "releases"], ["numpy2", "cudnn_check", "numpy_api"])
     # parsed once: each release's variants look their cuDNN up among all builds (was ~40% of
     # a matrix load when every lookup re-parsed every build's version)
     cudnn_keys = [(v, vkey(v)) for v in cudnn_builds]
@@ -286,7 +289,10 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
             cuda = f"{int(m.group(1))}.{m.group(2)}"  # type: ignore[union-attr]
             if cuda not in minors:
                 c.fail(vp, f"names CUDA {cuda}, which is not in cuda.releases")
-            c.mapping(var or {}, vp, [], ["arch", "cudnn", "nccl"])
+            c.mapping(var or {}, vp, [], ["arch", "cudnn", "nccl", "python", "python_source"])
+            if var and "python" in var:
+                schema_torch.check_variant_python(c, var["python"], f"{vp}.python")
+                c.url(var.get("python_source"), f"{vp}.python_source")
             if var and "arch" in var and var["arch"] not in sets:
                 c.fail(f"{vp}.arch", f"unknown arch set {var['arch']!r} (see torch.arch_sets)")
             for key in ("cudnn", "nccl"):
@@ -312,6 +318,10 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
     c.ascending(versions, "torch.releases")
     if "numpy2" in torch:
         _numpy2(c, torch["numpy2"], versions, tv)
+    if "cudnn_check" in torch:
+        schema_torch.check_cudnn_check(c, torch["cudnn_check"], versions)
+    if "numpy_api" in torch:
+        schema_torch.check_numpy_api(c, torch["numpy_api"], versions)
 
 
 def _numpy2(c: _Checker, rec: Any, releases: List[str], tv: Set[str]) -> None:

@@ -1,9 +1,7 @@
 """envcheck all-reduce launcher: the node side of `envcheck nccl-test`, stdlib only, Python >= 3.6.
 
-Modes (first argument), each printing JSON on stdout:
-  facts                         interfaces (ip -o -4 addr), GPU count (nvidia-smi -L), hostname,
-                                a free TCP port, whether torch imports under this interpreter
-  free-port --addr A            a TCP port free on this host
+Modes (first argument), each printing JSON on stdout (what a node has, GPUs, interfaces, a
+free port, is read by the node probe, envcheck/node/probe/, like every other fact):
   listen --addr A --port P --expect N --timeout T
                                 the preflight listener on the master: accepts N connections
   connect --addr A --port P --timeout T
@@ -30,87 +28,6 @@ def out(record):
         os.write(1, (json.dumps(record, sort_keys=True) + "\n").encode())
     except OSError:   # the controller is gone: the caller's cleanup must still run
         pass
-
-
-def facts(_args):
-    ifaces = {}
-    try:
-        text = subprocess.check_output(["ip", "-o", "-4", "addr", "show"],
-                                       stderr=subprocess.DEVNULL, timeout=10).decode()
-        for line in text.splitlines():
-            parts = line.split()
-            if len(parts) >= 4 and parts[2] == "inet":
-                ifaces.setdefault(parts[1].split("@")[0], []).append(parts[3])
-        ifaces_err = None
-    except (OSError, subprocess.SubprocessError) as e:
-        ifaces_err = "cannot list interfaces with `ip -o -4 addr`: %s" % e
-    gpus, gpu_err = None, None
-    try:
-        text = subprocess.check_output(["nvidia-smi", "-L"], stderr=subprocess.STDOUT,
-                                       timeout=20).decode()
-        gpus = sum(1 for line in text.splitlines() if line.startswith("GPU "))
-    except OSError:
-        gpus = 0     # no nvidia-smi: no GPUs to use
-    except (subprocess.SubprocessError, ValueError) as e:
-        gpus, gpu_err = 0, "nvidia-smi -L failed: %s" % e
-    port = None
-    s = socket.socket()
-    try:
-        s.bind(("", 0))   # a port free now, for MASTER_PORT when the user names none
-        port = s.getsockname()[1]
-    except OSError:
-        pass
-    finally:
-        s.close()
-    mem = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    mem = int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    torch, torch_err = torch_imports()
-    out({"hostname": socket.gethostname(), "gpus": gpus, "gpu_error": gpu_err, "free_port": port,
-         "cpus": os.cpu_count(), "mem_available": mem,
-         "interfaces": [{"name": k, "addrs": v} for k, v in sorted(ifaces.items())],
-         "interfaces_error": ifaces_err, "python": sys.version.split()[0],
-         "executable": sys.executable, "torch": torch, "torch_error": torch_err})
-    return 0
-
-
-TORCH_IMPORT_TIMEOUT = 120
-
-
-def torch_imports():
-    """(torch version, None) or (None, why): `import torch` in a child of this interpreter,
-    as every rank will do it, so a missing or broken torch is named before any rank starts
-    (and a crash in the import cannot take this process down)."""
-    code = "import torch, sys; sys.stdout.write('\\n' + torch.__version__)"
-    try:
-        p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=TORCH_IMPORT_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return None, "import torch did not finish in %d s" % TORCH_IMPORT_TIMEOUT
-    except OSError as e:
-        return None, "cannot run %s: %s" % (sys.executable, e)
-    if p.returncode == 0:
-        return p.stdout.decode("utf-8", "replace").strip().splitlines()[-1], None
-    lines = [x for x in p.stderr.decode("utf-8", "replace").strip().splitlines() if x.strip()]
-    return None, (lines[-1] if lines else "exit %d" % p.returncode)
-
-
-def free_port(args):
-    s = socket.socket()
-    try:
-        s.bind((args.addr, 0))
-        out({"ok": True, "port": s.getsockname()[1]})
-    except OSError as e:
-        out({"ok": False, "error": "cannot bind %s: %s" % (args.addr, e.strerror or e)})
-        return 1
-    finally:
-        s.close()
-    return 0
 
 
 def listen(args):
@@ -245,9 +162,6 @@ def rank_logs(children, host, lines):
 def main(argv=None):
     ap = argparse.ArgumentParser(description="envcheck all-reduce launcher")
     sub = ap.add_subparsers(dest="mode")
-    sub.add_parser("facts")
-    p = sub.add_parser("free-port")
-    p.add_argument("--addr", default="")
     p = sub.add_parser("listen")
     p.add_argument("--addr", default="")
     p.add_argument("--port", type=int, required=True)
@@ -266,8 +180,7 @@ def main(argv=None):
     p.add_argument("--run-id", default="")
     p.add_argument("worker_args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
-    modes = {"facts": facts, "free-port": free_port, "listen": listen, "connect": connect,
-             "launch": launch}
+    modes = {"listen": listen, "connect": connect, "launch": launch}
     if args.mode not in modes:
         ap.error("a mode is required: " + ", ".join(sorted(modes)))
     return modes[args.mode](args)

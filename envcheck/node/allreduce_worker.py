@@ -8,6 +8,8 @@ WORLD_SIZE in the environment; rendezvous is env://.
 stdout: JSON lines (rank 0 the results; every rank its "rank" record and any failure record).
 stderr: logs. Exit: 0 done, 1 setup error, 3 a collective failed or timed out, 4 orphaned.
 Test-only: ENVCHECK_TEST_PERTURB_RANK=N makes rank N contribute one wrong element to the check.
+--pairs SPEC: after the sweep (or instead of it, --no-sweep), rounds of concurrent node pairs
+(allreduce_pairs.py, shipped beside this file).
 """
 import argparse
 import datetime
@@ -104,6 +106,58 @@ def pattern(torch, idx, rank, nranks):
     return mine, expected
 
 
+class Harness(object):
+    """What a workload needs from the worker: every collective bounded by the watchdog, the
+    timed loop, the check pattern, the records (used by the sweep and by allreduce_pairs.py)."""
+
+    def __init__(self, torch, dist, dog, device, dtype, elem, rank, timeout):
+        self.torch, self.dist, self.dog, self.device = torch, dist, dog, device
+        self.dtype, self.elem, self.rank, self.timeout = dtype, elem, rank, timeout
+        # ReduceOp since torch 1.0; reduce_op is the older, later removed spelling
+        self.ops = getattr(dist, "ReduceOp", None) or getattr(dist, "reduce_op")
+        perturb = os.environ.get("ENVCHECK_TEST_PERTURB_RANK")
+        self.perturb = perturb is not None and int(perturb) == rank
+        self.emit, self.pattern = emit, pattern
+
+    def sync(self):
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize()
+
+    def collective(self, phase, tensor, op, nbytes, group=None):
+        self.dog.arm(phase, self.timeout, nbytes)
+        if group is None:
+            self.dist.all_reduce(tensor, op=op)
+        else:
+            self.dist.all_reduce(tensor, op=op, group=group)
+        self.sync()
+        self.dog.disarm()
+
+    def time_loop(self, buf, iters, nbytes, group=None):
+        """This rank's seconds per all-reduce over `iters` back-to-back ones (nothing between)."""
+        kw = {} if group is None else {"group": group}
+        self.dog.arm("timed loop", self.timeout * max(iters, 1), nbytes)
+        self.sync()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            self.dist.all_reduce(buf, op=self.ops.SUM, **kw)
+        self.sync()
+        mine = (time.perf_counter() - t0) / max(iters, 1)
+        self.dog.disarm()
+        return mine
+
+
+def fit_budget(h, buf, nbytes, args):
+    """The first warmup all-reduce, timed and agreed on (the slowest rank's time: every rank
+    must run the same count): how many more warmups and timed iterations fit --budget. Through a
+    link 20x slower than it should be, 64M all-reduces cost seconds each."""
+    t = h.time_loop(buf, 1, nbytes)
+    m = h.torch.tensor([t], dtype=h.torch.float64, device=h.device)
+    h.collective("time", m, h.ops.MAX, nbytes)
+    t = max(float(m.item()), 1e-9)
+    return (max(0, min(args.warmup - 1, int(args.budget / 4 / t))),
+            max(1, min(args.iters, int(args.budget / t))))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="gloo", choices=["nccl", "gloo"])
@@ -116,6 +170,12 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per collective")
     ap.add_argument("--rendezvous-timeout", type=float, default=60.0)
     ap.add_argument("--run-id", default="", help="a marker, for finding this run's processes")
+    ap.add_argument("--pairs", default=None,
+                    help="a pair-rounds spec (JSON file, see allreduce_pairs.py) to run after the sweep")
+    ap.add_argument("--no-sweep", action="store_true", help="only the pair rounds")
+    ap.add_argument("--budget", type=float, default=0.0,
+                    help="seconds of timed loop per size: fewer iterations where one takes long "
+                         "(the first warmup, timed, decides; 0: exactly --warmup and --iters)")
     args = ap.parse_args(argv)
 
     rank = int(os.environ.get("RANK", "0"))
@@ -164,26 +224,15 @@ def main(argv=None):
           "torch": torch.__version__, "backend": args.backend})
     log("joined: rank %d/%d on %s (%s)" % (rank, world, socket.gethostname(), devname))
 
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-
-    def collective(phase, tensor, op, nbytes):
-        dog.arm(phase, args.timeout, nbytes)
-        dist.all_reduce(tensor, op=op)
-        sync()
-        dog.disarm()
-
-    # ReduceOp since torch 1.0; reduce_op is the older, later removed spelling
-    ops = getattr(dist, "ReduceOp", None) or getattr(dist, "reduce_op")
-    perturb = os.environ.get("ENVCHECK_TEST_PERTURB_RANK")
+    h = Harness(torch, dist, dog, device, dtype, elem, rank, args.timeout)
     try:
         lo, hi = parse_size(args.min_bytes), parse_size(args.max_bytes)
-        size = max(lo, 1)
+        size = hi + 1 if args.no_sweep else max(lo, 1)
         if rank == 0:
             emit({"type": "start", "world_size": world, "backend": args.backend,
                   "dtype": args.dtype, "warmup": args.warmup, "iters": args.iters,
                   "torch": torch.__version__})
+        collective, ops, perturb = h.collective, h.ops, h.perturb
         while size <= hi:
             count = size // elem
             size *= args.factor
@@ -191,16 +240,10 @@ def main(argv=None):
                 continue
             nbytes = count * elem
             buf = torch.zeros(count, dtype=dtype, device=device)  # zeros: sums never overflow
-            for _ in range(args.warmup):
+            warmup, iters = fit_budget(h, buf, nbytes, args) if args.budget else (args.warmup, args.iters)
+            for _ in range(warmup):
                 collective("warmup", buf, ops.SUM, nbytes)
-            dog.arm("timed loop", args.timeout * max(args.iters, 1), nbytes)
-            sync()
-            t0 = time.perf_counter()
-            for _ in range(args.iters):
-                dist.all_reduce(buf, op=ops.SUM)
-            sync()
-            mine = (time.perf_counter() - t0) / max(args.iters, 1)
-            dog.disarm()
+            mine = h.time_loop(buf, iters, nbytes)
             # the slowest rank's time is the operation's time
             t = torch.tensor([mine], dtype=torch.float64, device=device)
             collective("time", t, ops.MAX, nbytes)
@@ -209,7 +252,7 @@ def main(argv=None):
             idx = torch.arange(count, device=device, dtype=torch.int32)
             contrib, expected = pattern(torch, idx, rank, world)
             data = contrib.to(dtype)
-            if perturb is not None and int(perturb) == rank:
+            if perturb:
                 data[count // 2] += 1
             collective("check", data, ops.SUM, nbytes)
             bad = torch.tensor([int((data != expected.to(dtype)).sum().item())],
@@ -220,7 +263,14 @@ def main(argv=None):
                 # measurements only: algbw/busbw are derived once, by the controller
                 # (envcheck/allreduce/bandwidth.py, nccl-tests' definitions)
                 emit({"type": "result", "bytes": nbytes, "count": count, "dtype": args.dtype,
-                      "time_us": seconds * 1e6, "world": world, "wrong": int(bad.item())})
+                      "time_us": seconds * 1e6, "world": world, "wrong": int(bad.item()),
+                      "iters": iters})
+        if args.pairs:
+            # shipped beside us (allreduce_pairs.py); found under PYTHONSAFEPATH/-P too
+            here = os.path.dirname(os.path.abspath(__file__))
+            sys.path.insert(0, here)
+            import allreduce_pairs
+            allreduce_pairs.run_rounds(h, allreduce_pairs.load(os.path.join(here, args.pairs)))
         dog.arm("barrier", args.timeout)
         dist.barrier()
         dog.disarm()

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 
-from envcheck import versions
+from envcheck import inputs, rules, versions
 from envcheck.errors import EnvcheckError, UsageError
+from envcheck.facts.from_flags import stack_facts
 from envcheck.model import ERROR, Finding, sort_findings
 
 SCHEMA = 1
@@ -182,7 +183,6 @@ def parse_playbook(data: Any, file: str) -> Playbook:
 
 def load_playbook(ref: Union[str, Path]) -> Playbook:
     p = find_playbook(ref)
-    from envcheck import inputs
     data = inputs.parse_yaml(inputs.read_text(str(p), "playbook", "check the path"), str(p), "fix the YAML")
     return parse_playbook(data, str(p))
 
@@ -191,7 +191,6 @@ def load_playbook(ref: Union[str, Path]) -> Playbook:
 def facts_for_stack(stack: Dict[str, Any], python: Optional[str] = None) -> Dict[str, Any]:
     """The facts document (envcheck/facts/schema.py) a node would have once the stack is installed,
     built the way `envcheck check` builds it from flags (envcheck/facts/from_flags.py)."""
-    from envcheck.facts.from_flags import stack_facts
     return stack_facts(driver=stack.get("driver_min"), cuda=stack.get("cuda"), cudnn=stack.get("cudnn"),
                        torch=stack.get("torch"), torchvision=stack.get("torchvision"),
                        torchaudio=stack.get("torchaudio"), python=python)
@@ -256,8 +255,7 @@ def check_stack(pb: Playbook, matrix: Any, evaluate: Optional[Callable[..., List
     """All findings for the playbook's stack, errors first. `evaluate` defaults to the rules
     registry; it runs once per Python version the stack names (a torch with no wheel for one of
     them is an error), and findings repeated across versions are kept once."""
-    if evaluate is None:
-        from envcheck.rules import evaluate as evaluate  # noqa: PLW0127 - late: rules import the matrix
+    evaluate = evaluate or rules.evaluate
     out = consistency(pb)
     seen = {(f.code, f.message) for f in out}
     for py in pb.pythons or [None]:

@@ -11,9 +11,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from envcheck.allreduce import bandwidth as am
+from envcheck.allreduce.run import Options as AllreduceOptions, run_allreduce
+from envcheck.allreduce.verdict import judge_report
+from envcheck.audit.fleet import audit_fleet
 from envcheck.errors import EXIT_FINDINGS, EnvcheckError, UsageError
 from envcheck.model import Outcome
 from envcheck.install.common import NodeOutcome
+from envcheck.install.cuda import InstallArgs, sha256_file, install_cuda
+from envcheck.install.cuda_spec import toolkit_spec
+from envcheck.install.cudnn import read_archive, cudnn_node
+from envcheck.install.envblock import check_rc_file, env_node
+from envcheck.install.pip_step import requirements, pip_node
+from envcheck.install.staging import check_tmpdir
 from envcheck.provision.playbooks import Playbook, Step, check_stack, refusal
 from envcheck.remote import Remote, fan_out
 
@@ -86,10 +96,6 @@ def _local(files: Optional[Path], name: str, base: Path, where: str = "file") ->
 def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
     """Resolve local files, checksums and toolkit specs for every step; a real run refuses a
     missing file here, a dry run notes it and goes on."""
-    from envcheck.install.cuda import InstallArgs, sha256_file
-    from envcheck.install.cuda_spec import toolkit_spec
-    from envcheck.install.cudnn import read_archive
-    from envcheck.install.staging import check_tmpdir
     out = Prepared()
     base = Path(pb.path).resolve().parent
     for s in pb.steps:
@@ -130,10 +136,8 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
             else:
                 out.cudnn[s.index] = (read_archive(str(path)), home)
         elif s.name == "pip":
-            from envcheck.install.pip_step import requirements
             requirements(list(a.get("packages") or []))     # before any step of any host runs
         elif s.name == "env" and a.get("file"):
-            from envcheck.install.envblock import check_rc_file
             check_rc_file(a["file"])
     return out
 
@@ -141,11 +145,9 @@ def prepare(pb: Playbook, matrix, o: ProvisionOptions) -> Prepared:
 def _step_on(remote: Remote, s: Step, prep: Prepared, o: ProvisionOptions) -> NodeOutcome:
     a = s.args
     if s.name == "install-cuda":
-        from envcheck.install.cuda import install_cuda
         spec, args = prep.cuda[s.index]
         return install_cuda([remote], spec, args, dry_run=o.dry_run, forks=1, password=o.password)[0]
     if s.name == "install-cudnn":
-        from envcheck.install.cudnn import cudnn_node
         info, home = prep.cudnn[s.index]
         if info is None:
             out = NodeOutcome(remote.name, status="would-change")
@@ -154,12 +156,10 @@ def _step_on(remote: Remote, s: Step, prep: Prepared, o: ProvisionOptions) -> No
         return cudnn_node(remote, info, home, tmpdir=a.get("tmpdir", "/var/tmp"), dry_run=o.dry_run,
                           use_sudo=o.use_sudo, password=o.password)
     if s.name == "env":
-        from envcheck.install.envblock import env_node
         return env_node(remote, cuda_home=a["cuda_home"], file=a.get("file", "~/.bashrc"),
                         profile_d=bool(a.get("profile_d")), dry_run=o.dry_run, use_sudo=o.use_sudo,
                         password=o.password, timeout=o.timeout)
     if s.name == "pip":
-        from envcheck.install.pip_step import pip_node
         return pip_node(remote, a, python=o.node_python, dry_run=o.dry_run, timeout=o.timeout)
     raise UsageError(f"{s.where}: not a per-host step",  # pragma: no cover - parse_playbook refuses
                      "use one of the steps docs/doctor.md lists for playbooks")
@@ -200,7 +200,6 @@ def _collective(remotes: List[Remote], s: Step, runs: Dict[str, HostRun], matrix
         return
     outs: Dict[str, NodeOutcome] = {n: NodeOutcome(n, status="unchanged") for n in names}
     if s.name == "audit":
-        from envcheck.audit.fleet import audit_fleet
         fa = audit_fleet(remotes, matrix, deep=bool(s.args.get("deep")), node_python=o.node_python,
                          timeout=o.timeout, forks=o.forks)
         for r in fa.results:
@@ -212,11 +211,8 @@ def _collective(remotes: List[Remote], s: Step, runs: Dict[str, HostRun], matrix
             else:
                 outs[r.host].lines.append(f"audit clean ({len(r.findings)} finding(s), no errors)")
     else:
-        from envcheck.allreduce import bandwidth as am
-        from envcheck.allreduce.run import Options, run_allreduce
-        from envcheck.allreduce.verdict import judge_report
         a = s.args
-        opts = Options(backend=a.get("backend", "auto"), node_python=o.node_python, forks=o.forks,
+        opts = AllreduceOptions(backend=a.get("backend", "auto"), node_python=o.node_python, forks=o.forks,
                        timeout=float(a.get("timeout", 60.0)), rendezvous_timeout=float(a.get("timeout", 60.0)),
                        ifname=a.get("ifname"))
         if "max_bytes" in a:

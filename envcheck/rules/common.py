@@ -3,16 +3,18 @@ to the variant PyPI served), the exact pip command for a variant, GPU compute ca
 toolkit paths. Pure functions of (facts, matrix)."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from envcheck.errors import VersionError
 from envcheck.facts import schema as F
 from envcheck.matrix import pci as pci_ids
-from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
-from envcheck.versions import (cu_tag_to_version, major, parse_compute_capability, parse_torch,
+from envcheck.model import Skipped
+from envcheck.versions import (cu_tag_to_version, is_prerelease, major, parse_compute_capability, parse_torch,
                                version_to_cu_tag, vkey)
 from envcheck.versions import major_minor as mm  # the rules' short name for 'X.Y'
 
@@ -52,22 +54,24 @@ def torch_build(f: F.Facts, m: Matrix) -> Optional[TorchBuild]:
         public, local = parse_torch(text)
     except VersionError:
         return None
+    full = F.package_version(f, "torch") or text
     if not local:  # the package metadata may carry the local tag the derived section dropped
-        pkg = F.package_version(f, "torch") or ""
-        local = pkg.partition("+")[2].lower() or None
+        local = full.partition("+")[2].lower() or None
     tag = F.torch_local(f) or local
     cuda = F.torch_cuda(f) or F.deep_torch_cuda(f)
     rec = m.torch(public)
     if tag == "cpu":
         return TorchBuild(public, "cpu", None, "cpu", rec)
-    if tag and tag.startswith("cu"):
+    if tag and tag.startswith("cu") and cu_tag_to_version(tag):
         return TorchBuild(public, tag, cuda and mm(cuda) or cu_tag_to_version(tag), "local-tag", rec)
     if cuda:
         try:
             return TorchBuild(public, version_to_cu_tag(cuda), mm(cuda), F.torch_cuda_source(f) or "deep", rec)
         except VersionError:
             pass
-    default = m.pypi_variant(public)
+    # PyPI serves final releases without a label only: a source or vendor build (+git…, NGC's
+    # 2.1.0a0+32f93b1) or a pre-release (2.1.0rc1, a nightly) is no PyPI wheel
+    default = m.pypi_variant(public) if not tag and not is_prerelease(full) else None
     if default:
         return TorchBuild(public, default, cu_tag_to_version(default), "pypi-default", rec)
     return TorchBuild(public, None, None, "unknown", rec)
@@ -157,7 +161,6 @@ def gpu_ccs(f: F.Facts, m: Matrix) -> List[Tuple[str, Optional[CC]]]:
 def gpu_skip(check: str, component: str, name: str, cc: Optional[CC]):
     """The Skipped record of a check that could not judge one GPU: its compute capability is
     unknown, or the matrix does not know that architecture."""
-    from envcheck.model import Skipped
     if cc is None:
         return Skipped(check, component, f"compute capability of {name!r} unknown",
                        "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")
@@ -168,17 +171,32 @@ def gpu_skip(check: str, component: str, name: str, cc: Optional[CC]):
 def arch_runs(arch_list: List[str], cc: CC) -> Tuple[bool, Optional[str]]:
     """(a cubin runs on cc, the best PTX target that can be JIT-compiled for it or None).
 
-    A cubin for X.y runs on X.z with z >= y; PTX for a.b is JIT-compiled for any cc >= a.b.
+    NVIDIA's rules (CUDA C++ Programming Guide, "Binary Compatibility", "PTX Compatibility" and
+    "Feature Availability"; PTX ISA, ".target"): a cubin for X.y runs on X.z with z >= y; PTX for
+    a.b is JIT-compiled for any cc >= a.b; an arch-specific target (sm_90a, compute_90a) runs
+    only on exactly that compute capability; a family-specific one (sm_100f) on its major from
+    its minor up.
     """
+    return _arch_runs(tuple(arch_list), tuple(cc))
+
+
+@functools.lru_cache(maxsize=4096)   # the same few arch lists, asked ~4,000 times by `plan`
+def _arch_runs(arch_list: Tuple[str, ...], cc: CC) -> Tuple[bool, Optional[str]]:
     cubin, ptx = False, None
     for a in arch_list:
-        mt = re.match(r"^(sm|compute)_(\d+?)(\d)[a-z]?$", a)
+        mt = re.match(r"^(sm|compute)_(\d+?)(\d)([af]?)$", a)
         if not mt:
             continue
-        ac = (int(mt.group(2)), int(mt.group(3)))
-        if mt.group(1) == "sm" and ac[0] == cc[0] and ac[1] <= cc[1] and not a.endswith("a"):
+        kind, ac, suffix = mt.group(1), (int(mt.group(2)), int(mt.group(3))), mt.group(4)
+        if suffix == "a":
+            fits = ac == cc
+        elif kind == "sm" or suffix == "f":
+            fits = ac[0] == cc[0] and ac[1] <= cc[1]
+        else:
+            fits = ac <= cc
+        if fits and kind == "sm":
             cubin = True
-        if mt.group(1) == "compute" and ac <= cc:
+        elif fits:
             ptx = a
     return cubin, ptx
 
@@ -193,12 +211,23 @@ def norm_path(path: str, f: F.Facts) -> str:
     return p
 
 
+def _in_distro(p: str, tk: Dict[str, Any], root: str) -> bool:
+    """Whether a path is one of a distribution toolkit's own places: it lives in the system's
+    directories (/usr), which hold everything else too (a /usr/local/bin/nvcc is not Debian's)."""
+    own = {root, f"{root}/bin", f"{root}/bin/nvcc", F.text(tk.get("include")) or "", F.text(tk.get("lib")) or ""}
+    return p in own or p.startswith("/usr/lib/nvidia-cuda-toolkit")
+
+
 def toolkit_of(path: str, f: F.Facts) -> Optional[Dict[str, Any]]:
     """The installed toolkit (from the probe's list) that contains `path`, if any."""
     p = norm_path(path, f)
     best = None
     for tk in F.cuda_toolkits(f):
         root = norm_path(F.text(tk.get("path")) or "", f)
+        if root and tk.get("layout") == "distro":
+            if _in_distro(p, tk, root) and best is None:
+                best = tk
+            continue
         if root and (p == root or p.startswith(root + "/")):
             if best is None or len(root) > len(F.text(best.get("path")) or ""):
                 best = tk
@@ -206,6 +235,39 @@ def toolkit_of(path: str, f: F.Facts) -> Optional[Dict[str, Any]]:
 
 
 CUDA_DIR = re.compile(r"/cuda(-\d+(\.\d+)*)?(/|$)")
+
+
+def installed_toolkit(f: F.Facts, version: str) -> Optional[Dict[str, Any]]:
+    """A toolkit of this CUDA major.minor the probe found on the host (in use or not)."""
+    try:
+        want = mm(version)
+        return next((tk for tk in F.cuda_toolkits(f) if F.text(tk.get("version")) and mm(tk["version"]) == want), None)
+    except VersionError:
+        return None
+
+
+def toolkit_step(f: F.Facts, version: str) -> str:
+    """How to get CUDA `version` in use: point at the one installed already (Debian's packaged
+    toolkit included), else install it."""
+    tk = installed_toolkit(f, version)
+    if not tk:
+        return f"install CUDA {version} (envcheck install-cuda {mm(version)})"
+    root = F.text(tk.get("path")) or ""
+    where = "Debian's nvidia-cuda-toolkit, in /usr" if tk.get("layout") == "distro" else root
+    return (f"use the CUDA {mm(version)} already installed ({where}): export PATH={root}/bin:$PATH "
+            f"CUDA_HOME={root}")
+
+
+def installed_gcc(f: F.Facts, limit: int) -> Optional[int]:
+    """The newest gcc-N installed with N <= limit, if any."""
+    found = []
+    for g in F.installed_gccs(f):
+        try:
+            found.append(major(F.text(g.get("version")) or ""))
+        except VersionError:
+            continue
+    fits = [n for n in found if n <= limit]
+    return max(fits) if fits else None
 
 
 # What each named fact is, for a check that needs it: (present?, what is missing, the `check`

@@ -9,7 +9,8 @@ from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding
 from envcheck.rules import remedy
-from envcheck.rules.common import major, mm, needs, src, torch_build, torch_install_cmd, variant_for_cuda
+from envcheck.rules.common import (major, mm, needs, src, toolkit_step, torch_build, torch_install_cmd,
+                                   variant_for_cuda)
 from envcheck.versions import version_to_cu_tag, vkey
 
 
@@ -56,8 +57,8 @@ def nvcc_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     tag = variant_for_cuda(m, tb.version, cuda)
     fix = (torch_install_cmd(m, tb.version, tag, tb.version) if tag and tag != tb.tag
-           else f"point CUDA_HOME and PATH at a CUDA {tc} toolkit (envcheck install-cuda {tc})")
-    remedies = _remedies(m, tb, cuda, tag, F.python_version(f))
+           else _point_at(f, tc))
+    remedies = _remedies(m, tb, cuda, tag, F.python_version(f), f)
     msg_major = (f"The detected CUDA version ({t}) mismatches the version that was used to compile PyTorch "
                  f"({tc}). Please make sure to use the same CUDA versions.")
     note = tb.pypi_note()
@@ -77,7 +78,12 @@ def nvcc_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
                     fix, src(m, "torch_previous"))]
 
 
-def _remedies(m: Matrix, tb, cuda: str, tag, py) -> tuple:
+def _point_at(f: F.Facts, cuda: str) -> str:
+    step = toolkit_step(f, cuda)
+    return step if step.startswith("use ") else f"point CUDA_HOME and PATH at a CUDA {cuda} toolkit (envcheck install-cuda {cuda})"
+
+
+def _remedies(m: Matrix, tb, cuda: str, tag, py, f: F.Facts) -> tuple:
     """Make torch match the toolkit (its build for this CUDA) or the toolkit match torch, in the
     order the fix text gives them."""
     out = []
@@ -87,7 +93,7 @@ def _remedies(m: Matrix, tb, cuda: str, tag, py) -> tuple:
     rec = m.find_cuda(tb.cuda)
     if rec:
         v = rec["version"]
-        text = f"point CUDA_HOME and PATH at a CUDA {tb.cuda} toolkit (envcheck install-cuda {tb.cuda})"
+        text = _point_at(f, tb.cuda)
         out.append(remedy.toolkit(v, text, f"torch {tb.label()} needs nvcc {tb.cuda}"))
     newer = _release_for(m, cuda, py, tb.version)
     if newer and not tag:

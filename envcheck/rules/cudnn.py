@@ -42,6 +42,12 @@ def cudnn_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
     v, cuda = F.cudnn_version(f), F.cuda_version(f)
     if not v or not cuda:
         return []  # the probe found no cuDNN or no toolkit: nothing to pair
+    tb = torch_build(f, m)
+    if F.origin(f) == "flags" and tb and tb.cuda:
+        # check's --cudnn is the cuDNN the torch process loads (pip's nvidia-cudnn-cuXX, or the copy
+        # in an older wheel): built for torch's CUDA and loaded with torch's runtime, never nvcc's.
+        # audit judges the system cuDNN it finds on disk against the toolkit instead.
+        cuda = tb.cuda
     rec = m.cudnn(v)
     if not rec:
         return [Skipped("cudnn_vs_toolkit", "cudnn", f"cuDNN {v} not in the matrix",
@@ -94,8 +100,10 @@ def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
         return []
     (pip_name, pip_ver), (entry, sys_ver, ld, sys_dirs) = pip, shadow
     keep = ":".join(e for e in ld if norm_path(e, f) not in sys_dirs)
+    tb = torch_build(f, m)
     try:
-        differ = sys_ver is None or vkey(sys_ver)[0] != vkey(pip_ver)[0]
+        differ = sys_ver is None or _refused((vkey(pip_ver) + (0, 0))[:3], (vkey(sys_ver) + (0, 0))[:3],
+                                             _era(m, tb.version if tb else None))
     except VersionError:
         differ = True
     pv = ", ".join(str(x) for x in vkey(pip_ver)[:3])
@@ -106,7 +114,7 @@ def cudnn_shadows_torch(f: F.Facts, m: Matrix) -> List[Finding]:
                     f"LD_LIBRARY_PATH entry {entry} holds a system cuDNN {sys_ver or '(version unknown)'} that is "
                     f"loaded instead of the {pip_name} {pip_ver} pip's torch depends on: torch fails with 'cuDNN "
                     f"version incompatibility: PyTorch was compiled against ({pv}) but found runtime version ({sv})'"
-                    f"{'' if differ else ' or silently uses the older library'}.",
+                    f"{'' if differ else ' (this one it accepts: same major, minor not older)'}.",
                     fix, src(m, "pypi_cudnn_cu12"),
                     remedies=(remedy.env("LD_LIBRARY_PATH", keep, fix, f"{entry} shadows {pip_name}"),))]
 
@@ -149,14 +157,41 @@ def annotate(f: F.Facts, m: Matrix) -> None:
         f["cudnn"]["torch_loads"] = loads
 
 
-def _refused(built: tuple, loaded: tuple) -> bool:
-    """torch's own test: another major is refused; before cuDNN 7 the minor must match; from 7 on
-    the loaded minor must be at least the one torch was built with."""
+def _era(m: Matrix, torch_version: Optional[str]) -> Dict[str, str]:
+    """torch's own test of the loaded cuDNN as the release in question had it (matrix
+    torch.cudnn_check, ascending by `from`): the latest era at or below the release."""
+    eras = m.data["torch"].get("cudnn_check") or []
+    try:
+        k = vkey(torch_version) if torch_version else None
+    except VersionError:
+        k = None
+    fit = [e for e in eras if k is None or vkey(e["from"]) <= k]
+    return fit[-1] if fit else {"rule": "minor-at-least", "message": "", "source": ""}
+
+
+def _refused(built: tuple, loaded: tuple, era: Dict[str, str]) -> bool:
+    """torch's test, by era: another major is always refused; 'same-minor' (torch 0.x) also
+    refuses another minor; 'minor-at-least' (1.0 on) refuses before cuDNN 7 another minor, and
+    from 7 on a loaded minor older than the one built with."""
     if loaded[0] != built[0]:
         return True
-    if loaded[0] < 7:
+    if era.get("rule") == "same-minor" or loaded[0] < 7:
         return loaded[1] != built[1]
     return loaded[1] < built[1]
+
+
+def _pip_cudnn_fix(tb, built: str) -> Optional[str]:
+    """The pip package of the cuDNN a torch >= 1.13 wheel depends on, pinned to its build (a
+    three-part version pins its builds: the packages are numbered 9.1.0.70)."""
+    if not tb or not tb.cuda or vkey(tb.version) < BUNDLED_CUDNN_BEFORE:
+        return None
+    pin = built if len(vkey(built)) >= 4 else f"{built}.*"
+    return f'pip install "nvidia-cudnn-cu{major(tb.cuda)}=={pin}"'
+
+
+def _cudnn_int(k: tuple) -> str:
+    """cuDNN's own number as torch printed it before 1.12.1: 7.1.2 -> 7102 (x10000 from 9)."""
+    return str(k[0] * 10000 + k[1] * 100 + k[2] if k[0] >= 9 else k[0] * 1000 + k[1] * 100 + k[2])
 
 
 @needs("torch")
@@ -180,18 +215,27 @@ def cudnn_vs_torch(f: F.Facts, m: Matrix) -> list:
         b, lo = (vkey(built) + (0, 0))[:3], (vkey(loaded) + (0, 0))[:3]
     except VersionError:
         return []  # cudnn_unknown says the version cannot be read
-    if not _refused(b, lo):
+    era = _era(m, tb.version)
+    if not _refused(b, lo, era):
         return []
     bt, lt = ", ".join(map(str, b)), ", ".join(map(str, lo))
-    want = f"cuDNN {b[0]}.x >= {b[0]}.{b[1]}" if b[0] >= 7 else f"cuDNN {b[0]}.{b[1]}"
-    fix = (f"let torch load the cuDNN it ships: take the system cuDNN's directory out of LD_LIBRARY_PATH for torch "
+    same = era.get("rule") == "same-minor" or b[0] < 7
+    want = f"cuDNN {b[0]}.{b[1]}" if same else f"cuDNN {b[0]}.x >= {b[0]}.{b[1]}"
+    pip = _pip_cudnn_fix(tb, built) if loads and loads["how"] in ("pip", "flags") else None
+    fix = (f"{pip} (the cuDNN torch {tb.label()} was built with), and keep other cuDNN directories out of "
+           f"LD_LIBRARY_PATH for torch jobs" if pip else
+           f"let torch load the cuDNN it ships: take the system cuDNN's directory out of LD_LIBRARY_PATH for torch "
            f"jobs, or make the loaded one {want}")
+    as_int = era.get("format") == "int"
+    said = (era.get("message") or "cuDNN version incompatibility: PyTorch was compiled against {built} but found "
+            "runtime version {loaded}").format(built=_cudnn_int(b) if as_int else f"({bt})",
+                                               loaded=_cudnn_int(lo) if as_int else f"({lt})")
     return [Finding(
         ERROR, "cudnn-refused-by-torch", "cudnn",
         f"torch {tb.label()}{tb.pypi_note()} was built with cuDNN {built} but the process loads cuDNN {loaded}; "
-        f"torch refuses it on first use: 'cuDNN version incompatibility: PyTorch was compiled against ({bt}) but "
-        f"found runtime version ({lt})' (older releases: '... but linked against ...').",
-        fix, src(m, "torch_cudnn_check"),
+        f"torch {tb.version} refuses it on first use: '{said}'"
+        f"{' (torch before 1.0 demanded the same minor)' if era.get('rule') == 'same-minor' else ''}.",
+        fix, era.get("source") or src(m, "torch_cudnn_check"),
         remedies=(remedy.loaded_cudnn(built, fix, f"torch {tb.label()} needs {want}"),))]
 
 

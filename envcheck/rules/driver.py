@@ -9,10 +9,11 @@ from envcheck.facts import schema as F
 from envcheck.errors import VersionError
 from envcheck.matrix.load import DriverNeed, Matrix
 from envcheck.rules import remedy
-from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.model import ERROR, INFO, WARNING, Finding, Skipped
 from envcheck.rules import driver_state
-from envcheck.rules.common import gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, torch_build, torch_install_cmd
-from envcheck.versions import at_least, cu_tag_to_version, vkey
+from envcheck.rules.common import (gpu_ccs, gpu_skip as _gpu_skip, major, needs, src, toolkit_step, torch_build,
+                                   torch_install_cmd)
+from envcheck.versions import at_least, cu_tag_to_version, major_minor, vkey
 
 INSUFFICIENT = "'CUDA driver version is insufficient for CUDA runtime version'"
 
@@ -28,8 +29,12 @@ def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
     return ok[-1] if ok else None
 
 
-def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "", alternatives=()) -> list:
-    """alternatives: the remedies besides the driver upgrade (what to use with this driver instead)."""
+def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "", alternatives=(),
+           stay: bool = True, forward: tuple = (), compat: Optional[dict] = None) -> list:
+    """alternatives: the remedies besides the driver upgrade (what to use with this driver instead);
+    stay: whether staying on an older CUDA with this driver is a way out (not where the driver
+    cannot drive the host's GPUs at all); forward: the host's GPUs (name, cc), for forward
+    compatibility; compat: the cuda_compat facts (None: unknown)."""
     need: Optional[DriverNeed] = m.driver_need(cuda)
     if need is None:
         # an unknown CUDA family: the cuda/torch "unknown" rules say so; this check cannot run
@@ -42,7 +47,7 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
     if need.unconfirmed:
         extra += f" (the matrix marks CUDA {need.cuda}'s minimum as unconfirmed)"
     newest = _newest_supported(m, driver)
-    alt = f", or stay at CUDA <= {newest} which this driver fully supports" if newest else ""
+    alt = f", or stay at CUDA <= {newest} which this driver fully supports" if newest and stay else ""
     want = need.release_min or need.family_min
     if need.minor_version_compat and need.family_min and at_least(driver, need.family_min):
         return [Finding(
@@ -52,6 +57,9 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
             f"compatibility with a limited feature set, and PTX built by this CUDA fails with 'the "
             f"provided PTX was compiled with an unsupported toolchain'.",
             f"upgrade the NVIDIA driver to >= {need.release_min}{alt}", need.source)]
+    fc = forward and _forward_compat(m, driver, cuda, forward)
+    if fc:
+        return forward_verdict(m, need, driver, what, code, extra, fc, compat)
     floor = ""
     if need.minor_version_compat and need.family_min:
         floor = f" (and below the CUDA {major(cuda)}.x minimum {need.family_min})"
@@ -65,6 +73,86 @@ def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str =
         remedies=(remedy.driver(want, f"upgrade the NVIDIA driver to >= {want}",
                                 f"CUDA {need.cuda} needs driver >= {want}",
                                 f"upgrade the NVIDIA driver to >= {want}"), *alternatives))]
+
+
+def forward_verdict(m: Matrix, need: DriverNeed, driver: str, what: str, code: str, extra: str, fc: tuple,
+                    compat: Optional[dict]) -> list:
+    """A forward-compatible branch on data-center GPUs (fc: their names, the source): the verdict
+    by the cuda-compat libraries the process loads. Unknown: a warning and the check skipped;
+    none loaded: an error; one loaded: judged like a driver, its version being the driver it was
+    built from (`--cuda-compat X.Y`: the driver CUDA X.Y needs), a note when it serves the CUDA."""
+    names, source = fc
+    want = need.release_min or need.family_min
+    pkg = f"cuda-compat-{major_minor(need.cuda).replace('.', '-')}"
+    compat_fix = (f"install NVIDIA's {pkg} package and put its directory first on LD_LIBRARY_PATH "
+                  f"(export LD_LIBRARY_PATH=/usr/local/cuda-{major_minor(need.cuda)}/compat:$LD_LIBRARY_PATH)")
+    either = f"upgrade the NVIDIA driver to >= {want}, or {compat_fix}"
+    upgrade = remedy.driver(want, either, f"CUDA {need.cuda} needs driver >= {want}",
+                            f"upgrade the NVIDIA driver to >= {want}")
+    via = remedy.cuda_compat(major_minor(need.cuda), compat_fix, f"CUDA {need.cuda} needs driver >= {want}")
+    head = (f"Driver {driver} is older than CUDA {need.cuda} needs ({want}){extra}, but {names} is a data-center "
+            f"GPU and R{vkey(driver)[0]} a forward-compatible branch: {what} runs only with NVIDIA's CUDA "
+            f"forward-compatibility package ({pkg}, which NGC containers ship)")
+    if compat is None:
+        return [Finding(WARNING, code, "driver", f"{head}; without it, it fails with {INSUFFICIENT}.",
+                        f"{either} (a container from NGC has it)", source, remedies=(upgrade,)),
+                Skipped(f"{code.replace('-', '_')}_cuda_compat", "driver",
+                        "whether NVIDIA's cuda-compat libraries are loaded is unknown",
+                        "pass --cuda-compat none|X.Y, or audit the host")]
+    loaded = compat.get("version") or (_compat_driver(m, compat.get("cuda")) if compat.get("cuda") else None)
+    if not loaded:
+        on_disk = [i.get("path") for i in compat.get("installed") or [] if isinstance(i, dict) and i.get("path")]
+        why = (f"cuda-compat is installed ({', '.join(on_disk)}) but the loader takes the driver's own libcuda"
+               if on_disk else "no cuda-compat library is loaded")
+        return [Finding(ERROR, code, "driver", f"{head}, and {why}: it fails with {INSUFFICIENT}.",
+                        either, source, remedies=(upgrade, via))]
+    where = f", {compat['path']}" if compat.get("path") else ""
+    if not at_least(loaded, want):
+        newest = _newest_supported(m, loaded)
+        mvc = need.minor_version_compat and need.family_min and at_least(loaded, need.family_min)
+        said = (f"{head}, and the one loaded (built from driver {loaded}{where}) serves CUDA <= {newest}"
+                if newest else f"{head}, and the one loaded (built from driver {loaded}{where}) is older still")
+        if mvc:
+            return [Finding(WARNING, code, "driver", f"{said}: {what} runs through minor-version compatibility "
+                            "with a limited feature set.", compat_fix, source, remedies=(via, upgrade))]
+        return [Finding(ERROR, code, "driver", f"{said}: {what} fails with {INSUFFICIENT}.",
+                        either, source, remedies=(upgrade, via))]
+    return [Finding(INFO, "driver-forward-compat", "driver",
+                    f"Driver {driver} is older than CUDA {need.cuda} needs ({want}); {what} runs on {names} through "
+                    f"NVIDIA's forward-compatibility libraries (built from driver {loaded}{where}).",
+                    f"keep them first on the loader's path (or upgrade the NVIDIA driver to >= {want} to run "
+                    "without them)", source)]
+
+
+def _compat_driver(m: Matrix, cuda: str) -> Optional[str]:
+    """The driver a cuda-compat-X-Y package is built from: the one CUDA X.Y's release needs."""
+    need = m.driver_need(cuda)
+    return need.release_min if need else None
+
+
+def _forward_compat(m: Matrix, driver: str, cuda: str, gpus: tuple) -> Optional[tuple]:
+    """(the GPUs' names, the source) when every GPU is a data-center board CUDA `cuda` still builds
+    for and NVIDIA's forward-compatibility package runs that CUDA on the driver's branch (matrix
+    forward_compat: the first release at or above the CUDA); None otherwise."""
+    fc = m.data.get("forward_compat") or {}
+    want = vkey(major_minor(cuda))
+    releases = [r for r in fc.get("releases") or [] if vkey(r["cuda"]) >= want]
+    if not releases or not gpus or want[0] < vkey(fc["releases"][0]["cuda"])[0]:
+        return None
+    rel = releases[0]
+    branch = vkey(driver)[0]
+    if not any(d == f"R{branch}" if d.startswith("R") else vkey(d)[0] == branch and at_least(driver, d)
+               for d in rel["drivers"]):
+        return None
+    words = [w.lower() for w in fc.get("gpus") or []]
+    for name, cc in gpus:
+        arch = m.arch(cc) if cc else None
+        if arch is None or (arch.get("last_cuda") and vkey(arch["last_cuda"]) < want) \
+                or vkey(arch.get("first_cuda") or "0") > want:
+            return None  # a CUDA that does not know this GPU, or no longer builds for it
+        if not any(w in re.split(r"[\s_-]+", name.lower()) for w in words):
+            return None
+    return ", ".join(dict.fromkeys(n for n, _ in gpus)), rel["source"]
 
 
 def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -100,25 +188,39 @@ def driver_missing(f: F.Facts, m: Matrix) -> List[Finding]:
         src(m, "rn_t3"))]
 
 
+def _installed(f: F.Facts) -> Optional[str]:
+    """The driver version to judge against a CUDA: the running one, else the installed userspace
+    (its kernel module not loaded, or another version loaded): the driver that runs once the module
+    loads or the node reboots, which is what the driver-state finding tells the user to do."""
+    if F.driver_version(f):
+        return F.driver_version(f)
+    if F.has(f, "pci_gpus") and not F.pci_gpus(f):
+        return None  # a CPU machine: its leftover NVIDIA packages run nothing
+    return F.driver_userspace(f).get("version")
+
+
 @needs("driver", "cuda")
 def driver_vs_toolkit(f: F.Facts, m: Matrix) -> List[Finding]:
-    driver, cuda = F.driver_version(f), F.cuda_version(f)
+    driver, cuda = _installed(f), F.cuda_version(f)
     if not driver or not cuda:
         return []
     newest = _newest_supported(m, driver)
-    alt = (remedy.toolkit(newest, f"use CUDA {newest}, which driver {driver} supports (envcheck install-cuda {newest})",
-                          f"driver {driver} supports CUDA <= {newest}"),) if newest else ()
+    stay = not _predates(f, m, driver)
+    alt = (remedy.toolkit(newest, f"{toolkit_step(f, newest)}: driver {driver} supports it",
+                          f"driver {driver} supports CUDA <= {newest}"),) if newest and stay else ()
     return _judge(m, driver, cuda, f"every program built with CUDA {cuda}", "driver-too-old-for-toolkit",
-                  alternatives=alt)
+                  alternatives=alt, stay=stay, forward=tuple(gpu_ccs(f, m)) if stay else (), compat=F.cuda_compat(f))
 
 
 @needs("driver", "torch")
 def driver_vs_torch(f: F.Facts, m: Matrix) -> List[Finding]:
-    driver, tb = F.driver_version(f), torch_build(f, m)
+    driver, tb = _installed(f), torch_build(f, m)
     if not driver or not tb or not tb.cuda:
         return []
+    stay = not _predates(f, m, driver)
     return _judge(m, driver, tb.cuda, f"torch {tb.label()}", "driver-too-old-for-torch", tb.pypi_note(),
-                  _wheels_for(m, driver, tb))
+                  _wheels_for(m, driver, tb) if stay else (), stay=stay, forward=tuple(gpu_ccs(f, m)) if stay else (),
+                  compat=F.cuda_compat(f))
 
 
 def _wheels_for(m: Matrix, driver: str, tb) -> tuple:
@@ -133,6 +235,25 @@ def _wheels_for(m: Matrix, driver: str, tb) -> tuple:
     return tuple(out[:2])
 
 
+def _first_driver(m: Matrix, arch: dict) -> Optional[str]:
+    """The first driver for an architecture: the minimum of the first CUDA that supports it (a
+    proxy: NVIDIA publishes no per-GPU driver floor; its runfile bundles such a driver)."""
+    first = m.driver_need(arch["first_cuda"])
+    return first.release_min if first else None
+
+
+def _predates(f: F.Facts, m: Matrix, driver: str) -> list:
+    """(name, cc, arch, first driver) of each GPU whose architecture came with a later driver
+    branch than this one: that driver cannot drive it at all."""
+    out = []
+    for name, cc in gpu_ccs(f, m):
+        arch = m.arch(cc) if cc else None
+        first = _first_driver(m, arch) if arch else None
+        if first and vkey(driver)[0] < vkey(first)[0]:
+            out.append((name, cc, arch, first))
+    return out
+
+
 @needs("driver", "gpu")
 def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
     driver = F.driver_version(f)
@@ -144,16 +265,23 @@ def driver_vs_gpu(f: F.Facts, m: Matrix) -> List[Finding]:
         if not arch:
             out.append(_gpu_skip("driver_vs_gpu", "driver", name, cc))
             continue
-        first = m.driver_need(arch["first_cuda"]) if arch else None
-        if first and first.release_min and not at_least(driver, first.release_min):
-            # a proxy: the driver of the first toolkit for the architecture; NVIDIA publishes no
-            # per-GPU driver floor, so this is a warning, not an error
+        first = _first_driver(m, arch)
+        if first and not at_least(driver, first):
+            # a whole driver branch older than the one the architecture arrived with cannot drive
+            # it (error); within that branch, an earlier build may already know it (warning)
+            older = vkey(driver)[0] < vkey(first)[0]
+            upgrade = f"upgrade the NVIDIA driver to >= {first}"
+            said = ("cannot drive it: the driver does not know this GPU" if older else
+                    "may not know it (its branch gained the architecture late)")
+            sm = f"sm_{cc[0]}{cc[1]}"
+            gpu = f"{sm} ({arch['name']})" if name in (sm, f"{cc[0]}.{cc[1]}") else f"{name} ({arch['name']}, {sm})"
             out.append(Finding(
-                WARNING, "driver-too-old-for-gpu", "driver",
-                f"Driver {driver} predates {name} ({arch['name']}, sm_{cc[0]}{cc[1]}), which arrived with CUDA "
-                f"{arch['first_cuda']} (drivers >= {first.release_min}): the driver likely does not know this GPU "
-                f"(nvidia-smi: 'No devices were found'; CUDA: 'no CUDA-capable device is detected').",
-                f"upgrade the NVIDIA driver to >= {first.release_min}", arch["source"]))
+                ERROR if older else WARNING, "driver-too-old-for-gpu", "driver",
+                f"Driver {driver} predates {gpu}, which arrived with CUDA "
+                f"{arch['first_cuda']} (drivers >= {first}), and {said} (nvidia-smi: 'No devices were found'; "
+                f"CUDA: 'no CUDA-capable device is detected').",
+                upgrade, arch["source"],
+                remedies=(remedy.driver(first, upgrade, f"{name} needs driver >= {first}", upgrade),)))
         last = arch and arch["last_driver_branch"]
         # a branch's later updates carry higher numbers on Windows (R470: 471.xx - 474.xx, R580:
         # 581.xx, 582.xx), and the next branch after each last one starts 10 or more above it

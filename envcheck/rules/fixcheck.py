@@ -1,6 +1,6 @@
 """A fix is tried before it is offered.
 
-For each error finding whose rule gave remedies (envcheck/model.py Remedy, best first), the
+For each error or warning finding whose rule gave remedies (envcheck/model.py Remedy, best first), the
 remedy is applied to a copy of the facts (envcheck/rules/remedy.py) and every rule runs again:
 
 - the finding is gone and no new error came: the fix is *verified* and offered as the rule wrote it;
@@ -26,13 +26,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from envcheck.matrix.load import Matrix
-from envcheck.model import (ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, Finding, FixCheck,
+from envcheck.model import (ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, WARNING, Finding, FixCheck,
                             Remedy)
 from envcheck.rules import remedy as R
 
 Facts = Dict[str, Any]
 Run = Callable[[Facts], List[Finding]]
 
+CHECKED = (ERROR, WARNING)  # a fix offered with a warning is tried as one offered with an error
 MAX_CANDIDATES = 3  # a rule's candidates tried, per finding and per error met on the way
 MAX_DEPTH = 2       # fixes added to the one the rule gave
 BUDGET = 48         # rule runs per host: a fleet of hundreds stays a matter of seconds
@@ -72,13 +73,13 @@ class _Checker:
         self.runs = 0
 
     def errors(self, f: Facts) -> Optional[List[Finding]]:
-        """The error findings of these facts; None once the budget is spent."""
+        """The error and warning findings of these facts; None once the budget is spent."""
         key = json.dumps(f, sort_keys=True, default=str)
         if key not in self.cache:
             if self.runs >= BUDGET:
                 return None
             self.runs += 1
-            self.cache[key] = [x for x in self.run(f) if x.severity == ERROR]
+            self.cache[key] = [x for x in self.run(f) if x.severity in CHECKED]
         return self.cache[key]
 
     def trial(self, target: Finding, r: Remedy) -> _Trial:
@@ -92,8 +93,8 @@ class _Checker:
         if errs is None:
             return _Trial(False, reason="not tried to the end: envcheck's bound on re-checks was reached")
         if any(_key(e) == _key(target) for e in errs):
-            return _Trial(False, reason="the error remains after it")
-        new = [e for e in errs if _key(e) not in self.before]
+            return _Trial(False, reason=f"the {target.severity} remains after it")
+        new = [e for e in errs if e.severity == ERROR and _key(e) not in self.before]
         if not new:
             return _Trial(True)
         e = new[0]
@@ -157,10 +158,10 @@ def check_fix(checker: _Checker, fd: Finding) -> Finding:
 def verify(facts: Facts, m: Matrix, findings: List[Finding], run: Run) -> List[Finding]:
     """The findings with each error's fix tried (module docstring); the others as they were.
     `run` judges a facts document without verifying (the rules registry)."""
-    if not any(f.severity == ERROR and f.remedies for f in findings):
+    if not any(f.severity in CHECKED and f.remedies for f in findings):
         return findings
     checker = _Checker(facts, m, run, findings)
-    return [_guarded(checker, f) if f.severity == ERROR and f.remedies else f for f in findings]
+    return [_guarded(checker, f) if f.severity in CHECKED and f.remedies else f for f in findings]
 
 
 def _guarded(checker: _Checker, fd: Finding) -> Finding:

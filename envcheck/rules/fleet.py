@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envcheck.facts import schema as F
+from envcheck.hostlist import compress_hostlist
 from envcheck.model import ERROR, WARNING, Finding, sort_findings
 
 Facts = Dict[str, Any]
@@ -27,7 +28,7 @@ def _torch(f: Facts) -> Optional[str]:
     v = F.torch_version(f)
     if not v:
         return None
-    local = F._get(f, "torch", "local")
+    local = F.torch_local(f)
     return f"{v}+{local}" if local else v
 
 
@@ -45,7 +46,7 @@ def _gpu_models(f: Facts) -> Optional[str]:
 
 
 def _gpu_count(f: Facts) -> Optional[str]:
-    if F._get(f, "gpus") is None:
+    if not F.gpus_reported(f):
         return None
     return str(len(F.gpus(f)))
 
@@ -149,7 +150,6 @@ def drift(results: Mapping[str, Facts], checks: Sequence[Check] = CHECKS) -> Lis
 
 def _hosts_phrase(hosts: Sequence[str]) -> str:
     """The hosts folded as clush folds them (`node[01-04,06-32]`), not 'node01, node02 … and 26 more'."""
-    from envcheck.hostlist import compress_hostlist
     return compress_hostlist(hosts)
 
 

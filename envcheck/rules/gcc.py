@@ -14,7 +14,7 @@ from envcheck.errors import VersionError
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import remedy
-from envcheck.rules.common import major, needs
+from envcheck.rules.common import installed_gcc, major, needs
 
 
 def _compiler(f: F.Facts) -> Tuple[Optional[str], str]:
@@ -47,13 +47,19 @@ def gcc_vs_toolkit(f: F.Facts, m: Matrix) -> list:
         return _known_broken(gcc, g, cuda, rec)
     override = (" (CUDA >= 11 also takes -allow-unsupported-compiler, at your own risk)"
                 if major(rec["version"]) >= 11 else "")
-    fix = (f"install gcc-{limit} g++-{limit} and build with them: export CC=gcc-{limit} CXX=g++-{limit} "
-           f"(nvcc -ccbin g++-{limit}){override}")
+    have = installed_gcc(f, limit)
+    use = have or limit
+    if have:  # a gcc nvcc accepts is there already: no install
+        fix = (f"build with the gcc-{have} already installed: export CC=gcc-{have} CXX=g++-{have} "
+               f"(nvcc -ccbin g++-{have})")
+    else:
+        fix = (f"install gcc-{limit} g++-{limit} and build with them: export CC=gcc-{limit} CXX=g++-{limit} "
+               f"(nvcc -ccbin g++-{limit}){override}")
     return [Finding(ERROR, "gcc-too-new", "gcc",
                     f"gcc {gcc}{how} is newer than CUDA {cuda} accepts (gcc <= {limit}): nvcc stops with '#error -- "
                     f"unsupported GNU version! gcc versions later than {limit} are not supported!'",
                     fix, rec["gcc_source"],
-                    remedies=(remedy.compiler(limit, fix, f"CUDA {cuda} needs gcc <= {limit}"),))]
+                    remedies=(remedy.compiler(use, fix, f"CUDA {cuda} needs gcc <= {limit}"),))]
 
 
 def _known_broken(gcc: str, g: int, cuda: str, rec: dict) -> List[Finding]:

@@ -10,7 +10,7 @@ from envcheck.matrix.gpus import did_you_mean
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import kernels, remedy
-from envcheck.rules.common import (CC, arch_runs, gpu_ccs, gpu_skip, mm, needs, src, torch_build,
+from envcheck.rules.common import (CC, arch_runs, gpu_ccs, gpu_skip, mm, needs, src, toolkit_step, torch_build,
                                    torch_install_cmd)
 from envcheck.versions import at_least, compare, cu_tag_to_version
 
@@ -140,13 +140,7 @@ def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> list:
             continue
         unsupported = f"'nvcc fatal : Unsupported gpu architecture 'compute_{cc[0]}{cc[1]}''"
         if compare(t, arch["first_cuda"]) < 0:
-            out.append(Finding(
-                ERROR, "gpu-arch-too-new-for-toolkit", "gpu",
-                f"CUDA {cuda} cannot build for {_named(name, cc, arch['name'])}: support starts with CUDA "
-                f"{arch['first_cuda']}. Extension builds fail with {unsupported}.",
-                f"install CUDA >= {arch['first_cuda']} for this GPU", arch["source"],
-                remedies=_toolkits(m, f, arch["first_cuda"], None,
-                                   f"{_named(name, cc)} needs CUDA >= {arch['first_cuda']}")))
+            out += _too_new(f, m, cuda, name, cc, arch, unsupported)
         elif arch["last_cuda"] and compare(t, arch["last_cuda"]) > 0:
             out.append(Finding(
                 ERROR, "gpu-arch-dropped-by-toolkit", "gpu",
@@ -159,6 +153,52 @@ def gpu_vs_toolkit(f: F.Facts, m: Matrix) -> list:
     return out
 
 
+def _too_new(f: F.Facts, m: Matrix, cuda: str, name: str, cc: CC, arch: dict, unsupported: str) -> list:
+    """A toolkit older than the GPU's architecture. When it can build a cubin of the same major
+    and a lower minor, the GPU runs it: only builds that target the GPU's own arch (extensions
+    auto-detect it when TORCH_CUDA_ARCH_LIST is unset) fail, and that setting fixes them."""
+    need = f"{_named(name, cc)} needs CUDA >= {arch['first_cuda']}"
+    toolkits = _toolkits(m, f, arch["first_cuda"], None, need)
+    lower = kernels.lower_target(m, mm(cuda), cc)
+    if lower is None:
+        return [Finding(
+            ERROR, "gpu-arch-too-new-for-toolkit", "gpu",
+            f"CUDA {cuda} cannot build for {_named(name, cc, arch['name'])}: support starts with CUDA "
+            f"{arch['first_cuda']}. Extension builds fail with {unsupported}.",
+            f"install CUDA >= {arch['first_cuda']} for this GPU", arch["source"], remedies=toolkits)]
+    listed = kernels.arch_list_env(F.env(f).get("TORCH_CUDA_ARCH_LIST"))
+    if listed is not None:
+        bad = [a for a, _ in listed if a not in kernels.buildable(m, mm(cuda))]
+        runs = any(a[0] == cc[0] and a[1] <= cc[1] or (ptx and a <= cc) for a, ptx in listed)
+        if not bad and runs:
+            return []  # the build targets what this toolkit can make and the GPU runs
+        if bad:
+            return [Finding(
+                ERROR, "gpu-arch-too-new-for-toolkit", "gpu",
+                f"TORCH_CUDA_ARCH_LIST asks CUDA {cuda} for {', '.join(kernels.sm(a) for a in bad)}, which it "
+                f"cannot build: extension builds fail with 'nvcc fatal : Unsupported gpu architecture "
+                f"'compute_{bad[0][0]}{bad[0][1]}''.",
+                f'export TORCH_CUDA_ARCH_LIST="{lower[0]}.{lower[1]}" (the {_named(name, cc)} runs its '
+                f"{kernels.sm(lower)} cubins), or install CUDA >= {arch['first_cuda']}", arch["source"],
+                remedies=_arch_list(lower, name, cc) + toolkits)]
+    return [Finding(
+        WARNING, "gpu-arch-too-new-for-toolkit", "gpu",
+        f"CUDA {cuda} cannot target {_named(name, cc, arch['name'])} itself (support starts with CUDA "
+        f"{arch['first_cuda']}) but builds {kernels.sm(lower)} cubins, which this GPU runs: extension builds "
+        f"that detect the GPU's arch (TORCH_CUDA_ARCH_LIST unset) fail with {unsupported}; builds for "
+        f"{kernels.sm(lower)} work.",
+        f'export TORCH_CUDA_ARCH_LIST="{lower[0]}.{lower[1]}" before building extensions (or install CUDA >= '
+        f"{arch['first_cuda']} for native {kernels.sm(cc)} kernels)", arch["source"],
+        remedies=_arch_list(lower, name, cc) + toolkits)]
+
+
+def _arch_list(lower: CC, name: str, cc: CC) -> tuple:
+    value = f"{lower[0]}.{lower[1]}"
+    return (remedy.env("TORCH_CUDA_ARCH_LIST", value,
+                       f'export TORCH_CUDA_ARCH_LIST="{value}" before building extensions ({_named(name, cc)} runs '
+                       f"{kernels.sm(lower)} cubins)", f"{_named(name, cc)} runs {kernels.sm(lower)} cubins"),)
+
+
 def _toolkits(m: Matrix, f: F.Facts, low: Optional[str], high: Optional[str], why: str) -> tuple:
     """Toolkits within [low, high] (major.minor, either open): the CUDA torch was built with when
     it is one, then the newest of the range's lowest and highest minor."""
@@ -168,7 +208,7 @@ def _toolkits(m: Matrix, f: F.Facts, low: Optional[str], high: Optional[str], wh
     tb = torch_build(f, m)
     want = [v for v in fits if tb and tb.cuda and mm(v) == tb.cuda][-1:]
     edge = [v for v in fits if mm(v) == mm(fits[0 if low else -1])][-1:] if fits else []
-    return tuple(remedy.toolkit(v, f"install CUDA {v} (envcheck install-cuda {mm(v)})", why)
+    return tuple(remedy.toolkit(v, toolkit_step(f, v), why)
                  for v in dict.fromkeys(want + edge))
 
 

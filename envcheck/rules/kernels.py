@@ -99,3 +99,40 @@ def parse_arch(a: str) -> Optional[Tuple[str, CC]]:
     on exactly that GPU, so it never serves another)."""
     mt = re.match(r"^(sm|compute)_(\d+?)(\d)$", a)
     return (mt.group(1), (int(mt.group(2)), int(mt.group(3)))) if mt else None
+
+
+# TORCH_CUDA_ARCH_LIST's named architectures, as torch.utils.cpp_extension expands them
+NAMED_ARCHS = {"kepler+tesla": "3.7", "kepler": "3.5+PTX", "maxwell+tegra": "5.3", "maxwell": "5.0;5.2+PTX",
+               "pascal": "6.0;6.1+PTX", "volta+tegra": "7.2", "volta": "7.0+PTX", "turing": "7.5+PTX",
+               "ampere+tegra": "8.7", "ampere": "8.0;8.6+PTX", "ada": "8.9+PTX", "hopper": "9.0+PTX"}
+
+
+def arch_list_env(text: Optional[str]) -> Optional[List[Tuple[CC, bool]]]:
+    """TORCH_CUDA_ARCH_LIST ('7.5;8.0+PTX', '8.0 8.6', 'Ampere') -> [((8, 0), ptx?)...]; None when
+    unset or when an entry cannot be read (then nothing is judged from it)."""
+    if not text or not text.strip():
+        return None
+    out: List[Tuple[CC, bool]] = []
+    for entry in re.split(r"[;\s]+", text.strip()):
+        if not entry:
+            continue
+        for part in NAMED_ARCHS.get(entry.lower(), entry).split(";"):
+            mt = re.fullmatch(r"(\d+)\.(\d+)[a-z]?(\+ptx)?", part.strip().lower())
+            if not mt:
+                return None
+            out.append(((int(mt.group(1)), int(mt.group(2))), bool(mt.group(3))))
+    return out or None
+
+
+# Integrated (Tegra/Jetson) architectures: their cubins and those of the discrete GPUs of the same
+# major do not serve each other (torch: "8.0 which supports hardware CC >=8.0,<9.0 except {8.7}")
+TEGRA = {(3, 2), (5, 3), (6, 2), (7, 2), (8, 7), (10, 1), (11, 0)}
+
+
+def lower_target(m: Matrix, cuda: str, cc: CC) -> Optional[CC]:
+    """The best cubin this CUDA can build that a GPU of compute capability cc runs (same major,
+    minor <= cc's, never across Tegra and discrete GPUs): sm_80 for an sm_86 GPU on CUDA 11.0."""
+    if cc in TEGRA:
+        return None
+    fits = [a for a in buildable(m, cuda) if a[0] == cc[0] and a[1] <= cc[1] and a not in TEGRA]
+    return fits[-1] if fits else None

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional
 from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
 from envcheck.model import Remedy
-from envcheck.rules.common import CUDA_DIR, torch_build
+from envcheck.rules.common import CUDA_DIR, installed_toolkit, torch_build
 from envcheck.versions import cu_tag_to_version, major, major_minor, parse_torch, vkey
 
 Facts = Dict[str, Any]
@@ -62,6 +62,10 @@ def python(version: str, fix: str, why: str) -> Remedy:
     return Remedy(f"use Python {version}", fix, (("python", version),), why)
 
 
+def cuda_compat(cuda: str, fix: str, why: str) -> Remedy:
+    return Remedy(f"load cuda-compat {cuda}", fix, (("cuda_compat", cuda),), why)
+
+
 def env(name: str, value: str, fix: str, why: str) -> Remedy:
     return Remedy(f"set {name}" if value else f"unset {name}", fix, ((f"env:{name}", value),), why)
 
@@ -97,19 +101,23 @@ def _driver(f: Facts, v: str, _k: str, _m: Matrix) -> None:
 
 
 def _cuda(f: Facts, v: str, _k: str, _m: Matrix) -> None:
-    root = f"/usr/local/cuda-{major_minor(v)}"
+    there = installed_toolkit(f, v)  # one installed already is used, not installed again
+    root = F.text(there.get("path")) if there else f"/usr/local/cuda-{major_minor(v)}"
     c = _section(f, "cuda")
-    c["version"] = v
+    c["version"] = F.text(there.get("version")) if there else v
     if "toolkits" not in c:
         return  # a stack given by flags: the version is all there is
     tks = [t for t in F.cuda_toolkits(f) if F.text(t.get("path")) != root]
-    c["toolkits"] = tks + [{"path": root, "version": v, "source": "version.json"}]
+    c["toolkits"] = tks + [there or {"path": root, "version": v, "source": "version.json"}]
     hc = F.host_compiler(f)
     # -ccbin / NVCC_CCBIN travel with the environment; a compiler nvcc.profile picked belonged to
-    # the old nvcc: the new one runs the gcc on PATH
+    # the old nvcc: the new one runs the gcc its own profile picks (Debian's), else the one on PATH
     if not ("ccbin" in (hc.get("how") or "").lower()):
-        hc = ({"path": F.text(_get(f, "gcc", "path")), "version": F.gcc_version(f), "how": "PATH"}
+        own = (there or {}).get("host_compiler")
+        hc = (dict(own) if isinstance(own, dict) and own.get("version") else
+              {"path": F.text(_get(f, "gcc", "path")), "version": F.gcc_version(f), "how": "PATH"}
               if F.gcc_version(f) else {})
+    v = c["version"]
     c["nvcc"] = {"path": f"{root}/bin/nvcc", "version": v, "release": major_minor(v), "build": v}
     if hc:
         c["nvcc"]["host_compiler"] = hc
@@ -133,7 +141,7 @@ def _cuda(f: Facts, v: str, _k: str, _m: Matrix) -> None:
 def _cudnn_left_behind(f: Facts, old_roots: List[str]) -> None:
     """A cuDNN copied into the old toolkit stays there: the new toolkit in use has none (one
     installed system-wide, in /usr/include, is still found)."""
-    heads = F._dicts(_get(f, "cudnn", "headers"))
+    heads = F.cudnn_headers(f)
     inside = [h for h in heads if any(r and (F.text(h.get("path")) or "").startswith(r.rstrip("/") + "/")
                                       for r in old_roots)]
     if heads and len(inside) == len(heads):
@@ -158,11 +166,10 @@ def _compiler(f: Facts, n: str, _k: str, _m: Matrix) -> None:
 def _cudnn(f: Facts, v: str, _k: str, _m: Matrix) -> None:
     c = _section(f, "cudnn")
     c["version"] = v
-    for key in ("headers", "libs"):
-        for item in F._dicts(c.get(key)):
-            path = F.text(item.get("path")) or ""
-            if "site-packages" not in path and "dist-packages" not in path:
-                item["version"] = v
+    for item in F.cudnn_headers(f) + F.cudnn_libs(f):   # the dicts of f["cudnn"] (c) themselves
+        path = F.text(item.get("path")) or ""
+        if "site-packages" not in path and "dist-packages" not in path:
+            item["version"] = v
 
 
 def _cudnn_code(v: str) -> int:
@@ -230,10 +237,16 @@ def _env(f: Facts, v: str, kind: str, _m: Matrix) -> None:
         e.pop(name, None)
 
 
+def _cuda_compat(f: Facts, v: str, _k: str, _m: Matrix) -> None:
+    """NVIDIA's cuda-compat-X-Y installed and first on LD_LIBRARY_PATH."""
+    d = _section(f, "cuda_compat")
+    d.update(version=None, cuda=v, path=f"/usr/local/cuda-{v}/compat", via="LD_LIBRARY_PATH")
+
+
 _EDITS: Dict[str, Callable[[Facts, str, str, Matrix], None]] = {
     "driver": _driver, "cuda": _cuda, "host_compiler": _compiler, "cudnn": _cudnn,
     "loaded_cudnn": _loaded_cudnn, "torch": _torch, "torchvision": _package, "torchaudio": _package,
-    "python": _python, "env": _env,
+    "python": _python, "env": _env, "cuda_compat": _cuda_compat,
 }
 KINDS = tuple(_EDITS)
 

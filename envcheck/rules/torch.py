@@ -11,7 +11,7 @@ from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import remedy
 from envcheck.rules.common import gpu_ccs, major, needs, src, torch_build, torch_install_cmd
-from envcheck.versions import compare, cu_tag_to_version, parse_torch, vkey
+from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
 
 
 def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -29,8 +29,11 @@ def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
                         "update envcheck (or pass --matrix FILE with a newer compat_matrix.yaml)",
                         src(m, "torch_previous"))]
     if tb.tag is None:
+        full = F.package_version(f, "torch") or text
+        what = ("is not on PyPI and carries no +cuXYZ tag" if full == tb.version
+                else f"({full}) is a pre-release or a source/vendor build, not a PyPI wheel with a +cuXYZ tag")
         return [Finding(WARNING, "torch-variant-unknown", "torch",
-                        f"torch {tb.version} is not on PyPI and carries no +cuXYZ tag, so which CUDA build it is "
+                        f"torch {tb.version} {what}, so which CUDA build it is "
                         f"is unknown; the CUDA checks for torch were skipped.",
                         f"give the variant, e.g. --torch {tb.version}+{list(tb.record['variants'])[-1]}",
                         tb.record["source"])]
@@ -47,16 +50,19 @@ def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
 
 @needs("torch", "gpu")  # a +cpu torch is a finding only where GPUs are
 def torch_cpu_with_gpus(f: F.Facts, m: Matrix) -> List[Finding]:
+    """On a GPU training host a CPU-only torch trains nothing on the GPUs: an error."""
     tb = torch_build(f, m)
     if not tb or tb.tag != "cpu" or not gpu_ccs(f, m):
         return []
-    fix = "install a CUDA build of torch"
-    if tb.record and tb.record["pypi"]:
-        fix = torch_install_cmd(m, tb.version, tb.record["pypi"], tb.version)
-    return [Finding(WARNING, "torch-cpu-build", "torch",
-                    f"torch {tb.label()} is a CPU-only build on a host with GPUs: torch.cuda.is_available() is False "
-                    f"and .cuda() fails with 'Torch not compiled with CUDA enabled'.", fix,
-                    tb.record["source"] if tb.record else src(m, "torch_previous"))]
+    fix, wheels = "install a CUDA build of torch", ()
+    if tb.record and (tb.record["pypi"] or tb.record["variants"]):
+        tag = tb.record["pypi"] or list(tb.record["variants"])[-1]
+        fix = torch_install_cmd(m, tb.version, tag, tb.version)
+        wheels = (remedy.wheel(m, tb.version, tag, f"the GPUs need a CUDA build of torch {tb.version}", fix),)
+    return [Finding(ERROR, "torch-cpu-build", "torch",
+                    f"torch {tb.label()} is a CPU-only build on a host with GPUs: torch.cuda.is_available() is False, "
+                    f".cuda() fails with 'Torch not compiled with CUDA enabled', and nothing trains on the GPUs.", fix,
+                    tb.record["source"] if tb.record else src(m, "torch_previous"), remedies=wheels)]
 
 
 def _companion(f: F.Facts, m: Matrix, name: str) -> List[Finding]:
@@ -199,4 +205,36 @@ def numpy_vs_torch(f: F.Facts, m: Matrix) -> list:
         first["torchvision_source"])]
 
 
-RULES = [torch_unknown, torch_cpu_with_gpus, torchvision_pairing, torchaudio_pairing, numpy_vs_torch]
+def numpy_older_than_build(f: F.Facts, m: Matrix) -> list:
+    """numpy the other way: older than the C API the torch wheel was compiled against (the matrix's
+    torch.numpy_api.builds, per release and Python)."""
+    rec, tb, np = m.data["torch"].get("numpy_api"), torch_build(f, m), F.numpy_version(f)
+    if not rec or not tb or not np:
+        return []
+    builds = [b for b in rec["builds"] if b["torch"] == tb.version]
+    if not builds:
+        return []
+    py = F.python_version(f)
+    try:
+        build = next((b for b in builds if py and major_minor(py) == b["python"]), None)
+        have = vkey(np)
+    except VersionError:
+        return []
+    if build is None:
+        return [] if py else [Skipped("numpy_older_than_build", "torch", f"which Python's torch {tb.version} wheel "
+                                      "this is, is unknown (the numpy C API it needs depends on it)", "pass --python X.Y")]
+    need = rec["api"][build["api"]]
+    if have >= vkey(need):
+        return []
+    mine = [k for k, first in rec["api"].items() if vkey(first) <= have][-1:] or ["older"]
+    pin = f'"numpy>={need},<2"' if vkey(tb.version) < vkey((m.numpy2() or {}).get("torch", "0")) else f'"numpy>={need}"'
+    return [Finding(
+        ERROR, "torch-numpy-too-old", "torch",
+        f"torch {tb.version}'s wheels for Python {build['python']} were compiled against numpy's C API {build['api']} "
+        f"(numpy >= {need}) but numpy {np} is installed: import torch warns 'Failed to initialize NumPy: module "
+        f"compiled against API version {build['api']} but this version of numpy is {mine[0]}', and torch.from_numpy(), "
+        f"tensor.numpy() and DataLoader workers fail.", f"pip install {pin}", build["source"])]
+
+
+RULES = [torch_unknown, torch_cpu_with_gpus, torchvision_pairing, torchaudio_pairing, numpy_vs_torch,
+         numpy_older_than_build]

@@ -65,3 +65,63 @@ def test_human_sizes_read_like_the_arguments():
     assert human_size(268435456) == "256M"
     assert human_size(65536) == "64K"
     assert human_size(12) == "12"
+
+
+# the edges (a mutation check found them unpinned): the size cap, units in any case, the
+# messages, zero time, a sweep that starts below one element, and dtype sizes
+def test_size_forms_and_the_cap():
+    from envcheck.allreduce.bandwidth import MAX_BYTES
+    assert MAX_BYTES == 256 * 1024 ** 3
+    assert [parse_size(x) for x in (" 2k ", "3g", "5mb", "7KiB", "256G")] == [2048, 3 * 1024 ** 3, 5 * 1048576,
+                                                                             7168, MAX_BYTES]
+    with pytest.raises(UsageError) as e:
+        parse_size("257G")
+    assert (e.value.message, e.value.fix) == ("size '257G' is above 256G, more than any GPU holds",
+                                              "write it as 8, 64K, 256M or 1G")
+    for bad in ("", "1T", "-8", "1.5M", "8 K B", "1" * 16):
+        with pytest.raises(UsageError) as e:
+            parse_size(bad)
+        assert e.value.message == f"size {bad!r} is not a byte count"
+        assert e.value.fix == "write it as 8, 64K, 256M or 1G"
+
+
+def test_dtype_sizes():
+    from envcheck.allreduce.bandwidth import dtype_size
+    assert [dtype_size(d) for d in ("float32", "float", "float16", "half", "bfloat16", "float64", "double",
+                                    "int32", "int")] == [4, 4, 2, 2, 2, 8, 8, 4, 4]
+    with pytest.raises(UsageError) as e:
+        dtype_size("int8")
+    assert e.value.message == "dtype 'int8' is not supported"
+    assert e.value.fix == "use one of bfloat16, double, float, float16, float32, float64, half, int, int32"
+
+
+def test_sweep_edges():
+    assert sweep_sizes(0, 16, 2, 4) == [4, 8, 16]          # starts at 1 byte, not 0 (no endless loop)
+    assert sweep_sizes(4, 4, 2, 4) == [4]
+    assert sweep_sizes(5, 12, 2, 4) == [4, 8]              # 5 -> 4, 10 -> 8, 20 past the end
+    assert sweep_sizes(4, 24, 2, 8) == [8, 16]             # 4 < one element: dropped
+    with pytest.raises(UsageError) as e:
+        sweep_sizes(64, 8, 2, 4)
+    assert (e.value.message, e.value.fix) == ("--min-bytes 64 is above --max-bytes 8", "swap them")
+    with pytest.raises(UsageError) as e:
+        sweep_sizes(8, 64, 1, 4)
+    assert (e.value.message, e.value.fix) == ("--factor 1 must be at least 2", "use --factor 2")
+    assert sweep_sizes(8, 64, 2, 4) == [8, 16, 32, 64]
+
+
+def test_rates_for_no_time_and_no_ranks():
+    assert algbw(1024, 0) == 0.0 and algbw(1024, -1.0) == 0.0 and algbw(1000, 1e-6) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        busbw_factor(0)
+
+
+def test_a_row_and_an_empty_summary_in_full():
+    assert make_row(1024, 4, "float32", 2e-6, 4, None) == {
+        "bytes": 1024, "count": 256, "type": "float32", "time_us": pytest.approx(2.0),
+        "algbw": pytest.approx(0.512), "busbw": pytest.approx(0.768), "wrong": None}
+    assert summarize([]) == {"largest_bytes": None, "busbw": None, "algbw": None, "avg_busbw": None, "wrong": 0}
+
+
+def test_human_sizes_of_every_unit():
+    assert [human_size(n) for n in (1, 1023, 1024, 1536, 1048576, 3 * 1024 ** 3, 1024 ** 3 + 1024)] == \
+        ["1", "1023", "1K", "1536", "1M", "3G", "1048577K"]

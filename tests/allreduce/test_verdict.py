@@ -39,3 +39,41 @@ def test_a_report_is_judged_from_its_rows_summary_and_failure():
     rep = SimpleNamespace(rows=[{}, {}], summary={"busbw": 3.0, "wrong": 0}, wrong=0, failure=None)
     assert judge_report(rep, min_busbw=4.0).status == SLOW
     assert judge_report(rep).status == PASSED
+
+
+# every field of the verdict, for each way a run ends (a mutation check found fields unpinned)
+def test_each_verdict_in_full():
+    from envcheck.allreduce.verdict import Verdict
+    lost = {"kind": "rank_lost", "host": "node02", "message": "rank 3 on node02 was killed"}
+    assert judge(rows=2, wrong=1, busbw=4.0, failure=lost) == Verdict(LOST, "rank 3 on node02 was killed", 4.0, 1,
+                                                                       "node02")
+    assert judge(rows=0, wrong=0, busbw=None, failure={"kind": "timeout"}).message == "timeout"
+    assert judge(rows=0, wrong=0, busbw=None, failure={"host": "n1"}) == Verdict(LOST, "failed", None, 0, "n1")
+    assert judge(rows=3, wrong=2, busbw=99.0) == Verdict(
+        CORRUPT, "2 wrong element(s) in the check pass: data corruption", 99.0, 2)
+    assert judge(rows=0, wrong=0, busbw=None) == Verdict(NO_RESULT, "no result from the workers", None, 0)
+    assert judge(rows=3, wrong=0, busbw=0.5, min_busbw=2.0) == Verdict(
+        SLOW, "busbw 0.5 GB/s below --min-busbw 2 GB/s", 0.5, 0)
+    assert judge(rows=3, wrong=0, busbw=12.5, min_busbw=2.0) == Verdict(
+        PASSED, "busbw 12.5 GB/s at the largest size, 0 wrong", 12.5, 0)
+    assert judge(rows=3, wrong=0, busbw=None, min_busbw=2.0) == Verdict(PASSED, "correct, 0 wrong", None, 0)
+
+
+def test_min_busbw_is_a_floor_the_run_may_meet():
+    assert judge(rows=1, wrong=0, busbw=2.0, min_busbw=2.0).status == PASSED
+    assert judge(rows=1, wrong=0, busbw=1.999, min_busbw=2.0).status == SLOW
+
+
+def test_a_report_passes_its_parts_to_the_verdict():
+    from envcheck.allreduce.verdict import Verdict
+    rep = SimpleNamespace(rows=[{}], summary={"busbw": 3.0}, wrong=4, failure=None)
+    assert judge_report(rep) == Verdict(CORRUPT, "4 wrong element(s) in the check pass: data corruption", 3.0, 4)
+    rep = SimpleNamespace(rows=[], summary=None, wrong=0, failure={"kind": "host", "host": "n2", "message": "m"})
+    assert judge_report(rep) == Verdict(LOST, "m", None, 0, "n2")
+
+
+def test_preflight_refusals_name_each_host_once_with_its_first_reason():
+    from envcheck.allreduce.verdict import preflight_refusals
+    errors = [{"host": "n1", "message": "port busy"}, {"host": "n1", "message": "later"},
+              {"host": "n2"}, {"message": "no host"}, {"host": "", "message": "empty"}]
+    assert preflight_refusals(errors) == {"n1": "port busy", "n2": "preflight failed"}

@@ -53,10 +53,44 @@ def test_a_single_rank_runs_the_sweep_and_checks_its_sums():
     assert recs[-1]["type"] == "done"
 
 
+@pytest.mark.parametrize("budget,iters", [("1e-9", 1), ("100", 50)])
+def test_a_budget_fits_the_timed_iterations_to_what_the_first_warmup_took(budget, iters):
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0",
+               LOCAL_RANK="0", WORLD_SIZE="1")
+    r = subprocess.run([sys.executable, str(WORKER), "--min-bytes", "4K", "--max-bytes", "4K", "--iters", "50",
+                        "--budget", budget], env=env, capture_output=True, text=True, timeout=60)
+    res = [json.loads(line) for line in r.stdout.splitlines() if '"result"' in line]
+    assert r.returncode == 0 and [x["iters"] for x in res] == [iters], r.stderr
+
+
+def test_four_ranks_run_the_pair_rounds_at_once_and_a_perturbed_rank_corrupts_only_its_pairs(tmp_path):
+    import shutil
+    from envcheck.allreduce.pairs import pair_spec, spec_doc
+    for name in ("allreduce_worker.py", "allreduce_pairs.py"):
+        shutil.copy(REPO / "envcheck" / "node" / name, tmp_path / name)
+    (tmp_path / "pairs.json").write_text(json.dumps(spec_doc(pair_spec(256 << 10), [1, 1, 1, 1])))
+    port = str(free_port())
+    procs = [subprocess.Popen([sys.executable, str(tmp_path / "allreduce_worker.py"), "--pairs", "pairs.json",
+                               "--no-sweep", "--timeout", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(r), LOCAL_RANK="0",
+                                       WORLD_SIZE="4", ENVCHECK_TEST_PERTURB_RANK="2"), cwd="/")
+             for r in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, outs[0][1][-2000:]
+    recs = [json.loads(line) for line in outs[0][0].splitlines()]
+    assert not [x for x in recs if x["type"] == "result"]          # --no-sweep
+    pairs = [x for x in recs if x["type"] == "pair" and x["attempt"] == 0]
+    assert sorted(map(tuple, (x["ranks"] for x in pairs))) == [(0, 1), (1, 2), (2, 3), (3, 0)]
+    assert {tuple(x["ranks"]): bool(x["wrong"]) for x in pairs} == {(0, 1): False, (2, 3): True, (1, 2): True, (3, 0): False}
+    assert all(x["time_us"] > 0 and x["first_us"] > 0 and x["lat_us"] > 0 and x["iters"] >= 1 for x in pairs)
+    assert all(x["bytes"] == (x["first_bytes"] if x["stopped"] else 256 << 10) for x in pairs)
+    assert not any(x["type"] == "pair" for line in outs[1][0].splitlines() for x in [json.loads(line)])  # rank 0 reports
+
+
 def test_the_worker_is_python_36_syntax():
     vermin = Path(sys.executable).parent / "vermin"
     exe = str(vermin) if vermin.exists() else "vermin"
-    for name in ("allreduce_worker.py", "allreduce_launcher.py", "rank_supervisor.py"):
+    for name in ("allreduce_worker.py", "allreduce_launcher.py", "rank_supervisor.py", "allreduce_pairs.py"):
         try:
             r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
                                 str(REPO / "envcheck" / "node" / name)],
@@ -109,7 +143,8 @@ def test_node_files_import_only_the_stdlib_and_torch_never_envcheck():
     worker = _top_imports(WORKER)
     launcher = _top_imports(REPO / "envcheck" / "node" / "allreduce_launcher.py")
     supervisor = _top_imports(REPO / "envcheck" / "node" / "rank_supervisor.py")
-    assert worker - stdlib == {"torch"}
+    assert worker - stdlib == {"torch", "allreduce_pairs"}
+    assert _top_imports(REPO / "envcheck" / "node" / "allreduce_pairs.py") - stdlib == set()   # torch: the worker's
     # the launcher must run where torch is broken: the stdlib, and the supervision shipped beside it
     assert launcher - stdlib == {"rank_supervisor"} and supervisor - stdlib == set()
     assert "envcheck" not in worker | launcher | supervisor

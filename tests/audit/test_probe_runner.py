@@ -2,9 +2,11 @@
 interpreters and small stand-in interpreters for the failure cases."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -12,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from envcheck.errors import EXIT_UNREACHABLE
-from envcheck.audit.probe import (ProbeError, probe_command, probe_host, probe_source,
-                                   run_probe)
+from envcheck.audit import probe as probe_mod
+from envcheck.audit.probe import (BOOTSTRAP, ProbeError, probe_command, probe_host, probe_parts, probe_source,
+                                   run_probe, shipped_source, show_probe)
 from envcheck.remote import LocalRemote
 
 PY2 = sorted(Path(os.path.expanduser("~/.pyenv/versions")).glob("2.7*/bin/python2.7"))
@@ -122,7 +125,82 @@ def test_probe_host_turns_failure_into_data(tmp_path):
 
 
 def test_the_command_quotes_what_reaches_the_shell():
-    assert probe_command() == ("sh -c 'if command -v python3 >/dev/null 2>&1; then exec python3 - \"$@\"; "
-                               "else exec python - \"$@\"; fi' envcheck-probe")
-    assert probe_command(deep=True).endswith(" envcheck-probe --deep")
-    assert probe_command(node_python="/opt/my env/bin/python") == "'/opt/my env/bin/python' -"
+    boot = "'import sys;exec(compile(getattr(sys.stdin,\"buffer\",sys.stdin).read(),\"envcheck-probe\",\"exec\"))'"
+    assert probe_command() == (
+        "sh -c 'boot=$1; shift; for p in python3 /usr/libexec/platform-python python; do if command -v \"$p\" "
+        ">/dev/null 2>&1; then exec \"$p\" -c \"$boot\" \"$@\"; fi; done; echo \"envcheck-probe: none of python3, "
+        "/usr/libexec/platform-python, python here\" >&2; exit 127' envcheck-probe " + boot)
+    assert probe_command(deep=True).endswith(" envcheck-probe " + boot + " --deep")
+    assert probe_command(node_python="/opt/my env/bin/python") == "'/opt/my env/bin/python' -c " + boot
+    assert probe_command(only=["toolkit", "disk"], paths=["/opt/my cuda"]).endswith(
+        " envcheck-probe " + boot + " --only toolkit,disk --path '/opt/my cuda'")
+
+
+def test_a_node_without_python3_on_path_runs_the_probe_with_platform_python(tmp_path, monkeypatch):
+    """Minimal RHEL images: no python3 (nor python) on PATH, /usr/libexec/platform-python is."""
+    bin_dir, libexec = tmp_path / "bin", tmp_path / "libexec"
+    bin_dir.mkdir(), libexec.mkdir()
+    os.symlink("/bin/sh", bin_dir / "sh")
+    os.symlink(sys.executable, libexec / "platform-python")
+    monkeypatch.setattr(probe_mod, "NODE_PYTHONS", ("python3", str(libexec / "platform-python"), "python"))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    facts = run_probe(LocalRemote(), only=["python"])
+    assert facts["python"]["version"] == "%d.%d.%d" % sys.version_info[:3]
+    os.unlink(libexec / "platform-python")
+    with pytest.raises(ProbeError, match="platform-python") as e:
+        run_probe(LocalRemote(), only=["python"])
+    assert "--node-python" in e.value.fix
+
+
+def test_only_runs_the_sections_named_and_those_they_need():
+    facts = run_probe(LocalRemote(), only=["torch", "port"])
+    assert set(facts) - {"schema", "origin", "probe", "errors"} == {"packages", "torch", "port"}
+    assert facts["probe"]["only"] == ["packages", "torch", "port"]
+    assert 0 < facts["port"]["free"] < 65536
+
+
+def test_show_probe_is_the_command_line_and_the_script():
+    assert show_probe(only=["gpus", "net"]) == (probe_command(only=["gpus", "net"]),
+                                                probe_source(["gpus", "net"]))
+    assert show_probe()[1] == shipped_source() != probe_source()
+
+
+def test_a_command_ships_only_the_parts_of_its_sections():
+    assert [p.stem for p in probe_parts(["port"])] == ["base", "port", "run", "main"]
+    assert len(probe_parts()) == len(list(probe_mod.PROBE_DIR.glob("*.py")))  # none named: every part
+    shipped = {p.stem for p in probe_parts(["gpus", "pci_gpus"])}
+    assert {"driver", "nvml", "userspace", "pci"} <= shipped and not shipped & {"cuda", "health", "packages"}
+    document = shipped_source()
+    assert "# ---- part health " in document and "# ---- part deep " not in document
+    assert "# ---- part deep " in shipped_source(deep=True)
+    assert "# ---- part privilege " not in document and "# ---- part privilege " in probe_source()
+
+
+def _facts(source: str, *args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", BOOTSTRAP, *args], input=source.encode(),
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    doc = json.loads(proc.stdout)
+    doc["probe"]["seconds"] = None
+    for key in ("interfaces", "health"):  # other tests' hosts come and go; the kernel log grows
+        doc.pop(key, None)
+    return doc
+
+
+def test_the_parts_a_command_ships_give_the_facts_the_whole_probe_gives():
+    only = ["host", "gpus", "pci_gpus", "python", "cuda", "cudnn", "torch", "nccl", "gcc"]
+    assert _facts(probe_source(only), "--only", ",".join(only)) == \
+        _facts(probe_source(), "--only", ",".join(only))
+    assert _facts(shipped_source()) == _facts(probe_source())
+
+
+@pytest.mark.parametrize("command", ["nccl-test", "launch"])
+def test_rank_commands_show_the_probe_they_run_with_their_sections(command):
+    from envcheck.allreduce.preflight import PROBE_SECTIONS, RANK_SECTIONS
+    from tests.conftest import run_cli
+    sections = RANK_SECTIONS if command == "nccl-test" else PROBE_SECTIONS   # nccl-test: torch_import too
+    proc = run_cli(command, "--show-probe", "--node-python", "/opt/py/bin/python3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == shipped_source(sections)
+    assert probe_command(node_python="/opt/py/bin/python3", only=sections) in proc.stderr
+    assert "--only host,gpus,net,port,resources" in proc.stderr

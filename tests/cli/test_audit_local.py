@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from envcheck.audit.probe import probe_source
+from envcheck.audit.probe import probe_command, shipped_source
 from envcheck.rules import REGISTRY
 from tests.conftest import envcheck_exe, run_cli
 from tests.node.probe_helpers import REAL_DRIVER, plant_toolkit, stand_in_nvidia_smi
@@ -116,9 +116,10 @@ def test_deep_audit_reports_what_importing_torch_said():
 
 
 def test_show_probe_prints_exactly_the_script_that_is_shipped():
-    proc = run_cli("audit", "--show-probe")
+    proc = run_cli("audit", "--show-probe", "--deep")
     assert proc.returncode == 0
-    assert proc.stdout == probe_source()
+    assert proc.stdout == shipped_source(deep=True)  # the document's parts, deep's included
+    assert probe_command(deep=True) in proc.stderr  # and the command line that runs it
 
 
 def test_every_audit_option_is_documented():

@@ -20,7 +20,8 @@ def test_clean_stack_exits_0_with_a_short_answer():
 def test_an_error_finding_exits_1_and_the_table_names_it():
     r = run_cli("check", "--driver", "396.26", "--cuda", "10.0")
     assert r.returncode == 1
-    assert "CUDA driver version is insufficient" in r.stdout and "fix:" in r.stdout
+    flat = " ".join(r.stdout.split())   # however the message wrapped at this terminal's width
+    assert "CUDA driver version is insufficient" in flat and "fix:" in flat
     assert r.stdout.splitlines()[0].split() == ["SEVERITY", "COMPONENT", "MESSAGE"]
 
 
@@ -36,9 +37,9 @@ def test_json_is_the_only_thing_on_stdout():
     assert doc["ok"] is False
     assert {f["component"] for f in doc["findings"]} >= {"driver", "gpu"}
     for f in doc["findings"]:
-        # fix_check: what trying the fix found, on an error whose rule gives its fix as data
+        # fix_check: what trying the fix found, on an error or warning whose rule gives its fix as data
         assert set(f) - {"fix_check"} == {"severity", "code", "component", "message", "fix", "source"}
-        assert "fix_check" not in f or f["severity"] == "error"
+        assert "fix_check" not in f or f["severity"] in ("error", "warning")
     assert any("fix_check" in f for f in doc["findings"])
     ok = json.loads(run_cli("check", "--json", *ORIGIN).stdout)
     assert ok == {"ok": True, "findings": [], "skipped": []}
@@ -209,3 +210,39 @@ def test_a_finding_code_and_a_fix_command_are_never_split_across_lines():
     fixes = [line.strip() for line in out.splitlines() if line.strip().startswith("fix: pip install")]
     assert fixes and fixes[0].endswith("torch_stable.html"), out   # one line, the whole command
     assert out.splitlines()[-1].startswith("FAIL: 1 error")
+
+
+def test_versions_users_really_have_are_accepted():
+    """Issue 21 item 5: pre-releases and dev builds are versions; nvcc's build number is its release."""
+    r = run_cli("check", "--json", "--numpy", "2.1.0rc1", "--torch", "2.4.0.dev20240501+cu121", "--gpu", "sm_86")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert not [f for f in doc["findings"] if f["code"] == "torch-unknown"]
+    r = run_cli("check", "--json", "--cuda", "12.2.140", "--driver", "535.54.03")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and not [f for f in doc["findings"] if f["code"] == "cuda-unknown"], r.stdout
+    # judged as the 12.2 toolkit: a driver below 12.2's minimum is named against CUDA 12.2
+    low = json.loads(run_cli("check", "--json", "--cuda", "12.2.140", "--driver", "530.30.02").stdout)
+    assert any("CUDA 12.2" in f["message"] for f in low["findings"] if f["code"] == "driver-too-old-for-toolkit")
+    # a source or vendor build is accepted and said to be one; a typo in +cuXYZ is still refused
+    src = json.loads(run_cli("check", "--json", "--torch", "2.1.0a0+git32f93b1", "--gpu", "A100").stdout)
+    assert [f["code"] for f in src["findings"]] == ["torch-variant-unknown"]
+    assert run_cli("check", "--torch", "2.1.0+cu12x").returncode == 2
+
+
+def test_the_verdict_classes_of_issue_21():
+    """Same-major lower-minor targets warn with the TORCH_CUDA_ARCH_LIST fix (exit 0); a driver a
+    whole branch older than the GPU's architecture, and a CPU-only torch with GPUs, are errors."""
+    r = run_cli("check", "--json", "--cuda", "11.0", "--gpu", "sm_86")
+    assert r.returncode == 0, r.stdout
+    (w,) = json.loads(r.stdout)["findings"]
+    assert w["severity"] == "warning" and "TORCH_CUDA_ARCH_LIST" in w["fix"] and "sm_80" in w["message"]
+    r = run_cli("check", "--json", "--driver", "450.80.02", "--gpu", "RTX 3090")
+    assert r.returncode == 1
+    (e,) = json.loads(r.stdout)["findings"]
+    assert e["code"] == "driver-too-old-for-gpu" and e["severity"] == "error" and "455.23" in e["fix"]
+    # a driver that cannot drive the GPU is not told to "stay at CUDA <= X" instead
+    r = run_cli("check", "--json", "--driver", "410.48", "--cuda", "11.1", "--gpu", "RTX 3090")
+    assert all("stay at CUDA" not in f["fix"] for f in json.loads(r.stdout)["findings"]), r.stdout
+    r = run_cli("check", "--torch", "2.4.0+cpu", "--gpu", "A100")
+    assert r.returncode == 1 and "torch-cpu-build" in r.stdout

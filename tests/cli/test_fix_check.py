@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -78,5 +79,9 @@ def test_audit_text_extends_the_fix_with_the_compiler_this_machine_lacks(tmp_pat
     out = proc.stdout
     assert "1.13.1+cu117" in out and "nvcc-torch-major-mismatch" in out
     fix = " ".join(out.split("nvcc-torch-major-mismatch", 1)[1].split("fix:", 1)[1].split())
+    # the compiler step names a gcc <= 11 the probe found on PATH, else asks to install gcc-11
+    have = sorted(int(p.name[4:]) for d in ("/usr/bin", "/bin") for p in Path(d).glob("gcc-[0-9]*")
+                  if p.name[4:].isdigit() and int(p.name[4:]) <= 11)
+    step = f"build with the gcc-{have[-1]} already installed" if have else "install gcc-11 g++-11"
     assert fix.startswith("point CUDA_HOME and PATH at a CUDA 11.7 toolkit (envcheck install-cuda 11.7). "
-                          "CUDA 11.7.1 needs gcc <= 11, so also: install gcc-11 g++-11"), fix
+                          f"CUDA 11.7.1 needs gcc <= 11, so also: {step}"), fix

@@ -48,6 +48,8 @@ PRIVATE_TMPFS = ("/usr/local", "/root", "/home", "/tmp", "/var/log")
 # the next `ldconfig` run on the host. Shown again by unmounting the overlays.
 NVIDIA_HIDDEN = {
     "/usr/bin": ("nvcc", "nvidia-smi"),
+    # nvidia-cuda-toolkit's tree: the probe lists a distribution toolkit from its nvcc there
+    "/usr/lib": ("nvidia-cuda-toolkit", "cuda"),
     "/usr/lib/x86_64-linux-gnu": ("nvidia", "libnvidia-ml.so", "libnvidia-ml.so.1", "libcuda.so",
                                   "libcuda.so.1", "libnvidia-ptxjitcompiler.so.1"),
 }
@@ -137,7 +139,9 @@ class Host:
         _sh(["ip", "netns", "add", self.ns])
         _sh(["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.ns])
         _sh(["ip", "link", "set", self.veth, "master", self.bridge, "up"])
-        _sh(["ip", "-n", self.ns, "addr", "add", f"{self.ip}/24", "dev", "eth0"])
+        # the cluster's bridge is a /24, or a /23 past 253 hosts; a bastion's inner one a /24
+        prefixlen = self.cluster.prefixlen if self.bridge == self.cluster.bridge else 24
+        _sh(["ip", "-n", self.ns, "addr", "add", f"{self.ip}/{prefixlen}", "dev", "eth0"])
         _sh(["ip", "-n", self.ns, "link", "set", "eth0", "up"])
         if self.second:
             bridge, ip = self.second
@@ -279,6 +283,21 @@ class Host:
         except FileNotFoundError:
             return []
 
+    # ---- the link ---------------------------------------------------------------------------
+    def shape(self, rate: str, burst: str = "32kb") -> None:
+        """Limit this host's link to `rate` (tc's units: 40mbit, 1gbit) both ways, with a token
+        bucket (tbf) on its eth0 (what it sends) and on the bridge side of its veth (what it
+        receives): a degraded cable, NIC or switch port. `burst` must hold rate/HZ bytes (512kb
+        for 1gbit); keep it small beside the messages measured, or they pass at line rate."""
+        q = ["tc", "qdisc", "replace", "dev"]
+        tbf = ["root", "tbf", "rate", rate, "burst", burst, "latency", "100ms"]
+        self.run_local(" ".join(q + ["eth0"] + tbf))
+        _sh(q + [self.veth] + tbf)
+
+    def unshape(self) -> None:
+        self.run_local("tc qdisc del dev eth0 root", check=False)
+        _sh(["tc", "qdisc", "del", "dev", self.veth, "root"], check=False)
+
     # ---- inside the host, without SSH -----------------------------------------------------
     def run_local(self, command: str, check: bool = True, input: Optional[str] = None,
                   timeout: float = 60, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
@@ -390,6 +409,8 @@ class Cluster:
     def _build(self, per_host_setup: Optional[Callable[[Host], None]], workers: int) -> None:
         _sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "envcheck-sim", "-f", str(self.client_key)])
         _sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "wrong", "-f", str(self.wrong_key)])
+        # a /24 holds 253 hosts beside the bridge; more (bench/audit_scale.py's 256) get a /23
+        self.prefixlen = 24 if self._n <= 253 else 23
         self.net = self._allocate_subnet()
         self.bridge_ip = f"{self.net}.1"
         node_net, node_bridge = self.net, None
@@ -407,8 +428,9 @@ class Cluster:
             (self.base / "inner_net").write_text(node_net)
             _sh(["ip", "route", "add", "unreachable", f"{node_net}.0/24"])
             self.bastion = Host(self, 0, "bastion", f"{self.net}.254", second=(self.inner_bridge, f"{node_net}.254"))
-        self.hosts = [Host(self, i + 1, f"{self._prefix}{i + 1:0{self._width}d}", f"{node_net}.{i + 2}",
-                           bridge=node_bridge) for i in range(self._n)]
+        a, b, c = (int(x) for x in node_net.split("."))   # past 253 hosts the addresses run into the next /24
+        self.hosts = [Host(self, i + 1, f"{self._prefix}{i + 1:0{self._width}d}",
+                           f"{a}.{b}.{c + (i + 2) // 256}.{(i + 2) % 256}", bridge=node_bridge) for i in range(self._n)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(lambda h: h._create(), self.hosts + ([self.bastion] if self.bastion else [])))
         self.write_ssh_config(self.ssh_config)
@@ -421,14 +443,16 @@ class Cluster:
         with open(LOCK_FILE, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             used = _sh(["ip", "-4", "addr", "show"]).stdout + _sh(["ip", "-4", "route", "show"]).stdout
+            span = 1 << (24 - self.prefixlen)   # how many /24s the subnet covers
             for _ in range(200):
-                net = f"10.{random.randint(100, 250)}.{random.randint(0, 255)}"
-                if f" {net}." not in used:
+                x, y = random.randint(100, 250), random.randrange(0, 256, span)
+                net = f"10.{x}.{y}"
+                if all(f" 10.{x}.{y + k}." not in used for k in range(span)):
                     break
             else:
-                raise RuntimeError("no free 10.x.y.0/24 subnet found for the simulated cluster")
+                raise RuntimeError("no free 10.x.y.0/%d subnet found for the simulated cluster" % self.prefixlen)
             _sh(["ip", "link", "add", self.bridge, "type", "bridge"])
-            _sh(["ip", "addr", "add", f"{net}.1/24", "dev", self.bridge])
+            _sh(["ip", "addr", "add", f"{net}.1/{self.prefixlen}", "dev", self.bridge])
             _sh(["ip", "link", "set", self.bridge, "up"])
             (self.base / "net").write_text(net)
         return net

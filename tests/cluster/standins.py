@@ -69,6 +69,34 @@ fields = {"index": lambda i, g: str(i), "name": lambda i, g: g["name"],
           "persistence_mode": lambda i, g: "Enabled", "vbios_version": lambda i, g: "88.00.4F.00.09"}
 if major >= 510:  # compute_cap is not a query field in 470.x (first driver unconfirmed)
     fields["compute_cap"] = lambda i, g: g["compute_cap"]
+apps = [a.split("=", 1)[1] for a in args if a.startswith("--query-compute-apps=")]
+if apps:
+    # a process "holds a GPU" when its environment says ENVCHECK_SIM_GPU=<pci.bus_id> (and
+    # ENVCHECK_SIM_GPU_MIB=<memory>): only processes of this host (its network namespace) count
+    import os
+    here, rows = os.readlink("/proc/self/ns/net"), []
+    for pid in sorted((p for p in os.listdir("/proc") if p.isdigit()), key=int):
+        try:
+            if os.readlink("/proc/%%s/ns/net" %% pid) != here:
+                continue
+            env = dict(kv.split(b"=", 1) for kv in open("/proc/%%s/environ" %% pid, "rb").read().split(b"\0") if b"=" in kv)
+            exe = os.readlink("/proc/%%s/exe" %% pid)
+        except OSError:
+            continue
+        if b"ENVCHECK_SIM_GPU" in env:
+            rows.append({"pid": pid, "process_name": exe, "used_memory": env.get(b"ENVCHECK_SIM_GPU_MIB", b"1024").decode() + " MiB",
+                         "used_gpu_memory": env.get(b"ENVCHECK_SIM_GPU_MIB", b"1024").decode() + " MiB",
+                         "gpu_bus_id": env[b"ENVCHECK_SIM_GPU"].decode(), "gpu_uuid": gpus[0]["uuid"] if gpus else ""})
+    names = [f.strip() for f in apps[0].split(",")]
+    fmt = ([a.split("=", 1)[1] for a in args if a.startswith("--format=")] or [""])[0].split(",")
+    if "noheader" not in fmt:
+        sys.stdout.write(", ".join(n + (" [MiB]" if "memory" in n else "") for n in names) + "\n")
+    for r in rows:
+        vals = [r[n] for n in names]
+        if "nounits" in fmt:
+            vals = [v[:-4] if v.endswith(" MiB") else v for v in vals]
+        sys.stdout.write(", ".join(vals) + "\n")
+    sys.exit(0)
 query = [a.split("=", 1)[1] for a in args if a.startswith("--query-gpu=")]
 if query:
     fmt = [a.split("=", 1)[1] for a in args if a.startswith("--format=")]

@@ -119,7 +119,7 @@ def test_a_dead_sshd_is_unknown_with_the_reason_and_exit_3(c3):
     assert [m["labels"]["hosts"] for m in doc["measurements"]] == ["node01,node02"]
 
 
-def test_a_perturbed_allreduce_is_isolated_to_its_node_with_exit_1(c3):
+def test_a_perturbed_allreduce_is_named_by_the_pairs_with_exit_1(c3):
     h = c3["node02"]
     # the worker's own test switch (ENVCHECK_TEST_PERTURB_RANK) made node-scoped: every worker
     # started on node02 perturbs its own rank, whatever rank the run gives it
@@ -134,7 +134,10 @@ def test_a_perturbed_allreduce_is_isolated_to_its_node_with_exit_1(c3):
     assert doc["suspects"] == ["node02"]
     assert verdicts(doc) == {"node01": "PASS", "node02": "FAIL", "node03": "PASS"}
     node02 = [n for n in doc["nodes"] if n["host"] == "node02"][0]
-    assert "data corruption" in node02["reasons"][0] and "isolated" in node02["reasons"][0]
+    # named by the pair rounds (both of node02's pairs corrupt), in the same run: no bisection
+    assert node02["reasons"][0].startswith("pairs: data corruption in every pair with this node"), node02
+    assert any("data corruption" in r and "the pair rounds name this node" in r for r in node02["reasons"])
+    assert doc["pairs"]["calls"] == [dict(doc["pairs"]["calls"][0], kind="node", hosts=["node02"], why="corrupt")]
 
 
 def test_explain_with_hosts_confirms_the_cause_on_the_host_whose_finding_diagnoses_it(c3):

@@ -3,8 +3,9 @@ answers are plain data (the real steps are tested in their own modules and, end 
 tests/doctor/test_doctor_cluster.py)."""
 from __future__ import annotations
 
+from envcheck.allreduce.pairs import PairFigure, schedule
 from envcheck.doctor.run import AllreduceOutcome, DoctorOptions, run_doctor
-from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, exit_code
+from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, WARN, exit_code
 from envcheck.model import ERROR, Finding, HostResult
 
 HOSTS = ["node01", "node02", "node03", "node04"]
@@ -27,13 +28,35 @@ class Scripted:
         return [HostResult(h, None, [], error="connection refused") if h in self.unreachable
                 else HostResult(h, FACTS, list(self.findings.get(h, []))) for h in hosts]
 
-    def allreduce(self, hosts, max_bytes, quick=False):
+    def allreduce(self, hosts, max_bytes, quick=False, pairs=False):
         self.runs.append((tuple(hosts), max_bytes))
+        self.asked_pairs = pairs
         pf = {h: r for h, r in self.preflight.items() if h in hosts}
         if pf:
             return AllreduceOutcome(list(hosts), False, preflight=pf, error="preflight failed")
         wrong = 1024 if set(hosts) & self.bad else 0
         return AllreduceOutcome(list(hosts), wrong == 0, self.busbw, wrong=wrong)
+
+
+class WithPairs(Scripted):
+    """The pair rounds' figures as the worker reports them: each pair at `busbw`, a pair with a
+    node in `slow` at `busbw / factor` (twice: its round ran again), `bad` nodes corrupt theirs."""
+
+    def __init__(self, slow=(), factor=20.0, **kw):
+        super().__init__(**kw)
+        self.slow, self.factor = set(slow), factor
+
+    def allreduce(self, hosts, max_bytes, quick=False, pairs=False):
+        out = super().allreduce(hosts, max_bytes, quick, pairs)
+        if pairs:
+            out.pairs = [self.figure(a, b, r, t, max_bytes) for t in (0, 1)
+                         for r, rnd in enumerate(schedule(len(hosts))) for a, b in ((hosts[x], hosts[y]) for x, y in rnd)]
+        return out
+
+    def figure(self, a, b, rnd, attempt, size):
+        bw = self.busbw / (self.factor if {a, b} & self.slow else 1.0)
+        return PairFigure((a, b), 0, rnd, attempt, size, size / bw / 1e3, bw, bw, size // 16, bw, 50.0, 5, False,
+                          2 if {a, b} & self.bad else 0, allowed=1.25)
 
 
 def verdicts(r):
@@ -80,8 +103,8 @@ def test_slow_everywhere_fails_every_node_with_the_reason():
 
 def test_a_fault_only_the_full_set_shows_fails_everyone_and_says_so():
     class FullSetOnly(Scripted):
-        def allreduce(self, hosts, max_bytes, quick=False):
-            out = super().allreduce(hosts, max_bytes, quick)
+        def allreduce(self, hosts, max_bytes, quick=False, pairs=False):
+            out = super().allreduce(hosts, max_bytes, quick, pairs)
             if len(hosts) == len(HOSTS):
                 out.ok, out.error = False, "timed out after 60 s"
             return out
@@ -130,3 +153,38 @@ def test_the_deep_audits_own_import_is_used_without_a_second_one():
     b = Deep()
     r = run_doctor(HOSTS[:1], DoctorOptions(), b)
     assert b.imported == [] and r.verdict == FAIL and "libcudnn.so.9" in r.nodes[0].reasons[0]
+
+
+def test_the_pairs_name_a_slow_node_with_its_figures_and_the_median_when_the_fleet_passes():
+    b = WithPairs(slow=["node03"])
+    r = run_doctor(HOSTS, DoctorOptions(), b)
+    assert b.asked_pairs is True and len(b.runs) == 1          # one run: the fleet, then the rounds
+    assert verdicts(r) == {"node01": PASS, "node02": PASS, "node03": FAIL, "node04": PASS}
+    assert r.suspects == ["node03"] and r.pairs["calls"][0]["hosts"] == ["node03"]
+    why = r.nodes[2].reasons[0]
+    assert why.startswith("pairs: slow node") and "0.25 GB/s with node02" in why and "0.25 GB/s with node04" in why
+    assert "the median 5 GB/s of 4 pairs" in why and "best of 2 tries" in why and "20% of the 1.25 GB/s" in why
+    gauges = [m for m in r.measurements if m.name == "allreduce_pair_busbw_gbps"]
+    assert len(gauges) == 4 and {m.labels["rail"] for m in gauges} == {"0"}
+
+
+def test_slow_but_close_is_a_warning_and_the_run_still_exits_0():
+    r = run_doctor(HOSTS, DoctorOptions(), WithPairs(slow=["node02"], factor=2.5))
+    assert verdicts(r)["node02"] == WARN and r.verdict == WARN and exit_code(r.verdict) == 0
+    assert "slow but close" in r.nodes[1].reasons[0]
+
+
+def test_corruption_is_named_by_the_pairs_without_a_bisection():
+    b = WithPairs(bad=["node04"])
+    r = run_doctor(HOSTS, DoctorOptions(), b)
+    assert len(b.runs) == 1 and r.suspects == ["node04"]
+    assert verdicts(r) == {"node01": PASS, "node02": PASS, "node03": PASS, "node04": FAIL}
+    assert any("the pair rounds name this node" in x for x in r.nodes[3].reasons)
+
+
+def test_no_pairs_with_two_hosts_or_when_turned_off():
+    b = WithPairs()
+    run_doctor(HOSTS[:2], DoctorOptions(), b)
+    assert b.asked_pairs is False
+    run_doctor(HOSTS, DoctorOptions(pairs=False), b)
+    assert b.asked_pairs is False

@@ -56,6 +56,13 @@ CASES = {
     "use the 'spawn' start method": "cuda-fork",
     "torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 4129) of binary: "
     "/usr/bin/python3": "host-oom-kill",
+    # the kernel module's message in dmesg, wrapped over lines that each carry the timestamp and tag
+    "[ 512.004211] NVRM: The NVIDIA GPU 0000:3b:00.0\n[ 512.004215] NVRM: (PCI ID: 10de:20b0) installed in "
+    "this system has\n[ 512.004217] NVRM: fallen off the bus and is not responding to commands.": "gpu-hardware-fault",
+    "$ nvidia-smi\nUnable to determine the device handle for GPU0000:65:00.0: Unknown Error": "gpu-hardware-fault",
+    "$ nvidia-smi\nNo devices were found": "no-driver-found",
+    # torch <= 1.x printed it without the trailing hint newer releases add
+    "RuntimeError: Ninja is required to load C++ extensions": "ninja-missing",
 }
 
 

@@ -1,22 +1,37 @@
-"""The held-out corpus (tests/fixtures/errors-heldout/heldout.yaml): real error texts collected
-after the catalogue was built and scored once before anything was changed for them. Recall is
-the share of positives whose first environment cause is the one the thread confirmed; a negative
-(OOM, a bug in the user's code) must get no environment cause with confidence exact or likely.
-Prints every miss; holds the figures docs/doctor.md gives."""
+"""The held-out corpora (tests/fixtures/errors-heldout/*.yaml): real error texts collected after
+the catalogue was built and scored once before anything was changed for them. Recall is the
+share of positives whose first environment cause is the one the thread confirmed; a negative
+(OOM, a bug in the program's code, an unrelated failure) must get no environment cause with
+confidence exact or likely. Prints every miss; holds the figures docs/doctor.md gives.
+
+heldout.yaml   round 1 (63 texts): 72.5 % scored once before any change for them, then 90.2 %
+               after the changes that scoring prompted (no longer out-of-sample).
+heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once before any change
+               for them, and 5 of 29 negatives answered with a confident environment cause;
+               34/49 = 69.4 % and 2 of 29 after the general changes that scoring prompted (no
+               longer out-of-sample; 9 positives have causes no id names, so 40/49 is the most).
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from envcheck.explain.match import explain, top_environment_cause
 from envcheck.explain.signatures import signatures
 
-HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout" / "heldout.yaml"
-ITEMS = yaml.safe_load(HELDOUT.read_text())
-# docs/doctor.md states both figures: 72.5 % scored once before any change for these texts, then
-# 90.2 % after the changes that scoring prompted (no longer out-of-sample)
-RECALL_FLOOR = 0.90
+HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout"
+# corpus: (the recall it holds, how many negatives may get a confident environment cause)
+BARS = {
+    "heldout.yaml": (0.90, 0),
+    "heldout2.yaml": (34 / 49, 2),
+}
+NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
+
+
+def _items(name):
+    return yaml.safe_load((HELDOUT / name).read_text())
 
 
 def _wanted(item):
@@ -24,22 +39,34 @@ def _wanted(item):
     return want if isinstance(want, list) else [want]
 
 
-def test_the_held_out_corpus_is_real_texts_with_sources_and_confirmed_causes():
-    assert len(ITEMS) >= 60
+@pytest.mark.parametrize("name", sorted(BARS))
+def test_the_held_out_corpus_is_real_texts_with_sources_and_confirmed_causes(name):
+    items = _items(name)
+    assert len(items) >= 60
     ids = {s.id for s in signatures()}
-    negatives = [i for i in ITEMS if i["cause"] is None]
-    assert len(negatives) >= 10 and {i["kind"] for i in negatives} == {"oom", "user-bug"}
-    for item in ITEMS:
+    negatives = [i for i in items if i["cause"] is None]
+    assert len(negatives) >= 10 and {i["kind"] for i in negatives} <= NEGATIVE_KINDS
+    for item in items:
         assert item["source"].startswith("https://github.com/") and item["text"].strip() and item["settled"]
         if item["cause"] is not None:
             assert all(c in ids or c.startswith("other:") for c in _wanted(item)), item["source"]
-    existing = {i["source"] for f in HELDOUT.parents[1].glob("errors/*.yaml") for i in yaml.safe_load(f.read_text())}
-    assert not existing & {i["source"] for i in ITEMS}, "a held-out text is also in the corpus the wordings came from"
+    sources = [i["source"] for i in items]
+    assert len(set(sources)) == len(sources), "a thread taken twice"
+    existing = {i["source"] for f in HELDOUT.parent.glob("errors/*.yaml") for i in yaml.safe_load(f.read_text())}
+    assert not existing & set(sources), "a held-out text is also in the corpus the wordings came from"
 
 
-def test_recall_on_texts_nobody_here_wrote_and_no_confident_cause_on_negatives(capsys):
+def test_the_second_round_is_new_to_the_first():
+    first = {i["source"] for i in _items("heldout.yaml")}
+    texts = {" ".join(i["text"].split()).lower() for i in _items("heldout.yaml")}
+    for item in _items("heldout2.yaml"):
+        assert item["source"] not in first
+        assert " ".join(item["text"].split()).lower() not in texts, item["source"]
+
+
+def _score(items):
     hits, misses, confident = 0, [], []
-    for item in ITEMS:
+    for item in items:
         found = explain(item["text"])
         if item["cause"] is None:
             confident += [(item["source"], e.id) for e in found
@@ -50,11 +77,21 @@ def test_recall_on_texts_nobody_here_wrote_and_no_confident_cause_on_negatives(c
             hits += 1
         else:
             misses.append(f"{item['source']}: want {_wanted(item)}, got {got.id if got else None}")
+    return hits, misses, confident
+
+
+@pytest.mark.parametrize("name", sorted(BARS))
+def test_recall_on_texts_nobody_here_wrote_and_no_confident_cause_on_negatives(name, capsys):
+    items = _items(name)
+    hits, misses, confident = _score(items)
     positives = hits + len(misses)
+    floor, allowed = BARS[name]
     with capsys.disabled():
-        print(f"\nheld-out: {hits}/{positives} = {hits / positives:.1%} recall; "
-              f"{len(confident)} confident environment causes on {len(ITEMS) - positives} negatives")
+        print(f"\n{name}: {hits}/{positives} = {hits / positives:.1%} recall; "
+              f"{len(confident)} confident environment causes on {len(items) - positives} negatives")
         for m in misses:
             print("  miss:", m)
-    assert not confident, confident
-    assert hits / positives >= RECALL_FLOOR, misses
+        for c in confident:
+            print("  confident on a negative:", c)
+    assert len(confident) <= allowed, confident
+    assert hits >= floor * positives - 1e-9, misses

@@ -30,7 +30,8 @@ def test_the_key_line_is_found_in_a_long_log_and_reported_with_its_line_number()
 
 def test_an_ambiguous_error_lists_its_causes_in_the_order_they_occur_with_a_check_each():
     [e] = explain("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED")
-    assert e.confidence == "likely"
+    # its most frequent cause is the workload's (memory), so the environment is only possible
+    assert e.confidence == "possible"
     assert "memory" in e.alternatives[0].cause and e.alternatives[0].confidence == "likely"
     assert [a.confidence for a in e.alternatives[1:]] == ["possible"] * (len(e.alternatives) - 1)
     assert all(a.check for a in e.alternatives)
@@ -50,6 +51,27 @@ def test_a_specific_root_cause_ranks_above_the_ambiguous_consequence():
 def test_a_weak_hint_is_only_likely():
     [e] = explain("RuntimeError: No CUDA GPUs are available")
     assert e.id == "no-driver-found" and e.confidence == "likely"
+
+
+def test_an_error_whose_first_cause_is_the_workloads_is_only_possibly_the_environments():
+    for text in ("RuntimeError: CUDA error: an illegal memory access was encountered",
+                 "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm(...)`",
+                 "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"):
+        e = explain(text)[0]
+        assert e.confidence == "possible", text
+    # one whose first cause is the setup's keeps its confidence
+    assert explain("RuntimeError: CUDA error: unknown error")[0].confidence == "likely"
+
+
+def test_forms_people_paste_besides_the_emitters_own():
+    # the loader's "version `GLIBCXX_3.4.30' not found" quoted without "version"
+    [e] = explain("error: GLIBCXX_3.4.30 not found (required by /opt/app/_ext.so)")
+    assert e.id == "system-lib-too-old" and e.values["symver"] == "GLIBCXX_3.4.30"
+    # NCCL tags every InfiniBand/RoCE transport warning "NET/IB"
+    assert explain("node3:1234:1290 [2] NCCL WARN NET/IB : Got async event : GID table change")[0].id == "nccl-ib-error"
+    # a Python list is no CUDA_VISIBLE_DEVICES value: CUDA then sees no GPU
+    assert explain("os.environ['CUDA_VISIBLE_DEVICES'] = '[0,1]'")[0].id == "no-driver-found"
+    assert explain("export CUDA_VISIBLE_DEVICES=0,1") == []
 
 
 def test_anchor_is_the_longest_literal_and_absent_for_top_level_alternatives():

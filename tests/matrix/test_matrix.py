@@ -185,12 +185,12 @@ def test_unknown_key(tmp_path):
 def test_torch_naming_an_unknown_cuda_variant(tmp_path):
     msg = _error(_broken(tmp_path, "        cu100: {arch: cu100-1.0, cudnn: \"7.4.1\"",
                          "        cu80: {arch: cu100-1.0, cudnn: \"7.4.1\""))
-    assert "torch.releases[0].variants.cu80: names CUDA 8.0, which is not in cuda.releases" in msg
+    assert "torch.releases[1].variants.cu80: names CUDA 8.0, which is not in cuda.releases" in msg
 
 
 def test_torch_naming_an_unknown_torchvision(tmp_path):
     msg = _error(_broken(tmp_path, 'torchvision: ["0.3.0"]', 'torchvision: ["0.3.9"]'))
-    assert "torch.releases[2].torchvision[0]: torchvision '0.3.9' is not in torchvision.versions" in msg
+    assert "torch.releases[3].torchvision[0]: torchvision '0.3.9' is not in torchvision.versions" in msg
 
 
 def test_installer_generation_must_fit_the_version(tmp_path):
@@ -215,7 +215,7 @@ def test_cli_validate_ok_and_broken(tmp_path):
     bad = _broken(tmp_path, 'torchvision: ["0.3.0"]', 'torchvision: ["0.3.9"]')
     r = run_cli("matrix", "validate", str(bad))
     assert r.returncode == 2
-    assert r.stderr.strip() == (f"envcheck: {bad}: torch.releases[2].torchvision[0]: "
+    assert r.stderr.strip() == (f"envcheck: {bad}: torch.releases[3].torchvision[0]: "
                                 "torchvision '0.3.9' is not in torchvision.versions")
     assert "Traceback" not in r.stderr and r.stdout == ""
 
@@ -228,7 +228,7 @@ def test_cli_validate_takes_the_matrix_option(tmp_path):
 
 def test_a_torch_variant_must_bundle_a_known_cudnn_built_for_its_cuda(tmp_path):
     msg = _error(_broken(tmp_path, 'cu100: {arch: cu100-1.0, cudnn: "7.4.1"', 'cu100: {arch: cu100-1.0, cudnn: "7.0.5"'))
-    assert "torch.releases[0].variants.cu100.cudnn: cuDNN 7.0.5.15 has no build for CUDA 10.0" in msg
+    assert "torch.releases[1].variants.cu100.cudnn: cuDNN 7.0.5.15 has no build for CUDA 10.0" in msg
     msg = _error(_broken(tmp_path, 'cu100: {arch: cu100-1.0, cudnn: "7.4.1"', 'cu100: {arch: cu100-1.0, cudnn: "7.9.1"'))
     assert "cuDNN 7.9.1 is not in cudnn.releases" in msg
 

@@ -101,3 +101,36 @@ def test_debians_real_packaged_toolkit_with_default_gcc_12_gets_no_gcc_error(tmp
     assert hc["path"] == str(DEBIAN / "bin" / "gcc") and hc["how"] == "nvcc.profile PATH"
     assert hc["version"].split(".")[0] in {"6", "7", "8", "9", "10", "11"}
     assert "gcc-too-new" not in _check(facts, tmp_path)
+
+
+@pytest.mark.skipif(not (DEBIAN / "bin" / "nvcc").exists() or not os.path.exists("/usr/include/cuda.h"),
+                    reason="Debian's nvidia-cuda-toolkit is not installed here")
+def test_debians_toolkit_not_first_on_path_is_listed_and_the_fixes_use_it(tmp_path):
+    """Issue 21, item 9: a CUDA 12.4 toolkit first on PATH hides Debian's 11.8 from `which nvcc`, not
+    from the disk. The probe lists it (with the compiler its own nvcc.profile picks), so a torch
+    built for CUDA 11.8 is told to use the 11.8 that is installed, not to install one, and a gcc
+    fix names the gcc-N already there."""
+    cuda124 = tmp_path / "cuda-12.4"
+    write_script(cuda124 / "bin" / "nvcc", "echo 'Cuda compilation tools, release 12.4, V12.4.131'\n")
+    (cuda124 / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}))
+    facts = run_probe(env=sandbox_env(tmp_path, cuda124 / "bin", CUDA_HOME=str(cuda124)))
+    usr = [t for t in facts["cuda"]["toolkits"] if t["path"] == "/usr"]
+    assert usr and usr[0]["layout"] == "distro" and usr[0]["version"].startswith("11.8"), facts["cuda"]["toolkits"]
+    assert usr[0]["host_compiler"]["how"] == "nvcc.profile PATH"
+    assert facts["cuda"]["version"] == "12.4.1"  # the one in use is still the first on PATH
+    # torch 2.0.1 has no CUDA 12 build, so the toolkit is what must change
+    facts["torch"] = {"version": "2.0.1", "local": "cu118", "cuda": "11.8", "cuda_source": "local-tag"}
+    facts["packages"] = dict(facts.get("packages") or {}, torch={"version": "2.0.1+cu118"})
+    saved = tmp_path / "facts.json"
+    saved.write_text(json.dumps(facts))
+    doc = json.loads(run_cli("check", "--json", str(saved)).stdout)
+    (mismatch,) = [f for f in doc["findings"] if f["code"] == "nvcc-torch-major-mismatch"]
+    assert "already installed" in mismatch["fix"] and "install-cuda" not in mismatch["fix"], mismatch["fix"]
+    assert mismatch["fix_check"]["status"] == "verified"  # Debian's profile brings a gcc 11.8 accepts
+    # nvcc 12.4 itself with a gcc newer than it accepts: the fix names a gcc-N installed here, if any
+    gccs = [g for g in facts["gcc"].get("installed") or [] if int(g["version"].split(".")[0]) <= 13]
+    facts["cuda"]["nvcc"]["host_compiler"] = {"path": "/opt/gcc-99", "version": "99.1.0", "how": "PATH"}
+    saved.write_text(json.dumps(facts))
+    doc = json.loads(run_cli("check", "--json", str(saved)).stdout)
+    (too_new,) = [f for f in doc["findings"] if f["code"] == "gcc-too-new"]
+    assert ("already installed" in too_new["fix"]) == bool(gccs), too_new["fix"]

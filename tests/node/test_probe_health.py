@@ -48,6 +48,38 @@ def test_the_kept_text_is_the_nvrm_line_without_its_log_prefix():
     assert e["first"] == "NVRM: Xid (PCI:0000:10:00): 79, pid=0, GPU has fallen off the bus."
 
 
+def test_each_event_carries_when_it_was_logged_in_seconds_since_boot():
+    # a /dev/kmsg record's microseconds; dmesg's and journalctl -o short-monotonic's [s.us]
+    [e] = probe.parse_xids((KMSG / "xid79.kmsg").read_text())["events"]
+    assert (e["first_s"], e["last_s"]) == (71237.45602, 71237.45602)
+    text = ("[ 5.000001] NVRM: Xid (PCI:0000:07:00): 48, first\n"
+            "[ 912.5] NVRM: Xid (PCI:0000:07:00): 48, again\n")
+    [e] = probe.parse_xids(text)["events"]
+    assert (e["count"], e["first_s"], e["last_s"]) == (2, 5.000001, 912.5)
+    [e] = probe.parse_xids((KMSG / "xid79-pid.dmesg").read_text())["events"]   # wall-clock syslog: unknown
+    assert e["last_s"] is None
+    [e] = probe.parse_xids((KMSG / "fallen-no-xid.kmsg").read_text())["events"]
+    assert isinstance(e["last_s"], float)
+
+
+def test_compute_apps_csv_with_commas_in_names_and_na_memory():
+    got = probe.parse_compute_apps("1234, /usr/bin/python3, 4580, 00000000:07:00.0\n"
+                                   "77, python, train,x, [N/A], 00000000:0F:00.0\nNo running processes found\n")
+    assert got == [{"pid": 1234, "name": "/usr/bin/python3", "memory_mib": 4580, "gpu": "00000000:07:00.0"},
+                   {"pid": 77, "name": "python, train,x", "memory_mib": None, "gpu": "00000000:0F:00.0"}]
+
+
+def test_a_process_belongs_to_the_slurm_job_its_environment_or_cgroup_names(tmp_path):
+    (tmp_path / "10").mkdir()
+    (tmp_path / "10" / "environ").write_bytes(b"PATH=/bin\0SLURM_JOB_ID=812\0")
+    (tmp_path / "11").mkdir()
+    (tmp_path / "11" / "environ").write_bytes(b"PATH=/bin\0")
+    (tmp_path / "11" / "cgroup").write_text("0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n")
+    (tmp_path / "12").mkdir()
+    (tmp_path / "12" / "cgroup").write_text("0::/user.slice\n")
+    assert [probe.slurm_job(p, str(tmp_path)) for p in (10, 11, 12, 13)] == ["812", "77", None, None]
+
+
 def test_a_flood_of_distinct_xids_is_capped_and_counted():
     text = "\n".join("NVRM: Xid (PCI:0000:%02x:00): 13, x" % (i % 256) + (" %d" % i) for i in range(300))
     text += "\n" + "\n".join("NVRM: Xid (PCI:0000:00:00): %d, y" % c for c in range(1, 200))

@@ -11,11 +11,11 @@ import pytest
 
 from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.load import load_matrix
-from envcheck.model import ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, Finding
+from envcheck.model import ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, WARNING, Finding
 from envcheck.rules import fixcheck, judge, remedy
 from envcheck.rules.common import torch_install_cmd
 from tests.conftest import REPO
-from tests.rules.test_real_stacks import load_cases
+from tests.rules.test_real_stacks import load_cases, stack_kwargs
 from tests.rules.test_rules import probe_facts
 
 
@@ -114,12 +114,18 @@ def test_cuda_11_7_on_a_gcc_12_host_is_extended_with_gcc_11(m):
 def test_a_driver_too_old_for_the_toolkit_gets_a_verified_upgrade(m):
     # pytorch/pytorch#112553: driver 470.182.03 with a CUDA 12.1 stack
     f = stack_facts(torch="2.1.0+cu121", cuda="12.1", driver="470.182.03", python="3.11",
-                    gpu="NVIDIA A100-SXM4-80GB", matrix=m)
+                    gpu="NVIDIA GeForce RTX 3090", matrix=m)
     for code in ("driver-too-old-for-toolkit", "driver-too-old-for-torch"):
         e = one(errors(m, f), code)
         assert e.fix_check.status == VERIFIED and e.fix_check.edits == (("driver", "530.30.02"),)
         assert e.fix == "upgrade the NVIDIA driver to >= 530.30.02"
     assert not codes_after(m, f, {"driver": "530.30.02"})
+    # a data-center GPU on a forward-compatible branch: a warning, whose upgrade is verified too
+    f = stack_facts(torch="2.1.0+cu121", cuda="12.1", driver="470.182.03", python="3.11",
+                    gpu="NVIDIA A100-SXM4-80GB", matrix=m)
+    for code in ("driver-too-old-for-toolkit", "driver-too-old-for-torch"):
+        w = one(judge(f, m).findings, code)
+        assert w.severity == WARNING and w.fix_check.status == VERIFIED and "cuda-compat" in w.fix
 
 
 def test_a_driver_upgrade_a_kepler_gpu_cannot_take_is_replaced_by_an_older_toolkit(m):
@@ -146,7 +152,7 @@ def test_a_cu118_wheel_for_an_sm_120_gpu_is_replaced_by_a_matching_toolkit(m):
 
 def test_the_corpus_no_kernel_case_gets_a_verified_build_for_its_gpu(m):
     (case,) = [c for c in load_cases() if c["id"] == "pytorch-167244"]
-    e = one(errors(m, stack_facts(matrix=m, **case["inputs"])), "gpu-no-kernel")
+    e = one(errors(m, stack_facts(matrix=m, **stack_kwargs(case))), "gpu-no-kernel")
     assert e.fix_check.status == VERIFIED and e.fix_check.steps == ("install torch 2.7.0+cu128",)
     assert e.fix == "pip install --force-reinstall torch==2.7.0 torchvision==0.22.0 --index-url " \
                     "https://download.pytorch.org/whl/cu128"
@@ -196,7 +202,7 @@ def test_verification_is_bounded(m):
 def test_every_remedy_over_the_corpus_names_known_edits_and_applies(m):
     seen = 0
     for case in load_cases():
-        f = stack_facts(matrix=m, **case["inputs"])
+        f = stack_facts(matrix=m, **stack_kwargs(case))
         for x in judge(f, m, verify_fixes=False).findings:
             for r in x.remedies:
                 assert {k.partition(":")[0] for k, _ in r.edits} <= set(remedy.KINDS), r
@@ -206,7 +212,17 @@ def test_every_remedy_over_the_corpus_names_known_edits_and_applies(m):
     assert seen >= 20
 
 
-def test_findings_without_errors_are_left_as_the_rules_gave_them(m):
-    f = stack_facts(torch="2.4.0+cu124", torchvision="0.19.0+cu121", matrix=m)  # a warning only
+def test_a_fix_offered_with_a_warning_goes_through_the_same_check(m):
+    """Issue 21, item 2: a warning's fix is tried as an error's is (here torch's own build brings
+    the torchvision that matches it); a warning without remedies is left as the rule gave it."""
+    f = stack_facts(torch="2.4.0+cu124", torchvision="0.19.0+cu121", matrix=m)
     (w,) = [x for x in judge(f, m).findings if x.code == "torchvision-cuda-mismatch"]
-    assert w.fix_check is None and "fix_check" not in w.to_dict()
+    assert w.fix_check is not None and w.fix_check.status == "verified"
+    f = stack_facts(cuda="11.0", gpu="sm_86", matrix=m)
+    (w,) = [x for x in judge(f, m).findings if x.code == "gpu-arch-too-new-for-toolkit"]
+    assert w.severity == "warning" and w.fix_check.status == "verified" and "TORCH_CUDA_ARCH_LIST" in w.fix
+    f = stack_facts(driver="535.54.03", cuda="12.4", matrix=m)  # minor-version compatibility: text only
+    (w,) = [x for x in judge(f, m).findings if x.code == "driver-too-old-for-toolkit"]
+    assert w.severity == "warning" and w.fix_check is None and "fix_check" not in w.to_dict()
+
+

@@ -71,7 +71,7 @@ FAILURES = [
     (dict(driver="525.60.13", torch="2.4.0+cu124"), "driver-too-old-for-torch", "driver", WARNING,
      ["550.54.14"]),
     (dict(driver="550.54.15", gpu="K80"), "driver-too-new-for-gpu", "driver", ERROR, ["R470"]),
-    (dict(driver="410.48", gpu="A100"), "driver-too-old-for-gpu", "driver", WARNING, ["No devices were found"]),
+    (dict(driver="410.48", gpu="A100"), "driver-too-old-for-gpu", "driver", ERROR, ["No devices were found"]),
     (dict(torch="1.8.0+cu102", gpu="A100"), "gpu-no-kernel", "gpu", ERROR,
      ["no kernel image is available for execution on the device", "sm_80"]),
     (dict(torch="2.4.0+cu121", gpu="B200"), "gpu-no-kernel", "gpu", ERROR, ["sm_100"]),
@@ -111,7 +111,7 @@ FAILURES = [
     (dict(torch="2.4.0+cu117"), "torch-variant-unknown", "torch", WARNING, ["cu117"]),
     (dict(torchvision="0.99.0"), "torchvision-unknown", "torchvision", WARNING, ["does not know torchvision"]),
     (dict(gpu="Radeon RX 7900"), "gpu-unknown", "gpu", WARNING, ["does not know the GPU"]),
-    (dict(torch="2.4.0+cpu", gpu="A100"), "torch-cpu-build", "torch", WARNING, ["Torch not compiled with CUDA"]),
+    (dict(torch="2.4.0+cpu", gpu="A100"), "torch-cpu-build", "torch", ERROR, ["Torch not compiled with CUDA"]),
 ]
 
 
@@ -348,3 +348,99 @@ def test_a_gpu_given_as_its_arch_is_not_named_twice(m, gpu):
     msgs = [f.message for f in judge(m, gpu=gpu, torch="1.1.0", cuda="10.0") if f.component == "gpu"]
     assert msgs and all("sm_120" in x for x in msgs)
     assert not [x for x in msgs if "sm_120 (sm_120" in x or "12.0 (sm_120" in x]
+
+
+def test_torch_cuda_arch_list_decides_the_lower_target_case(m):
+    """CUDA 11.0 on an sm_86 GPU: unset -> a warning; a list the toolkit builds and the GPU runs ->
+    nothing; a list naming 8.6 -> nvcc's own error; no same-major cubin at all (CUDA 10.2) -> error."""
+    def judged(cuda, arch_list):
+        f = stack_facts(cuda=cuda, gpu="sm_86", matrix=m)
+        if arch_list is not None:
+            f["env"] = {"TORCH_CUDA_ARCH_LIST": arch_list}
+        return [(x.code, x.severity) for x in evaluate(f, m) if x.component == "gpu"]
+    assert judged("11.0", None) == [("gpu-arch-too-new-for-toolkit", WARNING)]
+    assert judged("11.0", "7.5;8.0+PTX") == [] and judged("11.0", "Turing") == []
+    assert judged("11.0", "8.0 8.6") == [("gpu-arch-too-new-for-toolkit", ERROR)]
+    assert judged("10.2", None) == [("gpu-arch-too-new-for-toolkit", ERROR)]
+
+
+def test_a_driver_in_the_architectures_own_branch_but_below_it_is_only_a_warning(m):
+    f = stack_facts(driver="455.20", gpu="sm_86", matrix=m)
+    assert [(x.code, x.severity) for x in evaluate(f, m)] == [("driver-too-old-for-gpu", WARNING)]
+
+
+def test_issue_21_item_9_pip_cudnn_is_judged_as_torch_loads_it(m):
+    # --cudnn is the cuDNN the torch process loads (pip's, built for torch's CUDA): not nvcc's business
+    f = stack_facts(torch="2.1.2+cu121", cudnn="8.9.2", cuda="10.2", matrix=m)
+    assert not [x for x in evaluate(f, m) if x.component == "cudnn"]
+    # a refused pip cuDNN: the fix names the pip package pinned to torch's build
+    f = stack_facts(torch="2.4.0+cu121", cudnn="9.0.0", matrix=m)
+    (e,) = [x for x in evaluate(f, m) if x.code == "cudnn-refused-by-torch"]
+    assert 'pip install "nvidia-cudnn-cu12==9.1.0.*"' in e.fix
+
+
+def test_issue_21_item_9_a_system_cudnn_of_a_lower_minor_shadowing_pips_is_an_error(m):
+    f = probe_facts(
+        cudnn={"version": "9.0.0", "libs": [{"path": "/usr/local/cuda/lib64/libcudnn.so.9", "version": "9.0.0"}]},
+        packages={"torch": {"version": "2.4.0+cu124"}, "nvidia-cudnn-cu12": {"version": "9.1.0.70"}},
+        torch={"version": "2.4.0", "local": "cu124", "cuda": "12.4", "cuda_source": "local-tag"},
+        env={"LD_LIBRARY_PATH": "/usr/local/cuda/lib64"})
+    assert _one(evaluate(f, m), "cudnn-shadows-torch").severity == ERROR
+    f["cudnn"]["libs"][0]["version"] = f["cudnn"]["version"] = "9.3.0"  # a newer minor: torch accepts it
+    assert _one(evaluate(f, m), "cudnn-shadows-torch").severity == WARNING
+
+
+def test_issue_21_item_9_the_installed_userspace_driver_is_judged_against_torch(m):
+    f = probe_facts(driver={"version": None, "state": "module-not-loaded", "userspace": {"version": "470.182.03"}},
+                    pci_gpus=[{"address": "0000:3b:00.0", "vendor_id": "0x10de", "device_id": "0x2204"}],
+                    gpus=[],
+                    packages={"torch": {"version": "2.4.0+cu124"}},
+                    torch={"version": "2.4.0", "local": "cu124", "cuda": "12.4", "cuda_source": "local-tag"})
+    assert _one(evaluate(f, m), "driver-too-old-for-torch").severity == ERROR
+
+
+@pytest.mark.parametrize("torch,loaded,refused", [
+    ("0.4.1", "7.3.1", True), ("0.4.1", "7.1.2", False),    # 0.x: the same minor, even a newer one refused
+    ("1.0.0", "7.5.0", False), ("1.0.0", "7.3.1", True)])   # 1.0 on: a newer minor is fine, an older one not
+def test_issue_21_item_6_torchs_cudnn_rule_is_the_releases_own(m, torch, loaded, refused):
+    f = stack_facts(torch=torch, cudnn=loaded, matrix=m)
+    found = [x for x in evaluate(f, m) if x.code == "cudnn-refused-by-torch"]
+    assert bool(found) == refused
+    if found and torch.startswith("0."):
+        assert "cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7301" in found[0].message
+
+
+def test_issue_21_item_7_numpy_older_than_the_c_api_torch_was_built_against(m):
+    f = stack_facts(torch="1.11.0+cu113", python="3.10", numpy="1.21.5", matrix=m)
+    e = _one(evaluate(f, m), "torch-numpy-too-old")
+    assert e.severity == ERROR and "module compiled against API version 0xf but this version of numpy is 0xe" in e.message
+    assert e.fix == 'pip install "numpy>=1.22.0,<2"'
+    for ok in (dict(numpy="1.22.4"), dict(numpy="1.21.5", python="3.9")):  # new enough, or another Python's wheel
+        args = {**dict(torch="1.11.0+cu113", python="3.10", numpy="1.21.5"), **ok}
+        assert not [x for x in evaluate(stack_facts(matrix=m, **args), m) if x.code == "torch-numpy-too-old"]
+
+
+@pytest.mark.parametrize("gpu,severity", [("A10", WARNING), ("Tesla T4", WARNING), ("RTX 3090", ERROR)])
+def test_a_forward_compatible_branch_on_a_data_center_gpu_is_a_warning(m, gpu, severity):
+    # vllm-project/vllm#7943: A10 on driver 470.129.06 runs a CUDA 12.1 torch inside an NGC container
+    # (cuda-compat); GeForce boards get no forward compatibility
+    found = _one(evaluate(stack_facts(driver="470.129.06", torch="2.4.0+cu121", gpu=gpu, matrix=m), m),
+                 "driver-too-old-for-torch")
+    assert found.severity == severity
+    if severity == WARNING:
+        assert "cuda-compat" in found.fix and "forward" in found.message
+
+
+@pytest.mark.parametrize("cuda,driver,gpu,severity", [
+    ("10.1", "384.111", "Tesla V100-SXM2-16GB", WARNING),   # NGC 19.03/19.10: R384 >= 384.111 on Tesla
+    ("10.1", "384.81", "Tesla V100-SXM2-16GB", ERROR),      # below the branch's minimum
+    ("10.1", "384.111", "NVIDIA A100-SXM4-80GB", ERROR),    # CUDA 10 does not know Ampere; R384 cannot drive it
+    ("11.8", "418.67", "Tesla V100-SXM2-16GB", ERROR),      # R418 left the list before 11.7
+    ("13.0", "545.23.08", "NVIDIA A100-SXM4-80GB", ERROR),  # R545 is not in CUDA 13.0's list
+    ("13.0", "535.104.05", "NVIDIA A100-SXM4-80GB", WARNING),
+    ("9.2", "384.111", "Tesla V100-SXM2-16GB", ERROR),      # forward compatibility begins with CUDA 10
+    ("9.0", "384.111", "Tesla V100-SXM2-16GB", None)])      # CUDA 9.0 needs 384.81: no finding
+def test_forward_compatibility_follows_the_cuda_release(m, cuda, driver, gpu, severity):
+    found = [x for x in evaluate(stack_facts(cuda=cuda, driver=driver, gpu=gpu, matrix=m), m)
+             if x.code == "driver-too-old-for-toolkit"]
+    assert [x.severity for x in found] == ([severity] if severity else [])

@@ -32,6 +32,8 @@ class Settings(object):
     """What main sets from the command line, read by every part (a class, not a module-level
     name, so that a part that imported it sees the value main set)."""
     timeout = 15.0   # seconds for any one command (--timeout)
+    paths = []       # --path: the places the disk and toolkit sections look at
+    only = None      # --only: the sections asked for (None: the audit's document)
 
 
 # ---- the registry: every collector is a section, registered the same way ----

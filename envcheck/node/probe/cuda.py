@@ -6,8 +6,8 @@
 import json
 import os
 import re
-from base import ERRORS, section
-from cuda_distro import toolkit_layout
+from base import ERRORS, Settings, section
+from cuda_distro import DISTRO_NVCC, installed_distro_root, toolkit_layout
 from nvcc import nvcc_host_compiler, parse_nvcc
 from run import ls, read, run, which
 
@@ -29,6 +29,43 @@ def toolkit_version(path):
     if v:
         return v, "cuda.h", None
     return None, None, (res[1] + res[2]).strip()[:2000] if res else None
+
+
+def version_file(path):
+    """{"name", "version"} of the toolkit's version file, the version as the file writes it
+    (a date-stamped 12.1.20230222 kept whole), or None when there is none."""
+    for name in ("version.json", "version.txt"):
+        text = read(os.path.join(path, name), 1 << 16)
+        if text is None:
+            continue
+        if name == "version.txt":
+            return {"name": name, "version": parse_version_txt(text)}
+        try:
+            return {"name": name, "version": str(json.loads(text)["cuda"]["version"])}
+        except Exception:  # not JSON, or no cuda.version in it: the file is there, unreadable
+            return {"name": name, "version": None}
+    return None
+
+
+def toolkit_at(path):
+    """What is at `path` as a CUDA toolkit: the version the audit reads, what its version file
+    and its own bin/nvcc say (an installer checks that both agree)."""
+    out = {"path": path, "exists": os.path.isdir(path), "version": None, "source": None,
+           "version_file": None, "nvcc": None}
+    if not out["exists"]:
+        return out
+    out["version"], out["source"], _ = toolkit_version(path)
+    out["version_file"] = version_file(path)
+    nvcc = os.path.join(path, "bin", "nvcc")
+    res = run([nvcc, "-V"]) if os.access(nvcc, os.X_OK) else None
+    out["nvcc"] = parse_nvcc(res[1]) if res and res[0] == 0 else None
+    return out
+
+
+@section("toolkit", default=[])
+def collect_toolkit(facts=None):
+    """The toolkit at each --path (install-cuda's target, install-cudnn's and env's CUDA home)."""
+    return [toolkit_at(p) for p in Settings.paths]
 
 
 def looks_like_toolkit(path):
@@ -57,7 +94,7 @@ def collect_cuda(facts=None):
         if os.path.basename(real_bin) == "bin" and looks_like_toolkit(os.path.dirname(real_bin)):
             nvcc_home = os.path.dirname(real_bin)
     candidates = sorted(p for p in ls("/usr/local", r"^cuda-") if os.path.isdir(p))
-    candidates += [p for p in (target, home, nvcc_home) if p and os.path.isdir(p)]
+    candidates += [p for p in (target, home, nvcc_home, installed_distro_root()) if p and os.path.isdir(p)]
     toolkits, seen = [], set()
     for path in candidates:
         real = os.path.realpath(path)
@@ -67,6 +104,9 @@ def collect_cuda(facts=None):
         version, source, raw = toolkit_version(real)
         toolkits.append({"path": real, "version": version, "source": source, "raw": raw})
         toolkits[-1].update(toolkit_layout(real))
+        if real == installed_distro_root() and real != nvcc_home:
+            # not the nvcc in use: the compiler its own nvcc.profile would pick, for the fixes
+            toolkits[-1]["host_compiler"] = nvcc_host_compiler(DISTRO_NVCC)
     by_path = dict((t["path"], t) for t in toolkits)
     in_use, via = None, None
     for path, how in ((nvcc_home, "PATH"), (home, "CUDA_HOME"), (target, "/usr/local/cuda")):

@@ -7,7 +7,8 @@ import re
 from base import ERRORS, SECTIONS, Settings, first_number, safely, section
 from nvml import NvmlCtypes
 from run import STARTED, kill, prestart, read, run, which
-from userspace import collect_userspace, driver_state, nvml_error, parse_smi_failure
+from userspace import (NVML_DRIVER_NOT_LOADED, NVML_LIB_RM_VERSION_MISMATCH, collect_userspace, driver_state,
+                       nvml_error, parse_smi_failure)
 
 
 SMI_FIELDS = ["driver_version", "name", "compute_cap", "memory.total", "uuid", "pci.bus_id"]
@@ -89,7 +90,8 @@ def nvml_facts(nv):
                     gpu[key] = fn()
                 except Exception as e:
                     ERRORS.append("nvml %s of GPU %d: %s" % (key, i, e))
-            for sec in [sec for sec in SECTIONS.values() if sec.per_gpu]:
+            for sec in [sec for sec in SECTIONS.values() if sec.per_gpu and
+                        (Settings.only is None or sec.name in Settings.only)]:
                 gpu[sec.name] = safely("nvml %s of GPU %d" % (sec.name, i), lambda: sec.per_gpu(nv, h))
             gpus.append(gpu)
         return version, cuda, gpus
@@ -101,19 +103,22 @@ def nvml_facts(nv):
 
 
 def in_thread(fn):
-    """fn() in a daemon thread given up after Settings.timeout: a hung driver must not hang the probe."""
-    import threading
-    box = []
+    """fn() in a thread given up after Settings.timeout: a hung driver must not hang the probe.
+    A bare _thread, which the interpreter does not wait for at exit (a daemon thread), without
+    threading's import (~1 ms of CPU)."""
+    import _thread
+    box, done = [], _thread.allocate_lock()
+    done.acquire()
 
     def work():
         try:
             box.append((fn(), None))
         except Exception as e:  # noqa: BLE001 - raised again in the caller's thread
             box.append((None, e))
-    t = threading.Thread(target=work, daemon=True)
-    t.start()
-    t.join(Settings.timeout)
-    if not box:
+        finally:
+            done.release()
+    _thread.start_new_thread(work, ())
+    if not done.acquire(True, Settings.timeout):
         ERRORS.append("NVML via ctypes: timed out after %g s" % Settings.timeout)
         raise RuntimeError("no answer in %g s" % Settings.timeout)
     if box[0][1] is not None:
@@ -121,9 +126,18 @@ def in_thread(fn):
     return box[0][0]
 
 
+# NVML's own answers that every nvidia-smi call repeats: it loads the same library and its
+# nvmlInit fails the same way (zeroing ~12 MB first: ~11 ms of CPU per call, each time)
+NVML_INIT_FAILURES = (NVML_DRIVER_NOT_LOADED, NVML_LIB_RM_VERSION_MISMATCH)
+
+
 def driver_smi(smi, driver, gpus, why):
     fields = list(SMI_FIELDS)
-    prestart([smi])  # the header (CUDA version) runs while the query does
+    # the header (CUDA version) runs while the query does, unless NVML already failed to start
+    # here: then the query's answer decides whether the header is worth its own nvmlInit
+    nvml_failed = (driver.get("nvml_error") or {}).get("code") in NVML_INIT_FAILURES
+    if not nvml_failed:
+        prestart([smi])
     res = run([smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
     if res is None:  # a hung driver hangs every later call too
         why.append("nvidia-smi did not answer in %g s" % Settings.timeout)
@@ -145,7 +159,9 @@ def driver_smi(smi, driver, gpus, why):
         driver["smi_state"], lib = parse_smi_failure(res[1] + res[2])
         if lib and not (driver.get("userspace") or {}).get("version"):
             driver["userspace"] = {"version": lib, "source": "nvidia-smi", "library": None}
-    head = run([smi])
+    # the plain call prints the header only where NVML starts: after the query said NVML could
+    # not (module not loaded, mismatch), it would fail the same way and its output go unread
+    head = None if driver.get("smi_state") else run([smi])
     if head and head[0] == 0:
         parsed = parse_nvidia_smi_header(head[1])
         driver["cuda"] = parsed["cuda"]

@@ -11,7 +11,7 @@ import errno
 import os
 import re
 import time
-from base import Settings, section
+from base import Settings, first_number, section
 from pci import NVSWITCH_CLASS, is_gpu, nvidia_pci_functions
 from run import run, which
 
@@ -77,6 +77,19 @@ def ib_ports(root=IB_CLASS):
                         "phys_state": _read(os.path.join(d, "phys_state")),
                         "rate": _read(os.path.join(d, "rate")),
                         "link_layer": _read(os.path.join(d, "link_layer"))})
+    return out
+
+
+@section("ib", keys=("ib_ports",), default=[])
+def collect_ib_rates(facts=None, root=IB_CLASS):
+    """The active InfiniBand/RoCE ports with their rate in Gb/s: what NCCL's links allow. Asked
+    for by the rank commands' preflight (--only ...,ib); the audit reads every port under
+    health.ib."""
+    out = []
+    for p in ib_ports(root):
+        rate = first_number(p.get("rate"))
+        if "ACTIVE" in (p.get("state") or "") and rate:
+            out.append(dict(p, rate_gbps=float(rate)))
     return out
 
 
@@ -147,9 +160,24 @@ def message(line):
     return line
 
 
+# when a line was logged, in seconds since boot: a /dev/kmsg record's microseconds, or the
+# "[ 1234.567890]" of dmesg and journalctl -o short-monotonic; None for other formats
+KMSG_USEC = re.compile(r"^\d+,\d+,(\d+),")
+MONOTONIC = re.compile(r"^\[\s*(\d+\.\d+)\]")
+
+
+def logged_at(raw):
+    m = KMSG_USEC.match(raw)
+    if m:
+        return int(m.group(1)) / 1e6
+    m = MONOTONIC.match(raw)
+    return float(m.group(1)) if m else None
+
+
 def parse_xids(text):
-    """Kernel-log text -> {"events": [{"xid", "pci", "count", "first", "last"}], "lines": n,
-    "dropped": n}. One event per (Xid, GPU); a GPU reported fallen off the bus with no Xid 79
+    """Kernel-log text -> {"events": [{"xid", "pci", "count", "first", "last", "first_s",
+    "last_s"}], "dropped": n}. One event per (Xid, GPU); first_s/last_s: seconds since boot of
+    its first and last line, when the log says. A GPU reported fallen off the bus with no Xid 79
     line of its own counts as Xid 79 (NVSentinel issue 155)."""
     events, order, fallen, dropped = {}, [], {}, 0
     last_gpu = None
@@ -159,6 +187,7 @@ def parse_xids(text):
         line = message(raw)
         if line is None:
             continue
+        at = logged_at(raw)
         m = XID.search(line)
         if m:
             key = (int(m.group(2)), m.group(1).lower())
@@ -168,22 +197,32 @@ def parse_xids(text):
                     dropped += 1
                     continue
                 entry = events[key] = {"xid": key[0], "pci": key[1], "count": 0,
-                                       "first": line[line.index("NVRM"):][:300]}
+                                       "first": line[line.index("NVRM"):][:300], "first_s": at}
                 order.append(key)
             entry["count"] += 1
             entry["last"] = line[line.index("NVRM"):][:300]
+            entry["last_s"] = at
             continue
         g = GPU_AT.search(line)
         if g:
             last_gpu = g.group(1).lower()
         if "fallen off the bus" in line and last_gpu:
-            fallen.setdefault(last_gpu, line[line.index("NVRM"):][:300])
-    for pci, line in fallen.items():
+            fallen.setdefault(last_gpu, (line[line.index("NVRM"):][:300], at))
+    for pci, (line, at) in fallen.items():
         if (79, pci) not in events and len(order) < MAX_EVENTS:
             events[(79, pci)] = {"xid": 79, "pci": pci, "count": 1, "first": line, "last": line,
-                                 "no_xid_line": True}
+                                 "first_s": at, "last_s": at, "no_xid_line": True}
             order.append((79, pci))
     return {"events": [events[k] for k in order], "dropped": dropped}
+
+
+def uptime():
+    """Seconds since boot now (/proc/uptime), to tell an Xid's age by its last_s; None if unread."""
+    text = _read("/proc/uptime")
+    try:
+        return float(text.split()[0])
+    except (AttributeError, IndexError, ValueError):
+        return None
 
 
 def kernel_log():
@@ -193,6 +232,7 @@ def kernel_log():
     if text is not None:
         out = parse_xids(text)
         out["source"] = KMSG
+        out["uptime_s"] = uptime()
         return out
     tried = ["/dev/kmsg: not readable"]
     for argv in (["dmesg"], ["journalctl", "-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"]):
@@ -200,6 +240,7 @@ def kernel_log():
         if res and res[0] == 0:
             out = parse_xids(res[1][-KLOG_BYTES:])
             out["source"] = argv[0]
+            out["uptime_s"] = uptime()
             return out
         tried.append("%s: %s" % (argv[0], "not found or timed out" if res is None
                                  else (res[2] or res[1]).strip()[:120] or "exit %d" % res[0]))

@@ -7,12 +7,13 @@ import os
 import re
 import sys
 from base import safely, section
-from run import read
+from run import read, which
 
 
 ENV_NAMES = ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "VIRTUAL_ENV",
              "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "WORLD_SIZE", "RANK", "LOCAL_RANK",
              "OMP_NUM_THREADS")
+TOOLS = ("curl", "wget")   # what a node downloads a runfile with
 ENV_PREFIXES = ("CUDA_", "CUDNN_", "NCCL_", "GLOO_", "MASTER_", "TORCH_", "PYTORCH_", "NVIDIA_", "NVCC_")
 
 
@@ -43,6 +44,22 @@ def collect_host(facts):
 def collect_python(facts):
     return {"version": sys.version.split()[0], "executable": sys.executable,
             "prefix": sys.prefix}
+
+
+@section("resources")
+def collect_resources(facts=None):
+    """{"cpus", "mem_available"} (bytes, MemAvailable): what a launcher sizes its ranks by."""
+    mem = None
+    for line in (read("/proc/meminfo", 1 << 16) or "").splitlines():
+        if line.startswith("MemAvailable:"):
+            mem = int(line.split()[1]) * 1024
+    return {"cpus": os.cpu_count(), "mem_available": mem}
+
+
+@section("tools")
+def collect_tools(facts=None):
+    """Where the commands an installer would use are (None: not on PATH)."""
+    return dict((name, which(name)) for name in TOOLS)
 
 
 @section("env")

@@ -10,6 +10,9 @@ from run import run, which
 
 
 _LIBS = []   # the one `ldconfig -p` of a run, parsed
+# the libraries the parts look up in it (cuDNN, NCCL): only their lines are parsed, not the
+# thousands of others a node's cache lists
+WANTED_LIBS = ("libcudnn", "libnccl")
 
 
 def ldconfig_argv():
@@ -18,18 +21,21 @@ def ldconfig_argv():
 
 
 def ldconfig_libs():
-    """The libraries `ldconfig -p` lists, read once per run ([] when it cannot run)."""
+    """The WANTED_LIBS `ldconfig -p` lists, read once per run ([] when it cannot run)."""
     if not _LIBS:
         ldc = ldconfig_argv()
         res = safely("ldconfig", lambda: run(ldc) if ldc else None)
-        _LIBS.append(parse_ldconfig(res[1]) if res and res[0] == 0 else [])
+        _LIBS.append(parse_ldconfig(res[1], WANTED_LIBS) if res and res[0] == 0 else [])
     return _LIBS[0]
 
 
-def parse_ldconfig(text):
-    """`ldconfig -p` -> [{"name": "libcudnn.so.7", "path": "/usr/lib/x86_64-linux-gnu/libcudnn.so.7"}]."""
+def parse_ldconfig(text, wanted=None):
+    """`ldconfig -p` -> [{"name": "libcudnn.so.7", "path": "/usr/lib/x86_64-linux-gnu/libcudnn.so.7"}];
+    with `wanted` (name prefixes), only the lines that mention one of them."""
     libs = []
     for line in (text or "").splitlines():
+        if wanted and not any(w in line for w in wanted):
+            continue
         m = re.match(r"^\s+(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)\s*$", line)
         if m:
             libs.append({"name": m.group(1), "flags": m.group(2), "path": m.group(3)})

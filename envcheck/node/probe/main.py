@@ -9,15 +9,16 @@ import time
 from base import ERRORS, HELP, SECTIONS, Settings, safely
 from run import prestart, reap
 # the parts that register sections: imported for that when this file runs on its own
-import cuda, cudnn, deep, driver, gcc, health, host, nccl, net  # noqa: F401,E401
-import numpy_version, packages, pci, torch_version  # noqa: F401,E401
+import cuda, cuda_compat, cudnn, deep, disk, driver, gcc, health, host, nccl, net  # noqa: F401,E401
+import gpu_processes, numpy_version, packages, pci, port, privilege, torch_version  # noqa: F401,E401
 
-USAGE = "usage: probe.py [--deep] [--timeout SECONDS]"
+USAGE = "usage: probe.py [--deep] [--timeout SECONDS] [--only SECTION,...] [--path PATH]..."
 # The sections an audit reads, in the order of the document ("deep" only with --deep, before
 # "torch", which takes the CUDA of the torch build from it). A section this script lacks (a
-# part left out) is not run.
+# part left out) is not run. The other sections (privilege, disk, port, resources, tools, gpu_processes,
+# toolkit) run only when --only names them: the commands that need them ask.
 DOCUMENT = ("host", "python", "gpus", "cuda", "cudnn", "packages", "deep", "torch", "nccl", "gcc",
-            "env", "net", "health", "numpy", "pci_gpus")
+            "env", "net", "health", "numpy", "pci_gpus", "cuda_compat")
 
 
 def usage_error(message):
@@ -25,15 +26,32 @@ def usage_error(message):
     raise SystemExit(2)  # argparse's code for a usage error
 
 
+def option_value(a, args):
+    return a.partition("=")[2] if "=" in a else (args.pop(0) if args else "")
+
+
 def parse_args(argv):
-    """(with_deep, timeout) from the command line; argparse alone would cost ~7 ms of start-up."""
+    """(with_deep, timeout) from the command line, --only and --path into Settings; argparse
+    alone would cost ~7 ms of start-up."""
     with_deep, timeout, args = False, Settings.timeout, list(argv)
     while args:
         a = args.pop(0)
         if a == "--deep":
             with_deep = True
+        elif a == "--only" or a.startswith("--only="):
+            names = [n for n in option_value(a, args).split(",") if n]
+            unknown = [n for n in names if n not in SECTIONS]
+            if unknown or not names:
+                usage_error("--only takes sections among %s, got %r"
+                            % (",".join(sorted(SECTIONS)), ",".join(unknown or names)))
+            Settings.only = (Settings.only or []) + names
+        elif a == "--path" or a.startswith("--path="):
+            value = option_value(a, args)
+            if not value.startswith("/"):
+                usage_error("--path needs an absolute path, got %r" % value)
+            Settings.paths.append(value)
         elif a == "--timeout" or a.startswith("--timeout="):
-            value = a.partition("=")[2] if "=" in a else (args.pop(0) if args else "")
+            value = option_value(a, args)
             try:
                 timeout = float(value)
             except ValueError:
@@ -74,13 +92,19 @@ def plan(names):
 
 def collect(with_deep):
     start = time.time()
-    sections = plan([n for n in DOCUMENT if with_deep or n != "deep"])
+    if Settings.only is None:
+        sections = plan([n for n in DOCUMENT if with_deep or n != "deep"])
+    else:  # deep first: torch takes the CUDA of the torch build from it
+        sections = plan((["deep"] if with_deep else []) + Settings.only)
+        Settings.only = [s.name for s in sections]  # what runs, what they need included
     for s in sections:  # these commands run while the driver is read
         cmd = s.starts() if s.starts else None
         if cmd:
             safely("start", lambda: prestart(cmd))
     facts = {"schema": 1, "origin": "probe",
              "probe": {"deep": with_deep, "seconds": None}}
+    if Settings.only:
+        facts["probe"]["only"] = Settings.only
     for s in sections:
         value = safely(s.keys[0], lambda: s.fn(facts), s.default)
         if len(s.keys) == 1:

@@ -23,8 +23,19 @@ def collect_interfaces(facts=None):
     out = []
     for name in names + [n for n in addrs if n not in names]:
         state = (read("/sys/class/net/%s/operstate" % name) or "").strip() or None
-        out.append({"name": name, "addrs": addrs.get(name, []), "state": state})
+        out.append({"name": name, "addrs": addrs.get(name, []), "state": state, "speed": link_speed(name)})
     return out
+
+
+def link_speed(name):
+    """The rate the kernel reports for the interface, Mb/s (sysfs `speed`: what NCCL/gloo over
+    this interface can at most reach); None when unknown (-1 or EINVAL: no carrier, or a device
+    that does not say)."""
+    try:
+        speed = int((read("/sys/class/net/%s/speed" % name) or "").strip())
+    except ValueError:
+        return None
+    return speed if speed > 0 else None
 
 
 def ipv4_by_ioctl(names):

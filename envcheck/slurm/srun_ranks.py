@@ -1,0 +1,193 @@
+"""Ranks started by srun inside an allocation (`--launcher srun`): the all-reduce of nccl-test
+and doctor, and the user's script of launch. One job step each, built by srun_argv
+(envcheck/doctor/srun.py): srun starts every rank, maps SLURM_PROCID to RANK, and with
+--kill-on-bad-exit and --wait stops every rank when one fails. The nodes' transport for the
+probe and the free port is envcheck/slurm/srun.py; this module is what a rank harness calls.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Sequence
+
+from envcheck.allreduce import bandwidth as am
+from envcheck.allreduce.run import Options, Report, node_sources, parse_records
+from envcheck.doctor.srun import srun_argv
+from envcheck.errors import UsageError
+from envcheck.audit.fleet import audit_batch
+from envcheck.doctor.checks import GPU_ONLY_CODES
+from envcheck.launch.outcome import exit_code
+from envcheck.launch.run import Report as LaunchReport
+from envcheck.model import ERROR
+from envcheck.facts import views
+from envcheck.slurm.srun import SrunRunner, Step, cancel, free_port, rank_step
+
+# srun's words for a task that ended badly: "srun: error: node02: task 3: Exited with exit code 1"
+_TASK_END = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (.*)")
+_LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
+
+
+def _port(runner: SrunRunner, hosts: Sequence[str], python: str, given: Optional[int]) -> int:
+    port = given or free_port(runner, hosts[0], python)
+    if not port:
+        raise UsageError(f"{hosts[0]}: found no free TCP port for MASTER_PORT through srun", "pass --master-port")
+    return port
+
+
+def _culprit(err: str) -> Optional[Dict[str, object]]:
+    """The first task srun reports as having exited non-zero (not one it killed because another
+    failed); else the first task it mentions at all."""
+    ends = [m for m in map(_TASK_END.search, err.splitlines()) if m]
+    real = [m for m in ends if "exit code" in m.group(3)] or ends
+    if not real:
+        return None
+    m = real[0]
+    code = re.search(r"exit code (\d+)", m.group(3))
+    return {"host": m.group(1), "rank": int(re.split(r"[,-]", m.group(2))[0]),
+            "exit_code": int(code.group(1)) if code else None, "message": m.group(0).strip()}
+
+
+def allreduce(hosts: Sequence[str], opts: Options, runner: SrunRunner, sizes: Sequence[int]) -> Report:
+    """The all-reduce sweep across the allocation's nodes as one step; `auto` means nccl."""
+    backend = opts.backend if opts.backend != "auto" else "nccl"
+    nproc = opts.nproc_per_node or 1
+    python = opts.node_python or "python3"
+    rep = Report(list(hosts), backend=backend, dtype=opts.dtype, world_size=nproc * len(hosts),
+                 master_addr=opts.master_addr or hosts[0], ifname=opts.ifname)
+    rep.master_port = _port(runner, hosts, python, opts.master_port)
+    args = ["--backend", backend, "--min-bytes", str(min(sizes)), "--max-bytes", str(max(sizes)),
+            "--factor", str(opts.factor), "--dtype", opts.dtype, "--warmup", str(opts.warmup),
+            "--iters", str(opts.iters), "--timeout", str(opts.timeout),
+            "--rendezvous-timeout", str(opts.rendezvous_timeout)]
+    env = {"GLOO_SOCKET_IFNAME": opts.ifname, "NCCL_SOCKET_IFNAME": opts.ifname} if opts.ifname else {}
+    argv = srun_argv(list(hosts), nproc_per_node=nproc, worker_source=node_sources()["allreduce_worker.py"],
+                     worker_args=args, python=python, master_addr=rep.master_addr, master_port=rep.master_port,
+                     timeout_s=opts.run_timeout, env=env)
+    t0 = time.monotonic()
+    out, err, rc, killed = rank_step(runner, hosts, argv, opts.run_timeout + 60)
+    for rec in parse_records(out):
+        if rec["type"] == "rank":
+            rep.ranks.append(dict(rec, node=hosts[min(int(rec.get("rank", 0)) // nproc, len(hosts) - 1)]))
+        elif rec["type"] == "result":
+            rep.rows.append(am.make_row(int(rec["bytes"]), am.dtype_size(opts.dtype), opts.dtype,
+                                        float(rec["time_us"]) / 1e6, rep.world_size, rec.get("wrong")))
+    rep.rows.sort(key=lambda r: r["bytes"])
+    rep.summary = am.summarize(rep.rows)
+    rep.logs = {"srun": "\n".join(err.strip().splitlines()[-60:])}
+    rep.notes.append(f"through srun: job step {runner.steps[-1].step_id or '?'}")
+    if killed:
+        rep.failure = {"kind": "timeout", "message": f"the srun step did not finish in {opts.run_timeout:g} s",
+                       "host": None, "rank": None, "fix": "raise --run-timeout, or look for a hung node"}
+    elif rc != 0 and not rep.wrong:
+        c = _culprit(err) or {}
+        rep.failure = {"kind": "rank_lost" if c else "setup", "host": c.get("host"), "rank": c.get("rank"),
+                       "message": f"srun exited {rc} after {time.monotonic() - t0:.0f} s: "
+                                  + (str(c.get("message")) if c else " ".join(err.strip().splitlines()[-2:])),
+                       "fix": "see that node's log (NCCL_DEBUG=INFO); srun's own words are in the JSON's logs"}
+    return rep
+
+
+def launch(hosts: Sequence[str], lopts, runner: SrunRunner, on_line: Optional[Callable[[str, int, str], None]] = None,
+           matrix=None):
+    """The user's script (`launch --launcher srun`): lopts is envcheck.launch.run.Options; every
+    rank's output live through on_line(host, rank, line) (srun --label says the rank); the first
+    rank to fail named from srun's own words; srun stops the others. Returns launch's Report."""
+    if lopts.local_rank_arg:
+        raise UsageError("--local-rank-arg is not available with --launcher srun", "read LOCAL_RANK from the environment")
+    if lopts.sync:
+        raise UsageError("--sync is not available with --launcher srun", "use a shared filesystem, or sbcast")
+    nproc, python = lopts.nproc_per_node or 1, lopts.node_python or "python3"
+    rep = LaunchReport(list(hosts), script=lopts.script, args=list(lopts.args), interpreter=python,
+                       interpreter_why="--node-python" if lopts.node_python else "python3 on the nodes",
+                       chdir=lopts.chdir or os.getcwd(), world_size=nproc * len(hosts),
+                       nproc={h: nproc for h in hosts}, master_addr=lopts.master_addr or hosts[0])
+    if lopts.audit and _audit_refuses(rep, hosts, runner, python, lopts, matrix):
+        rep.exit_code = exit_code(rep.failure)
+        return rep
+    rep.master_port = _port(runner, hosts, python, lopts.master_port)
+    env = dict(lopts.env, **({"GLOO_SOCKET_IFNAME": lopts.ifname, "NCCL_SOCKET_IFNAME": lopts.ifname}
+                             if lopts.ifname else {}))
+    argv = srun_argv(list(hosts), nproc_per_node=nproc, python=python, program=[lopts.script, *lopts.args],
+                     master_addr=rep.master_addr, master_port=rep.master_port, timeout_s=lopts.timeout, env=env,
+                     job_name="envcheck-launch", extra=["--label", f"--chdir={rep.chdir}", "--input=none"])
+    rep.start = time.time()
+    rc, err, killed = _stream(argv, lopts.timeout + 30, lambda rank, line: (on_line or (lambda *a: None))(
+        hosts[min(rank // nproc, len(hosts) - 1)], rank, line), runner, hosts)
+    rep.end = time.time()
+    if killed:
+        rep.failure = {"kind": "timeout", "host": None, "rank": None,
+                       "message": f"the run did not end within --run-timeout {lopts.timeout:g} s: srun cancelled it",
+                       "fix": "find the rank that hung in its output; raise --run-timeout if it was only slow"}
+    elif rc != 0:
+        c = _culprit(err) or {}
+        rep.failure = {"kind": "rank_failed" if c.get("exit_code") is not None else "lost",
+                       "host": c.get("host"), "rank": c.get("rank"), "exit_code": c.get("exit_code"),
+                       "message": str(c.get("message") or f"srun exited {rc}: " + " ".join(err.strip().splitlines()[-2:])),
+                       "fix": "see that rank's output above", "log_tail": "\n".join(err.strip().splitlines()[-20:])}
+    rep.exit_code = exit_code(rep.failure)
+    rep.notes.append(f"through srun: job step {runner.steps[-1].step_id or '?'}")
+    return rep
+
+
+def _audit_refuses(rep, hosts, runner: SrunRunner, python: str, lopts, matrix) -> bool:
+    """launch's preflight audit, through srun: its error findings refuse the run unless --force."""
+    audit = audit_batch(list(hosts), runner.run_all, matrix, node_python=python)
+    gpu_less = all(r.facts is not None and not views.gpu_count(r.facts) for r in audit.results)
+    rep.audit_errors = [{"host": r.host, "code": "unreachable", "message": r.error, "fix": "see srun's words"}
+                        for r in audit.unreachable]
+    rep.audit_errors += [{"host": f.host or r.host, "code": f.code, "message": f.message, "fix": f.fix}
+                         for r in audit.results for f in r.findings
+                         if f.severity == ERROR and not (gpu_less and f.code in GPU_ONLY_CODES)]
+    if not rep.audit_errors or lopts.force:
+        if rep.audit_errors:
+            rep.notes.append(f"--force: starting despite {len(rep.audit_errors)} audit error(s)")
+        return False
+    a = rep.audit_errors[0]
+    rep.failure = {"kind": "audit", "host": a["host"], "rank": None,
+                   "message": f"the audit found {len(rep.audit_errors)} error(s), first on {a['host']}: {a['message']}",
+                   "fix": "fix them (envcheck doctor shows how), or pass --force"}
+    return True
+
+
+def _stream(argv: List[str], timeout: float, on_rank_line: Callable[[int, str], None], runner: SrunRunner,
+            hosts: Sequence[str]):
+    """Run the step, handing every labelled line to on_rank_line as it comes: (rc, srun's own
+    stderr lines, killed). Past `timeout` the step is cancelled."""
+    step = Step(list(hosts))
+    runner.steps.append(step)
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    own: List[str] = []
+
+    def pump(stream) -> None:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            m = _LABEL.match(line)
+            if m and line.split(": ", 1)[-1].startswith("@ENVCHECK step "):
+                step.step_id = line.split("@ENVCHECK step ", 1)[1].strip()
+            elif m:
+                on_rank_line(int(m.group(1)), m.group(2))
+            else:
+                own.append(line)
+
+    threads = [threading.Thread(target=pump, args=(s,), daemon=True) for s in (p.stdout, p.stderr)]
+    for t in threads:
+        t.start()
+    killed = False
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        killed = True
+        cancel(p)
+        p.wait()
+    except KeyboardInterrupt:    # srun runs in its own session: Ctrl-C here must reach the step
+        cancel(p)
+        raise
+    for t in threads:
+        t.join(5)
+    step.rc, step.seconds = p.returncode, time.monotonic() - t0
+    return p.returncode, "\n".join(own), killed
