@@ -87,7 +87,7 @@ def worker(warmup, iters, cluster=None):
         remotes = [LocalRemote()]
     rep = run_allreduce(remotes, opts)
     if rep.failure:
-        sys.exit(f"worker run failed: {rep.failure['message']}")
+        sys.exit(f"worker run failed: {rep.failure.message}")
     assert rep.wrong == 0
     return {r["bytes"]: r["busbw"] for r in rep.rows}
 

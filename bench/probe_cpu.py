@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from envcheck.allreduce.preflight import PROBE_SECTIONS  # noqa: E402
+from envcheck.ranks.preflight import PROBE_SECTIONS  # noqa: E402
 from envcheck.audit.probe import BOOTSTRAP, probe_source, shipped_source  # noqa: E402
 from tests.cluster import sim, standins  # noqa: E402
 

@@ -1,14 +1,7 @@
 """One error family. The CLI turns each into one line on stderr and its exit code.
 
-Exit codes (documented in README.md, the same for every command; envcheck.model.Outcome is the
-one place a command's result becomes 0, 1 or 3):
-  0    PASS or WARN: nothing found that breaks the stack
-  1    FAIL: something definite is wrong (an error finding, a FAIL node, corrupt sums, a failed
-       install or script; with --strict also a warning or a check skipped for lack of facts)
-  2    usage: bad arguments or input (an unparsable version, a malformed matrix, a missing file)
-  3    UNKNOWN: nothing definite is wrong, but something could not be checked (a host
-       unreachable, auth failed, timed out, the probe crashed; a collective timed out, a rank lost)
-  130  interrupted (Ctrl-C, SIGINT): whatever was started on the nodes has been stopped
+The exit codes, the same for every command: EXIT_CODES below (README.md's table is generated
+from it); envcheck.model.Outcome is the one place a command's result becomes 0, 1 or 3.
 """
 from __future__ import annotations
 
@@ -17,6 +10,24 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_INTERRUPTED = 130
+
+# code -> (name, what it means); README.md's "Exit codes" table is generated from this
+EXIT_CODES = {
+    EXIT_OK: ("PASS or WARN", "nothing found that breaks the stack (warnings, and checks skipped for lack of "
+              "facts, fail only with `--strict`)"),
+    EXIT_FINDINGS: ("FAIL", "something definite is wrong: an error finding, a FAIL node, `nccl-test`'s data "
+                    "corruption (`#wrong` > 0) or busbw below `--min-busbw`, a failed install or step, "
+                    "`launch`'s script failing (its first failing rank exited non-zero); with `--strict` "
+                    "also a warning or a skipped check"),
+    EXIT_USAGE: ("usage", "a bad option, an unparsable version, a missing or malformed file or matrix — "
+                 "one line on stderr naming the thing and the fix"),
+    EXIT_UNREACHABLE: ("UNKNOWN", "nothing definite is wrong, but something could not be checked: a host "
+                       "unreachable (auth failure, changed host key, timeout, probe crash), a collective "
+                       "timed out or lost a rank — the host and the reason are named; a FAIL elsewhere "
+                       "outranks it"),
+    EXIT_INTERRUPTED: ("interrupted", "Ctrl-C; whatever was started on the nodes is stopped first "
+                       "(`launch` stops every rank on every host)"),
+}
 
 
 class EnvcheckError(Exception):

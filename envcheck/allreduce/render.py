@@ -65,11 +65,11 @@ def render_text(rep: Report, verdict=None, summarize: bool = True) -> str:
                         else " OK"))
     if rep.failure:
         f = rep.failure
-        lines.append(f"# FAILED ({f['kind']}): {f['message']}")
-        if f.get("suspects"):
-            lines.append(f"#   look at: {', '.join(f['suspects'])}")
-        if f.get("fix"):
-            lines.append(f"#   fix: {f['fix']}")
+        lines.append(f"# FAILED ({f.kind}): {f.message}")
+        if f.suspects:
+            lines.append(f"#   look at: {', '.join(f.suspects)}")
+        if f.fix:
+            lines.append(f"#   fix: {f.fix}")
         for e in rep.preflight_errors[1:]:
             lines.append(f"#   also: {e['message']}")
         for where, (status,) in fold_blocks((h, [st]) for h, st in rep.host_status.items()):
@@ -116,7 +116,7 @@ def render_pairs(rep: Report, v: PairVerdict) -> str:
     lines += [f"# {'FAIL' if c.fails else 'WARN'} {call_message(c, v)}" for c in v.calls]
     head = f"{plural(len(rep.hosts), 'host')}, pair rounds"
     lines.append("# " + summary_line(pairs_outcome(rep, v).verdict(), head, [],
-                                     (rep.failure or {}).get("message", "")))
+                                     rep.failure.message if rep.failure else ""))
     return "\n".join(lines)
 
 

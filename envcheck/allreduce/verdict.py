@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 from envcheck.model import Outcome
+from envcheck.ranks.failure import Failure
 
 PASSED, CORRUPT, SLOW, LOST, NO_RESULT = "passed", "corrupt", "slow", "lost", "no-result"
 
@@ -21,7 +22,7 @@ class Verdict:
     message: str                     # one line, for tables and reasons
     busbw: Optional[float] = None    # GB/s at the largest size (nccl-tests' definition)
     wrong: int = 0
-    culprit: Optional[str] = None    # the host a failure is blamed on, when one is
+    culprit: Optional[str] = None    # the host a failure is blamed on, when one is (Failure.culprit)
 
     @property
     def ok(self) -> bool:
@@ -38,12 +39,11 @@ class Verdict:
         return self.outcome.exit_code()
 
 
-def judge(*, rows: int, wrong: int, busbw: Optional[float], failure: Optional[Mapping[str, Any]] = None,
+def judge(*, rows: int, wrong: int, busbw: Optional[float], failure: Optional[Failure] = None,
           min_busbw: Optional[float] = None) -> Verdict:
     """The verdict of one all-reduce run from its parts (a Report's, or srun's parsed output)."""
     if failure:
-        return Verdict(LOST, str(failure.get("message") or failure.get("kind") or "failed"), busbw, wrong,
-                       failure.get("host"))
+        return Verdict(LOST, failure.message or failure.kind, busbw, wrong, failure.culprit)
     if wrong:
         return Verdict(CORRUPT, f"{wrong} wrong element(s) in the check pass: data corruption", busbw, wrong)
     if not rows:

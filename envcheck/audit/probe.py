@@ -200,22 +200,24 @@ def shipped_source(only: Sequence[str] = (), deep: bool = False) -> str:
     return probe_source(tuple(only) or tuple(n for n in document_sections() if n != "deep"), deep)
 
 
-def probe_args(*, deep: bool = False, only: Sequence[str] = (), paths: Sequence[str] = ()) -> List[str]:
+def probe_args(*, deep: bool = False, only: Sequence[str] = (), paths: Sequence[str] = (),
+               files: Sequence[str] = ()) -> List[str]:
     """The probe's own arguments: --deep, the sections asked for (none: the audit's document),
-    the places the disk and toolkit sections look at."""
+    the places the disk, toolkit, manifest and owner sections look at, the start-up files the
+    rcfile section reads."""
     return (["--deep"] if deep else []) + (["--only", ",".join(only)] if only else []) + \
-        [a for p in paths for a in ("--path", p)]
+        [a for p in paths for a in ("--path", p)] + [a for p in files for a in ("--file", p)]
 
 
 def probe_command(*, deep: bool = False, node_python: Optional[str] = None,
-                  only: Sequence[str] = (), paths: Sequence[str] = ()) -> str:
+                  only: Sequence[str] = (), paths: Sequence[str] = (), files: Sequence[str] = ()) -> str:
     """The one command line that runs the probe from stdin.
 
     Wrapped in `sh -c` because over SSH it runs in the user's login shell, which may be csh or
     fish; the first of NODE_PYTHONS there runs it (python for old images where only that name
     exists, platform-python on minimal RHEL images that have no python3 on PATH).
     """
-    args = probe_args(deep=deep, only=only, paths=paths)
+    args = probe_args(deep=deep, only=only, paths=paths, files=files)
     if node_python:
         return " ".join(shlex.quote(a) for a in [node_python, "-c", BOOTSTRAP, *args])
     tries = " ".join(shlex.quote(p) for p in NODE_PYTHONS)
@@ -226,21 +228,23 @@ def probe_command(*, deep: bool = False, node_python: Optional[str] = None,
 
 
 def show_probe(*, deep: bool = False, node_python: Optional[str] = None, only: Sequence[str] = (),
-               paths: Sequence[str] = ()) -> Tuple[str, str]:
+               paths: Sequence[str] = (), files: Sequence[str] = ()) -> Tuple[str, str]:
     """Exactly what runs on a node for a command (`--show-probe`): (the command line, the script
     it reads on stdin)."""
-    return probe_command(deep=deep, node_python=node_python, only=only, paths=paths), shipped_source(only, deep)
+    return (probe_command(deep=deep, node_python=node_python, only=only, paths=paths, files=files),
+            shipped_source(only, deep))
 
 
 def run_probe(remote: Remote, *, deep: bool = False, node_python: Optional[str] = None,
-              timeout: Optional[float] = None, only: Sequence[str] = (), paths: Sequence[str] = ()) -> Facts:
+              timeout: Optional[float] = None, only: Sequence[str] = (), paths: Sequence[str] = (),
+              files: Sequence[str] = ()) -> Facts:
     """Run the probe on `remote` and return its facts (with `only`: those sections, and the
     ones they need). Raises ProbeError naming the host and why: unreachable, timed out, no
     interpreter, crashed (with the tail of stderr), no JSON."""
     if timeout is None:
         timeout = DEEP_PROBE_TIMEOUT if deep else PROBE_TIMEOUT
-    command = probe_command(deep=deep, node_python=node_python, only=only, paths=paths)
-    result = remote.run(command, stdin=shipped_source(only, deep), timeout=timeout)
+    command, script = show_probe(deep=deep, node_python=node_python, only=only, paths=paths, files=files)
+    result = remote.run(command, stdin=script, timeout=timeout)
     return parse_probe_result(remote.name, result, node_python=node_python)
 
 

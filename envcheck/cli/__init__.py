@@ -1,4 +1,8 @@
-"""The command line: parse arguments, call the library, print, exit. Nothing else lives here.
+"""The command line: parse arguments, call the library, print, exit. Nothing else lives here: a
+command's arguments and output in cli/<command>.py; the shared host options and HostSelection in
+hostopts.py; the options of the commands that start ranks (--backend, --master-addr …) in
+rankopts.py; --matrix, --json and the error guard in common.py; the docs' generated tables in
+reference.py.
 
 Each command is in its own module below; importing it registers it on `app`.
 """

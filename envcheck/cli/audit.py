@@ -55,7 +55,12 @@ def audit(
 ) -> None:
     """Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the
     non-interactive environment, what will break, and what differs across nodes.
-    Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf"""
+    Example: envcheck audit node[01-08] --ssh-config ~/.ssh/cluster.conf
+
+    One SSH command per host collects driver, GPUs, CUDA toolkits, cuDNN,
+    torch/torchvision/torchaudio, NCCL, Python, gcc and the non-interactive environment; judges
+    them against `compat_matrix.yaml` and across nodes; says what is wrong and the exact fix. No
+    hosts = this machine, no SSH."""
     # lazy: the fleet audit, its renderers and the matrix cost ~110 ms CPU at start-up (-X importtime,
     # issue 26); only audit needs them
     from envcheck.audit.fleet import audit_fleet, save_facts

@@ -28,7 +28,10 @@ def check(
     json_out: JsonOpt = False,
     strict: StrictOpt = False,
 ) -> None:
-    """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100"""
+    """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100
+
+    Judge a stack offline, from `--driver … --cuda … --torch …` flags or a saved audit
+    (`envcheck check FACTS.json`), by the same rules as `audit`."""
     # lazy: the rules, the matrix and the facts reader cost ~80 ms CPU at start-up (-X importtime,
     # issue 26), which --help and the commands that judge nothing would pay
     from envcheck.facts.from_flags import load_facts_file, stack_facts

@@ -6,7 +6,7 @@ import math
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
 
 import typer
 
@@ -41,9 +41,25 @@ def show_probe_exit(only=(), node_python: Optional[str] = None, deep: bool = Fal
     # lazy: the probe runner (facts, rules, matrix) costs ~95 ms CPU at start-up (-X importtime,
     # issue 26): every command imports this module
     from envcheck.audit.probe import show_probe
-    command, script = show_probe(deep=deep, node_python=node_python, only=only)
-    note(f"on each node: {command}   (the script below on its stdin)")
-    typer.echo(script, nl=False)
+    return show_probes_exit([("on each node", show_probe(deep=deep, node_python=node_python, only=only))])
+
+
+def show_probes_exit(shown: Sequence[Tuple[str, Tuple[str, str]]]) -> "typer.Exit":
+    """--show-probe of a command that reads its nodes more than once (an installer reads the node,
+    then the tree it installed): (what each read is for, (its command line, its script)). Each
+    command line on stderr; the script on stdout, each distinct one once, in order (one script:
+    runnable as saved). Returns the Exit to raise."""
+    scripts: List[str] = []
+    for _, (_, script) in shown:
+        if script not in scripts:
+            scripts.append(script)
+    for what, (command, script) in shown:
+        which = f"script {scripts.index(script) + 1} below" if len(scripts) > 1 else "the script below"
+        note(f"{what}: {command}   ({which} on its stdin)")
+    for i, script in enumerate(scripts):
+        if len(scripts) > 1:
+            typer.echo(f"# ---- envcheck probe: script {i + 1} " + "-" * 40)
+        typer.echo(script, nl=False)
     return typer.Exit(0)
 
 

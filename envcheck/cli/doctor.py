@@ -7,7 +7,8 @@ import typer
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard, note, print_json
+from envcheck.cli.common import (Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, ShowProbeOpt, color_wanted, guard,
+                                 note, print_json, show_probes_exit)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
                                    NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
                                    HostSelection, closing_all, local_python)
@@ -116,8 +117,16 @@ def doctor(
     strict_host_keys: StrictHostKeysOpt = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
+    show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml"""
+    """Say GO or name the node and the fix, before a training run. Example: envcheck doctor node[01-04] --junit doctor.xml
+
+    The pre-training health check: audit (versions and GPU/link health: GPUs the driver lost, ECC
+    and row remapping, Xids, PCIe width, throttling) -> connectivity -> short all-reduce -> rounds
+    of node pairs judged against their median (a slow node or link named with no threshold given)
+    -> PASS/WARN/FAIL/UNKNOWN per node; JUnit and Prometheus output."""
+    if show_probe:
+        raise _show_probe(deep, quick, node_python)
     # lazy: doctor (and the matrix) costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import make_backend
     from envcheck.doctor.run import DoctorOptions, run_doctor
@@ -151,3 +160,14 @@ def doctor(
         actions = act(report, drain=drain_failed, resume=resume_passed, strict=strict)
     _write_outputs(report, code, strict, junit, prometheus, json_out, actions)
     raise typer.Exit(code)
+
+
+def _show_probe(deep: bool, quick: bool, node_python: Optional[str]) -> typer.Exit:
+    """--show-probe: the audit's probe, then (unless --quick) the rank preflight's sections."""
+    # lazy: the probe runner and the preflight cost ~100 ms CPU at start-up (-X importtime, issue 26)
+    from envcheck.allreduce.preflight import RANK_SECTIONS
+    from envcheck.audit.probe import show_probe as probe_shown
+    reads = [("the audit, on each node", probe_shown(deep=deep and not quick, node_python=node_python))]
+    if not quick:
+        reads.append(("the all-reduce's preflight, on each node", probe_shown(only=RANK_SECTIONS, node_python=node_python)))
+    return show_probes_exit(reads)

@@ -77,7 +77,11 @@ def explain(
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Say what causes an error message (most likely first) and which check tells the causes apart. Example: envcheck explain "no kernel image is available" node[01-04]"""
+    """Say what causes an error message (most likely first) and which check tells the causes apart. Example: envcheck explain "no kernel image is available" node[01-04]
+
+    The likely causes of a CUDA/cuDNN/NCCL/torch error found in a message or a whole log (`<
+    log.txt`), ranked with a confidence, the check that tells them apart, and (with hosts or
+    `--local`) which cause is confirmed or ruled out where."""
     if local and (hosts or hosts_file):
         raise UsageError("explain: --local audits this machine only; it takes no hosts", "drop --local, or the hosts")
     # lazy: the matcher and its catalogue cost ~60 ms CPU at start-up (-X importtime, issue 26),

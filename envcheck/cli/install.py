@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, color_wanted, guard, print_json, show_probes_exit
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, PortOpt,
                                     SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
                                     closing_all)
@@ -62,15 +62,21 @@ def env_cmd(
     hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
-    strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
+    strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False, show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4"""
+    """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4
+
+    A marked, reversible block (`--cuda-home PATH`) that puts CUDA on PATH/LD_LIBRARY_PATH where
+    non-interactive SSH commands see it."""
     # lazy: the env block and the fan-out cost ~40 ms CPU at start-up (-X importtime, issue 26); only env needs them
     from envcheck.install.common import on_nodes
-    from envcheck.install.envblock import check_rc_file, env_node, render_block
+    from envcheck.install.envblock import PROFILE_D_FILES, check_rc_file, env_node, probe_request, render_block
     if profile_d and file != "~/.bashrc":
         raise UsageError("give --file or --profile-d, not both", "--profile-d writes /etc/profile.d and /etc/ld.so.conf.d")
     check_rc_file(file)
+    if show_probe:
+        request = probe_request(list(PROFILE_D_FILES) if profile_d else [file], None if remove else cuda_home)
+        raise show_probes_exit([("on each node", request.show())])
     if not remove:
         if not cuda_home:
             raise UsageError("env: --cuda-home is required (unless --remove)",
@@ -139,12 +145,16 @@ def install_cuda_cmd(
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 120.0,
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
+    show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"""
+    """Install a CUDA toolkit (never the driver), verified, idempotent: envcheck install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run
+
+    NVIDIA's runfile install made non-interactive (never the driver), checksummed, preflighted,
+    verified by result, idempotent, rolled back on failure, with `--dry-run`."""
     # lazy: the CUDA installer, its fan-out and the matrix cost ~75 ms CPU at start-up (-X importtime,
     # issue 26); only install-cuda needs them
     from envcheck.install.common import on_nodes
-    from envcheck.install.cuda import InstallArgs, install_cuda
+    from envcheck.install.cuda import InstallArgs, install_cuda, probe_reads
     from envcheck.install.cuda_source import choose_source
     from envcheck.install.cuda_spec import toolkit_spec
     from envcheck.matrix.load import load_matrix
@@ -154,6 +164,8 @@ def install_cuda_cmd(
     spec = toolkit_spec(load_matrix(matrix), version)
     args = InstallArgs(prefix=prefix, tmpdir=tmpdir, symlink=not no_symlink, force=force, override=override,
                        use_sudo=sudo, timeout=timeout, install_timeout=install_timeout)
+    if show_probe:
+        raise show_probes_exit(probe_reads(spec, args))
     for warning in choose_source(args, spec, runfile=str(runfile) if runfile else None, url=url, mirror=mirror,
                                  sha256=sha256, no_checksum=no_checksum):
         typer.echo(f"envcheck: {warning}", err=True)
@@ -217,12 +229,14 @@ def install_cudnn_cmd(
     hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 600.0,
-    strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False,
+    strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False, show_probe: ShowProbeOpt = False,
 ) -> None:
-    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"""
+    """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4
+
+    cuDNN copied into the toolkit (both archive layouts, symlinks kept, a manifest to undo)."""
     # lazy: the cuDNN installer and its fan-out cost ~35 ms CPU at start-up (-X importtime, issue 26); only install-cudnn needs them
     from envcheck.install.common import on_nodes
-    from envcheck.install.cudnn import install_cudnn, read_archive
+    from envcheck.install.cudnn import install_cudnn, probe_request, read_archive
 
     tmpdir = check_tmpdir(tmpdir)
     if cuda:
@@ -230,6 +244,8 @@ def install_cudnn_cmd(
     if cuda and cuda_home:
         raise UsageError("give --cuda or --cuda-home, not both", "e.g. --cuda 12.4 or --cuda-home /usr/local/cuda-12.4")
     home = cuda_home or (f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda")
+    if show_probe:
+        raise show_probes_exit([("on each node", probe_request(home).show())])
     hosts = list(hosts or [])
     info = None
     if remove:

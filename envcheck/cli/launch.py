@@ -119,11 +119,15 @@ def launch(
     launcher: LauncherOpt = "ssh",
     step_size: StepSizeOpt = 64,
 ) -> None:
-    """Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: envcheck launch node[01-02] --nproc-per-node 8 -- train.py"""
+    """Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: envcheck launch node[01-02] --nproc-per-node 8 -- train.py
+
+    Your own training script on every node with RANK/WORLD_SIZE/MASTER_* set (env://), after the
+    preflight nccl-test runs too and the audit; every rank's output live as `[host:rank]`; the
+    first failing rank named, every other one stopped; never hangs, never leaves strays."""
     if show_probe:
         # lazy: the preflight costs ~95 ms CPU at start-up (-X importtime, issue 26); only
         # launch and nccl-test need it
-        from envcheck.allreduce.preflight import PROBE_SECTIONS
+        from envcheck.ranks.preflight import PROBE_SECTIONS
         raise show_probe_exit(PROBE_SECTIONS, node_python)
     # lazy: launch (and the audit it runs) costs ~110 ms CPU at start-up (-X importtime, issue 26); only launch needs it
     from envcheck.launch.render import render_text

@@ -78,7 +78,11 @@ def nccl_test(
     launcher: LauncherOpt = "ssh",
     step_size: StepSizeOpt = 64,
 ) -> None:
-    """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]"""
+    """Measure all-reduce bandwidth and check its sums across hosts. Example: envcheck nccl-test node[01-02]
+
+    All-reduce bandwidth and correctness across nodes, with nccl-tests' numbers and the share of
+    the link rate; `--pairs`: every node pair at once against their median; never hangs, never
+    leaves strays."""
     # lazy: the all-reduce run (its preflight, render, verdict) costs ~140 ms CPU at start-up
     # (-X importtime, issue 26), which --help and every other command would pay
     from envcheck.allreduce import bandwidth as am

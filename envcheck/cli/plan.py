@@ -59,7 +59,11 @@ def plan(
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """List the stacks the matrix allows on a GPU, newest first. Example: envcheck plan --gpu V100 --driver 418.87"""
+    """List the stacks the matrix allows on a GPU, newest first. Example: envcheck plan --gpu V100 --driver 418.87
+
+    Which stacks the matrix allows on that GPU (`--gpu NAME`), newest first; without `--gpu` the
+    GPU of the facts (`plan FACTS.json`) or of this machine, from the PCI bus when no driver is
+    installed yet."""
     # lazy: the planner (the rules, the playbooks) and the matrix cost ~85 ms CPU at start-up
     # (-X importtime, issue 26), which --help and every other command would pay
     from envcheck.matrix.load import load_matrix

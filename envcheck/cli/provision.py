@@ -35,7 +35,9 @@ def provision_cmd(
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Bring every host to a playbook's stack, validated first, idempotent. Example: envcheck provision cuda12.4-cudnn9.1-torch2.5 node[01-04] --files ~/downloads --dry-run"""
+    """Bring every host to a playbook's stack, validated first, idempotent. Example: envcheck provision cuda12.4-cudnn9.1-torch2.5 node[01-04] --files ~/downloads --dry-run
+
+    Bring every host to a stack described as data in `playbooks/*.yaml`."""
     # lazy: provision (every installer, the playbooks, the matrix) costs ~140 ms CPU at start-up
     # (-X importtime, issue 26); only provision needs it
     from envcheck.install.render import outcome_body

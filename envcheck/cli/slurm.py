@@ -66,7 +66,12 @@ def slurm_check(
 ) -> None:
     """Check this node as Slurm's HealthCheckProgram, Prolog or Epilog: drain it with an
     `envcheck:` reason when it fails, resume it when envcheck drained it and it passes.
-    Example: envcheck slurm-check --print-config | sh"""
+    Example: envcheck slurm-check --print-config | sh
+
+    The node-local hook for Slurm's HealthCheckProgram, Prolog and Epilog: the same local check as
+    doctor, and the node drained with an `envcheck:` reason when it fails, resumed when envcheck
+    drained it and it passes; never touches a reason it did not write; `--print-config` installs
+    it."""
     the_mode = _mode(mode)
     since = config.parse_duration(xid_since, "--xid-since")
     hook_args = ((["--strict"] if strict else []) + (["--drain-unknown"] if drain_unknown else [])

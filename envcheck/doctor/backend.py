@@ -23,9 +23,6 @@ from envcheck.slurm.srun_ranks import allreduce as srun_allreduce
 from envcheck.model import HostResult
 from envcheck.remote import Remote, RunResult, fan_out
 
-# failure kinds of envcheck/allreduce/run.py whose host is the culprit (a rank that died or could
-# not start there); a timeout names the rank that waited, which is usually not the broken one
-_CULPRIT_KINDS = ("rank_lost", "setup", "host", "missing_rank")
 BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
 FLEET_BUDGET = 2.0      # seconds of timed all-reduces at the one size: fewer iterations through a slow link
 
@@ -138,12 +135,12 @@ def outcome_of(rep: Report) -> AllreduceOutcome:
     if rep.preflight_errors:
         out.preflight = preflight_refusals(rep.preflight_errors)
         if not out.preflight:
-            out.error = (rep.failure or {}).get("message", "preflight failed")
+            out.error = rep.failure.message if rep.failure else "preflight failed"
         return out
     out.ok = v.ok
     if not v.ok:
         out.error = v.message
-        if v.culprit and (rep.failure or {}).get("kind") in _CULPRIT_KINDS:
+        if v.culprit:   # a rank died or could not start there (envcheck/ranks/failure.py)
             out.missing = [v.culprit]
     return out
 

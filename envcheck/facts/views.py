@@ -2,23 +2,43 @@
 nccl-test, launch and doctor read from the probe, each read one way, here. A view never raises
 on a odd document: what is missing or of the wrong type is None (or 0 GPUs, no interfaces).
 
+The sections a command asks for by name (`--only`), beside the audit's document: privilege
+{"uid", "mode"}; login {"user", "uid", "home", "shell"}; per --path: disk [{"path", "kind",
+"link", "real", "uid", "writable", "executable", "free_kb"}], toolkit [{"path", "exists",
+"version", "source", "version_file": {"name", "version"}, "nvcc": {"release", "build",
+"version"}, "cudnn"}], manifest [{"path", "lines"}], owner [{"path", "file", "package",
+"version"}]; per --file: rcfile [{"given", "path", "kind", "link", "writable", "sha256", "text",
+"utf8"}]; pip_cudnn [path]; tools {"curl", "wget"}; port {"free"}; resources {"cpus",
+"mem_available"}; gpu_processes {"processes", "error"}.
+
 One GPU count everywhere: the GPUs the driver lists (NVML, else nvidia-smi, as the probe read
 them), the number `audit` shows and the number of ranks nccl-test and launch start.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.facts.schema import Facts, _dict, _dicts, _get, _str, gpus, interfaces
 
-__all__ = ["gpu_count", "interfaces", "Node", "node", "Privilege", "privilege", "Toolkit",
-           "toolkit_at", "PathAt", "path_at", "tools", "GpuProcess", "gpu_processes", "TorchImport", "torch_import"]
+__all__ = ["gpu_count", "gpu_models", "arch", "interfaces", "Node", "node", "Privilege", "privilege", "Login",
+           "login", "Toolkit", "toolkit_at", "PathAt", "path_at", "manifest_at", "Owner", "owner_at", "pip_cudnn",
+           "RcFile", "rc_file", "tools", "GpuProcess", "gpu_processes", "TorchImport", "torch_import"]
 
 
 def gpu_count(f: Facts) -> int:
     """How many GPUs the node's driver lists (0: none, or no driver answered)."""
     return len(gpus(f))
+
+
+def gpu_models(f: Facts) -> List[Tuple[str, Optional[str]]]:
+    """(name, compute capability "X.Y" or None) of each GPU the driver lists, in its order."""
+    return [(_str(g.get("name")) or "GPU", _str(g.get("compute_capability"))) for g in gpus(f)]
+
+
+def arch(f: Facts) -> Optional[str]:
+    """The machine (uname -m: x86_64, aarch64), from the host section."""
+    return _str(_get(f, "os", "arch"))
 
 
 def _int(v: Any) -> Optional[int]:
@@ -73,6 +93,19 @@ def privilege(f: Facts) -> Privilege:
 
 
 @dataclass(frozen=True)
+class Login:
+    """The login the probe ran as (the passwd entry)."""
+    user: Optional[str]
+    home: Optional[str]
+    shell: Optional[str]              # the login shell: which start-up file it reads
+
+
+def login(f: Facts) -> Login:
+    d = _dict(_get(f, "login"))
+    return Login(_str(d.get("user")), _str(d.get("home")), _str(d.get("shell")))
+
+
+@dataclass(frozen=True)
 class Toolkit:
     """A CUDA toolkit at a path, as the probe's toolkit section read it."""
     path: str
@@ -81,16 +114,22 @@ class Toolkit:
     version_file: Optional[str]       # "version.json" | "version.txt" | None
     file_version: Optional[str]       # as the file writes it (12.1.20230222 kept whole)
     nvcc_release: Optional[str]       # "12.1" from its own bin/nvcc -V
+    cudnn: Optional[str]              # what its include/cudnn_version.h (cudnn.h) says
+
+
+def _entry(f: Facts, section: str, path: str, key: str = "path") -> Optional[Dict[str, Any]]:
+    """The entry of a per-path section for `path` (None: the probe was not asked about it)."""
+    return next((d for d in _dicts(_get(f, section)) if d.get(key) == path), None)
 
 
 def toolkit_at(f: Facts, path: str) -> Optional[Toolkit]:
     """The toolkit section's entry for `path` (None: the probe was not asked about it)."""
-    for t in _dicts(_get(f, "toolkit")):
-        if t.get("path") == path:
-            vf, nvcc = _dict(t.get("version_file")), _dict(t.get("nvcc"))
-            return Toolkit(path, t.get("exists") is True, _str(t.get("version")), _str(vf.get("name")),
-                           _str(vf.get("version")), _str(nvcc.get("release")))
-    return None
+    t = _entry(f, "toolkit", path)
+    if t is None:
+        return None
+    vf, nvcc = _dict(t.get("version_file")), _dict(t.get("nvcc"))
+    return Toolkit(path, t.get("exists") is True, _str(t.get("version")), _str(vf.get("name")),
+                   _str(vf.get("version")), _str(nvcc.get("release")), _str(t.get("cudnn")))
 
 
 @dataclass(frozen=True)
@@ -98,19 +137,72 @@ class PathAt:
     """What is at a path (the probe's disk section) and the free space where a file there goes."""
     path: str
     kind: Optional[str]               # dir | file | link | other | None (absent)
-    link: Optional[str]
-    uid: Optional[int]
+    link: Optional[str]               # a link's target as written
+    uid: Optional[int]                # of the path itself (a link's own owner)
     writable: bool
     free_bytes: Optional[int]
+    real: Optional[str] = None        # every link resolved
+    executable: bool = False
 
 
 def path_at(f: Facts, path: str) -> Optional[PathAt]:
-    for d in _dicts(_get(f, "disk")):
-        if d.get("path") == path:
-            kb = _int(d.get("free_kb"))
-            return PathAt(path, _str(d.get("kind")), _str(d.get("link")), _int(d.get("uid")),
-                          d.get("writable") is True, kb * 1024 if kb is not None else None)
-    return None
+    d = _entry(f, "disk", path)
+    if d is None:
+        return None
+    kb = _int(d.get("free_kb"))
+    return PathAt(path, _str(d.get("kind")), _str(d.get("link")), _int(d.get("uid")), d.get("writable") is True,
+                  kb * 1024 if kb is not None else None, _str(d.get("real")), d.get("executable") is True)
+
+
+def manifest_at(f: Facts, path: str) -> Optional[List[str]]:
+    """The lines of the install-cudnn manifest in the toolkit at `path` (None: there is none)."""
+    lines = _dict(_entry(f, "manifest", path)).get("lines")
+    return [x for x in lines if isinstance(x, str)] if isinstance(lines, list) else None
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The distribution package that owns a toolkit's bin/nvcc or include/cuda.h."""
+    package: str
+    version: Optional[str]
+    file: Optional[str]
+
+    def describe(self) -> str:
+        return f"{self.package} {self.version}" if self.version else self.package
+
+
+def owner_at(f: Facts, path: str) -> Optional[Owner]:
+    """The package owning the toolkit at `path` (None: none does, or the probe was not asked)."""
+    d = _dict(_entry(f, "owner", path))
+    pkg = _str(d.get("package"))
+    return Owner(pkg, _str(d.get("version")), _str(d.get("file"))) if pkg else None
+
+
+def pip_cudnn(f: Facts) -> List[str]:
+    """The cuDNN libraries pip installed on the probe's interpreter path."""
+    v = _get(f, "pip_cudnn")
+    return [p for p in v if isinstance(p, str)] if isinstance(v, list) else []
+
+
+@dataclass(frozen=True)
+class RcFile:
+    """A shell start-up file as the probe's rcfile section read it (env's target)."""
+    given: str
+    path: str                         # where it really is (links resolved)
+    kind: str                         # file | none | other | nohome (a ~/ path without HOME)
+    link: str                         # no | in (home or /etc/profile.d) | out
+    writable: bool                    # replaceable without root (its directory is writable)
+    sha256: Optional[str]
+    text: Optional[str]               # None: absent, not UTF-8, or too large
+    utf8: bool
+
+
+def rc_file(f: Facts, given: str) -> Optional[RcFile]:
+    d = _entry(f, "rcfile", given, key="given")
+    if d is None:
+        return None
+    return RcFile(given, _str(d.get("path")) or given, _str(d.get("kind")) or "none", _str(d.get("link")) or "no",
+                  d.get("writable") is True, _str(d.get("sha256")), _str(d.get("text")), d.get("utf8") is not False)
 
 
 def tools(f: Facts) -> Dict[str, Optional[str]]:

@@ -1,5 +1,6 @@
-"""What the provisioning operations share: privileges (root or sudo), running one node-side
-command with them, and the per-node outcome the CLI prints.
+"""What the provisioning operations share: reading a node (the probe's sections, one command),
+privileges (root or sudo), running one node-side command with them, and the per-node outcome
+the CLI prints.
 
 The sudo password is handed to `sudo -S` on stdin only: never on a command line, in an
 environment variable of the remote command, in a RunResult's command, or in a log.
@@ -8,17 +9,46 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
+from envcheck.audit.probe import ProbeError, parse_probe_result, show_probe
+from envcheck.facts.schema import Facts
 from envcheck.model import Outcome
 from envcheck.remote import DEFAULT_TIMEOUT, Remote, RunResult, fan_out
 
-# `sudo -n` first: a host with NOPASSWD (or cached credentials) must not get a password on stdin
-# that the command itself would then read; and a missing rule fails at once instead of hanging.
-PRIV_FACT = ('u=$(id -u); if [ "$u" = 0 ]; then echo "priv root"; '
-             'elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo "priv sudo-nopasswd"; '
-             'elif command -v sudo >/dev/null 2>&1; then echo "priv sudo-password"; '
-             'else echo "priv none"; fi')
+
+@dataclass(frozen=True)
+class ProbeRequest:
+    """What an operation reads on a node: the probe's sections, the places and the start-up files
+    they look at. `--show-probe` prints exactly this, and exactly this runs (as the login user:
+    the privilege section then says whether it is root or has sudo)."""
+    only: Tuple[str, ...]
+    paths: Tuple[str, ...] = ()
+    files: Tuple[str, ...] = ()
+
+    def show(self) -> Tuple[str, str]:
+        """(the command line, the script it reads on stdin)."""
+        return show_probe(only=self.only, paths=self.paths, files=self.files)
+
+
+@dataclass
+class NodeRead:
+    """The probe's answer on one node: its facts, or why there are none."""
+    facts: Optional[Facts] = None
+    error: Optional[str] = None
+    unreachable: bool = False      # no connection, or no answer in time: the node's state is unknown
+
+
+def read_node(remote: Remote, request: ProbeRequest, timeout: float) -> NodeRead:
+    """The sections of `request` on the node, one command; never raises for a node problem."""
+    command, script = request.show()
+    res = remote.run(command, stdin=script, timeout=timeout)
+    try:
+        return NodeRead(parse_probe_result(remote.name, res))
+    except ProbeError as e:
+        if res.error and res.exit_code is None:  # no connection, or no answer in time
+            return NodeRead(error=res.error, unreachable=True)
+        return NodeRead(error=e.reason + (f" (fix: {e.fix})" if e.fix else ""))
 
 
 @dataclass
@@ -43,7 +73,7 @@ class Privilege:
 
 
 def privilege_from_fact(mode: str, use_sudo: bool, password_source: Optional[Callable[[], str]]) -> Privilege:
-    """The privilege to use on a node, given what PRIV_FACT printed there."""
+    """The privilege to use on a node, given the probe's privilege section there (its mode)."""
     if mode == "sudo-password" and use_sudo and password_source is not None:
         return Privilege(mode, password_source())
     if mode in ("sudo-nopasswd", "sudo-password") and not use_sudo:
@@ -64,13 +94,6 @@ def run_priv(remote: Remote, command: str, priv: Optional[Privilege], *, root: b
                          "ENVCHECK_SUDO_PASSWORD, or the node's sudoers rule)")
         return res
     return remote.run(command, timeout=timeout)
-
-
-def parse_priv(stdout: str) -> str:
-    for line in stdout.splitlines():
-        if line.startswith("priv ") and not line.startswith("priv shell="):
-            return line.split(" ", 1)[1].strip()
-    return "none"
 
 
 @dataclass

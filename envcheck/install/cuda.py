@@ -1,82 +1,39 @@
-"""`envcheck install-cuda`: facts (one command) -> plan (pure) -> execute, per node.
+"""`envcheck install-cuda`: facts (the probe, one command) -> plan (pure) -> execute, per node.
 
 Every node is planned (preflight) before ANY node is changed; a problem on one node stops all,
 with every problem of every node reported at once. --dry-run prints the plans and stops there.
-The node-side scripts are in cuda_script.py; what a release needs is in cuda_spec.py.
+What is known about a node is in cuda_facts.py, the node-side scripts in cuda_script.py, what a
+release needs in cuda_spec.py.
 """
 from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from envcheck.install import staging
-from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
-from envcheck.install.cuda_script import facts_script, fetch_command, install_script, link_command
-from envcheck.install.cuda_facts import CudaFacts, parse_facts, what_changes_for_users  # noqa: F401
+from envcheck.install.common import NodeOutcome, Privilege, ProbeRequest, privilege_from_fact, run_priv
+from envcheck.install.cuda_facts import (CudaFacts, InstallArgs, gather, installed_version, matches, probe_request,
+                                         what_changes_for_users)
+from envcheck.install.cuda_script import fetch_command, install_script, link_command
 from envcheck.install.cuda_source import file_digest
 from envcheck.install.cuda_spec import ToolkitSpec
 from envcheck.remote import Remote, fan_out
-from envcheck.versions import compare, major_minor, vkey
+from envcheck.versions import vkey
 
 GIB = 1024 ** 3
-
-
-@dataclass
-class InstallArgs:
-    prefix: str = "/usr/local"
-    tmpdir: str = "/var/tmp"                  # where each run makes its staging dir: a disk, not tmpfs /tmp
-    runfile: Optional[str] = None             # local path, uploaded
-    runfile_sha256: Optional[str] = None      # of the local runfile (computed once on the controller)
-    url: Optional[str] = None                 # the node fetches it
-    expect_sha256: Optional[str] = None       # matrix or --sha256; None with --no-checksum
-    expect_md5: Optional[str] = None          # NVIDIA's published md5, used when no sha256 is known
-    symlink: bool = True
-    force: bool = False
-    override: bool = False
-    use_sudo: bool = False
-    timeout: float = 60.0
-    install_timeout: float = 3600.0
-
-    def target(self, spec: ToolkitSpec) -> str:
-        return f"{self.prefix.rstrip('/')}/cuda-{spec.short}"
-
-    def link(self) -> str:
-        return f"{self.prefix.rstrip('/')}/cuda"
-
-    def runfile_name(self, spec: ToolkitSpec) -> str:
-        if self.runfile:
-            return os.path.basename(self.runfile)
-        if self.url:
-            return self.url.rstrip("/").rsplit("/", 1)[-1] or spec.runfile
-        return spec.runfile
-
-
-def installed_version(f: CudaFacts) -> Optional[str]:
-    """The toolkit version at the target, from its version file (None if none)."""
-    if f.version_txt:
-        m = re.search(r"CUDA Version (\S+)", f.version_txt)
-        return m.group(1) if m else None
-    return f.version_json
-
-
-def matches(f: CudaFacts, spec: ToolkitSpec) -> bool:
-    """The target holds exactly spec.version: the version file and nvcc both agree."""
-    have = installed_version(f)
-    if not have or not f.nvcc or f.nvcc != f"release {spec.short}":
-        return False
-    if compare(have, spec.version) == 0:
-        return True
-    k = vkey(have)  # date-stamped version.json (X.Y.YYYYMMDD): only major.minor is comparable
-    return len(k) >= 3 and k[2] >= 1000 and major_minor(have) == spec.short
+# the probe staged beside the runfile, to read the installed tree (install_script's check)
+PROBE_FILE = f"{staging.SENTINEL}/envcheck-probe.py"
 
 
 @dataclass
 class Step:
-    kind: str                    # upload | fetch | install | link
+    kind: str                    # upload | fetch | probe | install | link
     text: str                    # what the user reads in --dry-run
     command: Optional[str] = None
+    stdin: Optional[str] = None  # the probe step: the script it writes (never a password: runs as the login)
     local: Optional[str] = None
     remote_path: Optional[str] = None
     size: int = 0
@@ -155,9 +112,6 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
     return p
 
 
-
-
-
 def _preflight(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) -> None:
     """Every reason the install would fail on this node, found before anything runs."""
     need_tmp = spec.need_tmp_bytes + spec.need_tmp_bytes // 2
@@ -217,6 +171,11 @@ def _install_steps(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallAr
             p.steps.append(Step("fetch", f"fetch {url} on the node into {shown_file}",
                                 fetch_command(url or "", node_file, args.install_timeout),
                                 root=False, timeout=args.install_timeout + 30))
+    # the probe reads the result (install_script's version_check): staged beside the runfile
+    command, script = check_request(target).show()
+    p.steps.append(Step("probe", f"stage the probe ({len(script.encode())} bytes, read-only; --show-probe prints it) "
+                                 f"at {staging.shown(PROBE_FILE, args.tmpdir, p.host)}, to read the result",
+                        f"umask 077; cat > {shlex.quote(PROBE_FILE)}", stdin=script, root=False))
     expect = want_sha
     flags = staging.shown(" ".join(spec.installer_flags(target, staging.SENTINEL, args.override)), args.tmpdir, p.host)
     text = (("verify sha256 " + expect[:16] + "…, " if expect else
@@ -228,23 +187,28 @@ def _install_steps(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallAr
     p.steps.append(Step("install", text, install_script(
         spec, runfile=node_file, target=target, link=link if args.symlink else None, tmpdir=staging.SENTINEL,
         expect_sha256=expect, override=args.override, replace_existing=f.target_exists,
-        expect_md5=None if expect else args.expect_md5),
+        probe=f"{command} --lines < {shlex.quote(PROBE_FILE)}", expect_md5=None if expect else args.expect_md5),
         timeout=args.install_timeout))
     if args.symlink:
         p.steps[-1].text += f"; then point {link} -> {target}"
 
 
+def probe_reads(spec: ToolkitSpec, args: InstallArgs) -> List[Tuple[str, Tuple[str, str]]]:
+    """What install-cuda runs on a node to read it (--show-probe): (what for, (command line,
+    script)): the preflight, then the check of the installed tree inside the install step."""
+    command, script = check_request(args.target(spec)).show()
+    return [("on each node, before any change", probe_request(spec, args).show()),
+            ("as root, after the installer", (f"{command} --lines < {staging.shown(PROBE_FILE, args.tmpdir, 'NODE')}",
+                                             script))]
+
+
+def check_request(target: str) -> ProbeRequest:
+    """The probe's read of the installed tree: its version file and its own nvcc -V."""
+    return ProbeRequest(("toolkit",), (target,))
+
+
 def sha256_file(path: str) -> str:
     return file_digest(path)
-
-
-def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
-    """One command. Run as the login user: it also tells whether we are root or have sudo."""
-    script = facts_script(args.target(spec), args.link(), args.tmpdir.rstrip("/"), args.runfile_name(spec), args.force)
-    res = remote.run(script, timeout=args.timeout)
-    if not res.ok:
-        raise RuntimeError(res.error or f"facts command failed: {res.tail(3)}")
-    return parse_facts(res.stdout)
 
 
 def execute(remote: Remote, plan: CudaPlan, password: Optional[Callable[[], str]],
@@ -274,7 +238,10 @@ def _execute(remote: Remote, plan: CudaPlan, priv: Optional[Privilege], out: Nod
             out.bytes_uploaded += step.size
             out.lines.append(f"uploaded {step.size} bytes to {dest}")
             continue
-        res = run_priv(remote, staging.bind(step.command, stage), priv, root=step.root, timeout=step.timeout)
+        if step.stdin is not None:  # as the login user: stdin is the step's own, never a password
+            res = remote.run(staging.bind(step.command, stage), stdin=step.stdin, timeout=step.timeout)
+        else:
+            res = run_priv(remote, staging.bind(step.command, stage), priv, root=step.root, timeout=step.timeout)
         if step.kind == "install":
             out.installers_run += 1
         text = res.stdout + res.stderr

@@ -34,10 +34,6 @@ class ToolkitSpec:
     def short(self) -> str:
         return major_minor(self.version)
 
-    @property
-    def version_file(self) -> str:
-        return "version.txt" if compare(self.version, "11.1") < 0 else "version.json"
-
     def installer_flags(self, toolkitpath: str, tmpdir: str, override: bool = False) -> List[str]:
         """The generation's non-interactive flags. Never --driver; never --verbose (the new
         installer rejects it); --defaultroot keeps the new installer's libraries inside the prefix."""

@@ -4,8 +4,8 @@ manifest so `--remove` undoes exactly what was copied (and puts back files it re
 Archive layouts (cudnn-torch-nccl-facts.md §1.2): old `cudnn-10.0-linux-x64-v7.6.5.32.tgz`
 (cuda/include, cuda/lib64); new `cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz`
 (<stem>/include, <stem>/lib — copied to $CUDA_HOME/lib64, where the toolkit's libraries are).
-Shape as everywhere: inspect_archive (controller, pure on the member list) + one fact command ->
-plan_cudnn (pure) -> one node-side script.
+Shape as everywhere: inspect_archive (controller, pure on the member list) + the probe's sections
+(probe_request) -> plan_cudnn (pure) -> one node-side script.
 """
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from typing import Callable, List, Optional, Sequence
 
 from envcheck.errors import UsageError
 from envcheck.install import staging
-from envcheck.install.common import NodeOutcome, Privilege, privilege_from_fact, run_priv
+from envcheck.facts import views
+from envcheck.facts.schema import Facts
+from envcheck.install.common import NodeOutcome, Privilege, ProbeRequest, privilege_from_fact, read_node, run_priv
 from envcheck.remote import Remote, fan_out
 from envcheck.versions import vkey
 
@@ -120,29 +122,10 @@ def read_archive(path: str) -> ArchiveInfo:
     return info
 
 
-def facts_command(cuda_home: str, tmpdir: str, archive_name: str) -> str:
-    return f"""
-CH={q(cuda_home)}
-echo "uid=$(id -u)"
-if [ "$(id -u)" = 0 ]; then echo priv=root
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo priv=sudo-nopasswd
-elif command -v sudo >/dev/null 2>&1; then echo priv=sudo-password; else echo priv=none; fi
-echo "cuda_home=$(readlink -f "$CH" 2>/dev/null || echo "$CH")"
-[ -f "$CH/version.txt" ] && echo "toolkit=$(sed -n 's/^CUDA Version //p' "$CH/version.txt" | head -n1)"
-[ -f "$CH/version.json" ] && echo "toolkit=$(sed -n 's/.*"version" *: *"\\([^"]*\\)".*/\\1/p' "$CH/version.json" | head -n1)"
-h="$CH/include/cudnn_version.h"; [ -f "$h" ] || h="$CH/include/cudnn.h"
-[ -f "$h" ] && echo "cudnn=$(awk '/define CUDNN_MAJOR/{{a=$3}} /define CUDNN_MINOR/{{b=$3}} /define CUDNN_PATCHLEVEL/{{c=$3}} END{{if (a!="") print a"."b"."c}}' "$h")"
-for f in "$CH/bin/nvcc" "$CH/include/cuda.h"; do [ -e "$f" ] || continue; r=$(readlink -f "$f")
-  o=$(dpkg-query -S "$r" 2>/dev/null | head -n1 | cut -d: -f1) || o=
-  [ -n "$o" ] || o=$(rpm -qf "$r" 2>/dev/null | head -n1) || o=
-  [ -n "$o" ] && echo "packaged=$o $(dpkg-query -W -f='${{Version}}' "$o" 2>/dev/null)" && break; done
-[ -f "$CH/{MANIFEST}" ] && sed 's/^/manifest=/' "$CH/{MANIFEST}"
-for py in python3 python; do command -v $py >/dev/null 2>&1 || continue
-  $py -c 'import sys,glob
-for p in sys.path:
-    for g in glob.glob(p + "/nvidia/cudnn/lib/libcudnn.so.*"): print("pip_cudnn=" + g)' 2>/dev/null; break; done
-echo end=1
-"""
+def probe_request(cuda_home: str) -> ProbeRequest:
+    """What install-cudnn reads on a node: privilege, and at the toolkit: where it really is, its
+    CUDA and cuDNN versions, our manifest, the package that owns it; and the pip cuDNN."""
+    return ProbeRequest(("privilege", "disk", "toolkit", "manifest", "owner", "pip_cudnn"), (cuda_home,))
 
 
 @dataclass
@@ -157,18 +140,14 @@ class CudnnFacts:
     packaged: Optional[str] = None      # "nvidia-cuda-dev 11.8.89~11.8.0-5~deb12u1": a package owns the toolkit
 
 
-def parse_facts(stdout: str) -> CudnnFacts:
-    kv: dict = {}
-    for line in stdout.splitlines():
-        k, sep, v = line.partition("=")
-        if sep and re.fullmatch(r"[a-z_0-9]+", k):
-            kv.setdefault(k, []).append(v)
-    if "end" not in kv:
-        raise RuntimeError("the facts command did not finish: " + stdout[-200:])
-    one = lambda k: (kv.get(k) or [None])[0] or None  # noqa: E731
-    return CudnnFacts(int(one("uid") or -1), one("priv") or "none", one("cuda_home") or "", one("toolkit"),
-                      one("cudnn"), kv.get("manifest", []), kv.get("pip_cudnn", []),
-                      (one("packaged") or "").strip() or None)
+def cudnn_facts(f: Facts, cuda_home: str) -> CudnnFacts:
+    """The facts the plan needs, from the probe's sections (views: nothing indexed here)."""
+    priv, tk, at = views.privilege(f), views.toolkit_at(f, cuda_home), views.path_at(f, cuda_home)
+    owner = views.owner_at(f, cuda_home)
+    return CudnnFacts(priv.uid if priv.uid is not None else -1, priv.mode, (at.real if at else None) or cuda_home,
+                      tk.file_version if tk else None, tk.cudnn if tk else None,
+                      views.manifest_at(f, cuda_home) or [], views.pip_cudnn(f),
+                      owner.describe() if owner else None)
 
 
 @dataclass
@@ -210,7 +189,7 @@ def plan_cudnn(host: str, f: CudnnFacts, info: Optional[ArchiveInfo], *, tmpdir:
                           f"install a toolkit of its own with `envcheck install-cuda` and pass its --cuda-home)")
         return p
     if not f.toolkit:
-        p.problems.append(f"no CUDA toolkit at {ch} (no version.txt/version.json) (fix: install-cuda first, or pass --cuda-home)")
+        p.problems.append(f"no CUDA toolkit at {ch} (no CUDA version file) (fix: install-cuda first, or pass --cuda-home)")
     elif vkey(f.toolkit)[0] != info.cuda_major:
         p.problems.append(f"{info.name} is built for CUDA {info.cuda}, but {ch} is CUDA {f.toolkit} (majors differ; "
                           f"libraries would fail to load) (fix: use the cuDNN {info.short_version} archive for CUDA {vkey(f.toolkit)[0]})")
@@ -309,10 +288,10 @@ def cudnn_node(remote: Remote, info: Optional[ArchiveInfo], cuda_home: str, *, t
                remove: bool = False, force: bool = False, dry_run: bool = False, use_sudo: bool = False,
                password: Optional[Callable[[], str]] = None, timeout: float = 600.0) -> NodeOutcome:
     out = NodeOutcome(remote.name)
-    res = remote.run(facts_command(cuda_home, tmpdir, info.name if info else "-"), timeout=60)
-    if not res.ok:
-        return out.fail("unreachable" if res.error else "failed", f"facts: {res.error or res.tail(3)}")
-    f = parse_facts(res.stdout)
+    read = read_node(remote, probe_request(cuda_home), 60)
+    if read.facts is None:
+        return out.fail("unreachable" if read.unreachable else "failed", f"facts: {read.error}")
+    f = cudnn_facts(read.facts, cuda_home)
     p = plan_cudnn(remote.name, f, info, tmpdir=tmpdir, remove=remove, force=force, use_sudo=use_sudo)
     out.lines = [f"already in place: {x}" for x in p.in_place] + p.notes
     out.problems = p.problems

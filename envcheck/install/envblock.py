@@ -9,8 +9,9 @@ never reach them. /etc/profile.d is read by login shells only, so `--profile-d` 
 /etc/ld.so.conf.d (the loader reads it for every process) and says what it cannot reach.
 
 Three layers, pyinfra style:
-  fact     ENV_FACT_COMMAND -> parse_file_fact(): the file's resolved path, whether it exists,
-           its sha256 and its text, in one command.
+  fact     the probe's rcfile section (probe_request) -> file_fact(): the file's resolved path,
+           whether it exists, its sha256 and its text, with the login's privilege and shell, in
+           one command.
   plan     plan_env(fact, args) -> EnvPlan: the new text (or "nothing to do" with a reason).
            The text editing is pure: apply_block / remove_block.
   execute  write_command(plan): one small shell command that re-checks the sha256 (nobody edited
@@ -28,7 +29,9 @@ from typing import Callable, List, Optional, Tuple
 
 from envcheck.inputs import check_rc_file  # noqa: F401  (the env step's --file / file: check)
 from envcheck.errors import EnvcheckError, UsageError
-from envcheck.install.common import PRIV_FACT, NodeOutcome, parse_priv, privilege_from_fact, run_priv
+from envcheck.facts import views
+from envcheck.facts.schema import Facts
+from envcheck.install.common import NodeOutcome, ProbeRequest, privilege_from_fact, read_node, run_priv
 from envcheck.remote import Remote
 
 BEGIN = "# >>> envcheck >>>"
@@ -36,6 +39,7 @@ END = "# <<< envcheck <<<"
 BACKUP_SUFFIX = ".envcheck.bak"
 PROFILE_D_FILE = "/etc/profile.d/envcheck-cuda.sh"
 LDCONF_FILE = "/etc/ld.so.conf.d/envcheck-cuda.conf"
+PROFILE_D_FILES = (PROFILE_D_FILE, LDCONF_FILE)   # --profile-d: the two files, both entirely ours
 
 # Lines after which a non-interactive shell may stop reading the file. The block must come first.
 _EARLY_EXIT = re.compile(
@@ -166,28 +170,18 @@ def apply_block(text: str, block: str) -> str:
 
 # ---- fact --------------------------------------------------------------------------------------
 
-def fact_command(path: str) -> str:
-    """One command: resolve the path (a dotfile symlink is edited at its target, not replaced by a
-    file), then print 'path exists sha256' and the file's text as base64."""
-    if path.startswith("/"):
-        p = shlex.quote(path)
-    else:  # ~/.bashrc or .bashrc: the remote user's home, expanded by the remote shell
-        rest = path[2:] if path.startswith("~/") else path
-        p = '"$HOME"/' + shlex.quote(rest)
-    # writable: whether the SSH user can replace the file without root (its directory is writable);
-    # kind: a regular file, nothing yet, or something never to write (directory, device, FIFO);
-    # link: whether a symlink was followed, and whether it stays in the home or /etc/profile.d
-    return (
-        f"f={p}; r=$(readlink -f -- \"$f\" 2>/dev/null || echo \"$f\"); "
-        "w=0; [ -w \"$(dirname \"$r\")\" ] && w=1; "
-        "l=no; if [ -L \"$f\" ]; then l=out; case \"$r\" in \"$HOME\"/*|/etc/profile.d/*) l=in ;; esac; fi; "
-        "if [ -f \"$r\" ]; then s=$(sha256sum < \"$r\" | cut -d' ' -f1); echo \"$r 1 $s $w file $l\"; base64 < \"$r\"; "
-        "elif [ -e \"$r\" ] || [ -L \"$r\" ]; then echo \"$r 0 - $w other $l\"; "
-        "else echo \"$r 0 - $w none $l\"; fi; echo " + FACT_SEP
-    )
+def probe_request(files: List[str], cuda_home: Optional[str] = None) -> ProbeRequest:
+    """What env reads on a node: privilege, the login shell, each start-up file (a dotfile symlink
+    resolved: edited at its target, not replaced by a file), and whether cuda_home/bin/nvcc is
+    there (a block exporting a missing CUDA_HOME is the very env-missing-toolkit error `envcheck
+    audit` reports afterwards). A path not absolute is under the login's home."""
+    nvcc = (nvcc_path(cuda_home),) if cuda_home else ()
+    return ProbeRequest(("privilege", "login", "rcfile") + (("disk",) if nvcc else ()), nvcc,
+                        tuple(p if p.startswith(("/", "~/")) else "~/" + p for p in files))
 
 
-FACT_SEP = "--envcheck-file-end--"
+def nvcc_path(cuda_home: str) -> str:
+    return (cuda_home.rstrip("/") or "") + "/bin/nvcc"
 
 
 @dataclass
@@ -199,31 +193,24 @@ class FileFact:
     writable: bool = True
 
 
-def parse_file_fact(stdout: str) -> FileFact:
-    """Parse one fact_command() answer (up to and without its FACT_SEP line)."""
-    head, _, body = stdout.strip("\n").partition("\n")
-    parts = head.rsplit(" ", 5)
-    if len(parts) != 6 or parts[1] not in ("0", "1"):
-        raise UsageError(f"unexpected answer reading the file: {head[:80]!r}")
-    path, exists, sha, writable, kind, link = parts
-    if kind == "other":
-        raise UsageError(f"{path} is a directory, device, FIFO or socket, not a shell startup file; not writing to it",
+def file_fact(f: Facts, given: str) -> FileFact:
+    """One start-up file as the probe read it; UsageError for one never to write."""
+    rc = views.rc_file(f, given if given.startswith(("/", "~/")) else "~/" + given)
+    if rc is None:
+        raise UsageError(f"{given}: the probe did not read it", "use the same envcheck version everywhere")
+    if rc.kind == "nohome":   # never /.bashrc
+        raise UsageError("HOME is unset or empty for this login", "set HOME, or pass --file with an absolute path")
+    if rc.kind == "other":
+        raise UsageError(f"{rc.path} is a directory, device, FIFO or socket, not a shell startup file; not writing to it",
                          "pass --file with a regular file such as ~/.bashrc")
-    if link == "out":
-        raise UsageError(f"the file is a symlink to {path}, outside the home and /etc/profile.d; not following it",
-                         f"pass --file {path} if that file is really meant")
-    data = base64.b64decode(body.replace(FACT_SEP, "")) if exists == "1" else b""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
+    if rc.link == "out":
+        raise UsageError(f"the file is a symlink to {rc.path}, outside the home and /etc/profile.d; not following it",
+                         f"pass --file {rc.path} if that file is really meant")
+    exists = rc.kind == "file"
+    if exists and rc.text is None:
         # Editing a file we cannot round-trip byte for byte would risk the user's content.
-        raise UsageError(f"{path} is not UTF-8 text; not editing it", "pass --file with a text file")
-    return FileFact(path, exists == "1", sha if exists == "1" else None, text, writable == "1")
-
-
-def parse_file_facts(stdout: str) -> List[FileFact]:
-    body = "".join(line for line in stdout.splitlines(keepends=True) if not line.startswith("priv "))
-    return [parse_file_fact(c) for c in body.split(FACT_SEP + "\n") if c.strip()]
+        raise UsageError(f"{rc.path} is not UTF-8 text; not editing it", "pass --file with a text file")
+    return FileFact(rc.path, exists, rc.sha256 if exists else None, rc.text or "", rc.writable)
 
 
 # ---- plan --------------------------------------------------------------------------------------
@@ -344,39 +331,33 @@ def env_node(remote: Remote, *, cuda_home: Optional[str], file: str = "~/.bashrc
              profile_d: bool = False, remove: bool = False, dry_run: bool = False,
              use_sudo: bool = False, password: Optional[Callable[[], str]] = None,
              timeout: float = 30.0) -> NodeOutcome:
-    """`envcheck env` on one node: one fact command, a pure plan, one write command per file."""
+    """`envcheck env` on one node: the probe (one command), a pure plan, one write command per file."""
     out = NodeOutcome(remote.name)
-    paths = [PROFILE_D_FILE, LDCONF_FILE] if profile_d else [file]
-    shell = 'echo "priv shell=$(getent passwd "$(id -un)" 2>/dev/null | cut -d: -f7)"'
-    # whether the toolkit is there: a block exporting a missing CUDA_HOME is the very
-    # env-missing-toolkit error `envcheck audit` reports afterwards
-    has_nvcc = "" if remove or not cuda_home else (
-        f'[ -x {shlex.quote(cuda_home.rstrip("/") + "/bin/nvcc")} ] && echo "priv nvcc=1" || echo "priv nvcc=0"; ')
-    res = remote.run(PRIV_FACT + "; " + shell + "; " + has_nvcc + "; ".join(fact_command(p) for p in paths),
-                     timeout=timeout)
-    if res.error and res.exit_code is None:  # could not connect / timed out: the host's state is unknown
-        return out.fail("unreachable", res.error)
-    if not res.ok:
-        return out.fail("failed", f"cannot read {', '.join(paths)}: {res.tail(3)}")
+    paths = list(PROFILE_D_FILES) if profile_d else [file]
+    read = read_node(remote, probe_request(paths, None if remove else cuda_home), timeout)
+    if read.facts is None:
+        return out.fail("unreachable" if read.unreachable else "failed",
+                        read.error if read.unreachable else f"cannot read {', '.join(paths)}: {read.error}")
     try:
-        facts = parse_file_facts(res.stdout)
+        facts = [file_fact(read.facts, p) for p in paths]
         plan = (plan_profile_d(facts[0], facts[1], cuda_home, remove) if profile_d
                 else plan_env(facts[0], cuda_home, remove))
     except EnvcheckError as e:
         return out.fail("refused", f"{paths[-1]}: {e.one_line()}")
     out.lines.extend(plan.notes)
-    login = next((ln.split("=", 1)[1] for ln in res.stdout.splitlines() if ln.startswith("priv shell=")), "")
+    login = views.login(read.facts).shell or ""
     if not profile_d and file.endswith(".bashrc") and login and not login.endswith("/bash"):
         # only bash reads ~/.bashrc for `ssh node CMD`; zsh reads ~/.zshenv, dash nothing
         out.lines.append(f"warning: the login shell is {login}, which does not read {file} for non-interactive "
                          "SSH commands (fix: pass --file for that shell, e.g. --file ~/.zshenv, or use --profile-d)")
-    if "priv nvcc=0" in res.stdout.splitlines():
+    nvcc = views.path_at(read.facts, nvcc_path(cuda_home)) if cuda_home and not remove else None
+    if nvcc is not None and not nvcc.executable:
         out.lines.append(f"warning: {cuda_home.rstrip('/')}/bin/nvcc does not exist on this node, so the block "
                          "points at no toolkit (fix: install it first (envcheck install-cuda), or correct --cuda-home)")
     if plan.noop:
         out.lines.append(f"nothing to do: {plan.noop_reason}")
         return out
-    priv = privilege_from_fact(parse_priv(res.stdout), use_sudo, password)
+    priv = privilege_from_fact(views.privilege(read.facts).mode, use_sudo, password)
     if any(c.root for c in plan.changes) and not priv.is_root:
         return out.fail("refused", f"{plan.changes[0].path} needs root and this login is not root "
                         "(fix: pass --sudo, or log in as root)")

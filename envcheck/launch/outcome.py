@@ -7,10 +7,11 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from envcheck.errors import EXIT_INTERRUPTED
-from envcheck.model import Outcome
+from envcheck.errors import EXIT_OK
 from envcheck.launch.stream import HostStream, RankState, stack_dump, waits_in_torch
-from envcheck.remote import Remote, fan_out
+from envcheck.ranks import records as rr
+from envcheck.ranks.failure import Failure, first_failed
+from envcheck.remote import fan_out
 
 # reasons the controller itself stops a run for: a rank exit it hears of after one of these was
 # caused by the stop (a peer's collective failing), not a cause
@@ -20,9 +21,8 @@ CONTROLLER_KINDS = ("host", "timeout", "interrupted")
 class Stopper:
     """Stops the launchers on every host, once, in the background; remembers every reason."""
 
-    def __init__(self, remotes: Sequence[Remote], cmd_for: Callable[[int], str], timeout: float,
-                 say: Callable[[str], None]):
-        self.remotes, self.cmd_for, self.timeout, self.say = remotes, cmd_for, timeout, say
+    def __init__(self, hosts: int, stop_host: Callable[[int], Any], say: Callable[[str], None]):
+        self.hosts, self.stop_host, self.say = hosts, stop_host, say
         self.reasons: List[Tuple[str, str, Optional[str], float]] = []
         self.lock = threading.Lock()
         self.thread: Optional[threading.Thread] = None
@@ -37,9 +37,7 @@ class Stopper:
         self.thread.start()
 
     def _stop_all(self) -> None:
-        fan_out(list(range(len(self.remotes))),
-                lambda i: self.remotes[i].run(self.cmd_for(i), timeout=self.timeout),
-                len(self.remotes))
+        fan_out(list(range(self.hosts)), self.stop_host, self.hosts)
 
     @property
     def at(self) -> Optional[float]:
@@ -71,14 +69,8 @@ def wait(threads: Sequence[threading.Thread], stop: Stopper, backstop: float,
     stop.join(after_stop)
 
 
-def exit_code(failure: Optional[Dict[str, Any]]) -> int:
-    """A failing script (or the audit's errors) is FAIL; Ctrl-C is 130; a rank lost, a timeout,
-    a refused preflight is UNKNOWN (model.Outcome)."""
-    if failure and failure["kind"] == "interrupted":
-        return EXIT_INTERRUPTED
-    kind = (failure or {}).get("kind")
-    return Outcome(errors=int(kind in ("rank_failed", "audit")),
-                   unknown=int(bool(failure) and kind not in ("rank_failed", "audit"))).exit_code()
+def exit_code(failure: Optional[Failure]) -> int:
+    return failure.exit_code_of_run if failure else EXIT_OK
 
 
 def _signame(n: int) -> str:
@@ -89,49 +81,44 @@ def _signame(n: int) -> str:
 
 
 def failure(states: Dict[int, RankState], streams: Sequence[HostStream], stop: Stopper,
-            timeout: float) -> Optional[Dict[str, Any]]:
-    """The first cause: a rank that ended badly on its own beats what the stop then caused."""
+            timeout: float) -> Optional[Failure]:
+    """The first cause: a rank that ended badly on its own beats what the stop then caused (the
+    harness's rule, envcheck/ranks/failure.py, among the exits heard before the controller
+    itself stopped the run)."""
     ctrl = stop.controller()
-    cands = [s for s in states.values() if s.exit_code not in (None, 0) and not s.stopped
-             and (ctrl is None or (s.arrived or 0) <= ctrl[3])]
-    if cands:
-        s = min(cands, key=lambda x: (x.end or float("inf"), 0 if x.exit_code < 0 else 1, x.rank))
-        how = (f"was killed by signal {-s.exit_code} ({_signame(-s.exit_code)})"
-               if s.exit_code < 0 else f"exited with code {s.exit_code}")
-        return {"kind": "rank_failed" if s.exit_code > 0 else "rank_killed", "host": s.host,
-                "rank": s.rank, "exit_code": s.exit_code if s.exit_code > 0 else None,
-                "signal": -s.exit_code if s.exit_code < 0 else None,
-                "message": f"rank {s.rank} on {s.host} {how}; every other rank was stopped",
-                "fix": "see its log tail" + (" (killed: out of memory? dmesg on that host)"
-                                             if s.exit_code < 0 else ""),
-                "log_tail": list(s.tail)[-20:]}
+    x = first_failed(rr.Exit(s.rank, s.local_rank, s.exit_code, s.end, s.stopped)
+                     for s in states.values() if s.exit_code is not None
+                     and (ctrl is None or (s.arrived or 0) <= ctrl[3]))
+    if x is not None:
+        s = states[x.rank]
+        how = (f"was killed by signal {x.signal} ({_signame(x.signal)})" if x.signal
+               else f"exited with code {x.code}")
+        return Failure("rank_killed" if x.signal else "rank_failed",
+                       f"rank {s.rank} on {s.host} {how}; every other rank was stopped", s.host, s.rank,
+                       "see its log tail" + (" (killed: out of memory? dmesg on that host)" if x.signal else ""),
+                       exit_code=None if x.signal else x.code, signal=x.signal, log_tail=list(s.tail)[-20:])
     if ctrl is None:
         lost = [s for s in states.values() if s.exit_code is None]
         if not lost:
             return None
         s = lost[0]
-        return {"kind": "rank_lost", "host": s.host, "rank": s.rank,
-                "message": f"rank {s.rank} on {s.host} never reported its exit", "fix": "",
-                "log_tail": list(s.tail)[-20:]}
+        return Failure("rank_lost", f"rank {s.rank} on {s.host} never reported its exit", s.host, s.rank,
+                       log_tail=list(s.tail)[-20:])
     kind, why, host, _ = ctrl
     if kind == "timeout":
         return _hung(states, streams, timeout)
     if kind == "host":
-        return {"kind": "host_lost", "host": host, "rank": None,
-                "message": f"lost {why}; every other rank was stopped",
-                "fix": "check that host (sshd, network, power); its ranks were stopped by its "
-                       "launcher when the connection closed"}
-    return {"kind": "interrupted", "host": None, "rank": None,
-            "message": "interrupted (Ctrl-C): every rank on every host was stopped", "fix": ""}
+        return Failure("host_lost", f"lost {why}; every other rank was stopped", host, None,
+                       "check that host (sshd, network, power); its ranks were stopped by its "
+                       "launcher when the connection closed")
+    return Failure("interrupted", "interrupted (Ctrl-C): every rank on every host was stopped")
 
 
-def _hung(states: Dict[int, RankState], streams: Sequence[HostStream],
-          timeout: float) -> Dict[str, Any]:
+def _hung(states: Dict[int, RankState], streams: Sequence[HostStream], timeout: float) -> Failure:
     """Name the rank that hung: still running at the timeout, and (from the Python stacks every
     rank dumped then) not inside torch, where its peers sat waiting for it in a collective."""
-    running = sorted({k for st in streams for rec in st.records
-                      if rec.get("type") == "launcher" and rec.get("status") == "deadline"
-                      for k in rec.get("running", []) if k in states})
+    running = sorted({k for st in streams for rec in rr.of_type(st.records, rr.Launcher)
+                      if rec.status == "deadline" for k in rec.running if k in states})
     if not running:
         running = [k for k, s in sorted(states.items()) if s.stopped or s.exit_code is None]
     dumps = {k: stack_dump(list(states[k].tail)) for k in running}
@@ -146,9 +133,7 @@ def _hung(states: Dict[int, RankState], streams: Sequence[HostStream],
                f"{', '.join(str(k) for k in waiting)} waited for it inside torch; {msg}")
     elif named is not None:
         msg = f"rank {named} on {states[named].host} was still running: {msg}"
-    return {"kind": "timeout", "host": states[named].host if named is not None else None,
-            "rank": named, "suspects": sorted({states[k].host for k in hung}),
-            "message": msg, "fix": "see the rank's Python stack (its log tail); raise --run-timeout "
-                                   "if the run only needed longer",
-            "log_tail": (dumps.get(named) or list(states[named].tail) if named is not None
-                         else [])[-25:]}
+    return Failure("timeout", msg, states[named].host if named is not None else None, named,
+                   "see the rank's Python stack (its log tail); raise --run-timeout if the run only "
+                   "needed longer", sorted({states[k].host for k in hung}),
+                   log_tail=(dumps.get(named) or list(states[named].tail) if named is not None else [])[-25:])

@@ -1,5 +1,5 @@
-"""What `envcheck launch` checks before any rank starts, beyond nccl-test's preflight (node facts,
---ifname, MASTER_ADDR reachability: envcheck/allreduce/preflight.py): torch importable under the
+"""What `envcheck launch` checks before any rank starts, beyond the rank harness's preflight (node
+facts, --ifname, MASTER_ADDR reachability: envcheck/ranks/preflight.py): torch importable under the
 node interpreter, the working directory and the script present on every node, the files the
 user asked to --sync copied there, and the audit's errors across the hosts."""
 from __future__ import annotations
@@ -9,25 +9,22 @@ import os
 import shlex
 import tarfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from envcheck.allreduce.preflight import PreflightError, node_cmd
 from envcheck.audit.fleet import audit_fleet
 from envcheck.doctor.checks import GPU_ONLY_CODES
 from envcheck.errors import UsageError
 from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR
+from envcheck.ranks.plan import PreflightError
+from envcheck.ranks.preflight import node_cmd
+from envcheck.ranks.start import node_files
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
-NODE_DIR = Path(__file__).resolve().parent.parent / "node"
-
-
 def node_sources() -> Dict[str, str]:
-    """The node scripts a launch ships: ours and the supervision it shares with nccl-test's
-    launcher (both into the run's directory), and nccl-test's launcher for the shared preflight."""
-    return {name: (NODE_DIR / name).read_text() for name in
-            ("script_launcher.py", "rank_supervisor.py", "allreduce_launcher.py")}
+    """The node scripts a launch ships into the run's directory: ours, and the supervision and
+    the record protocol it shares with nccl-test's launcher."""
+    return node_files("script_launcher.py", "rank_supervisor.py", "rank_protocol.py")
 
 
 def _crashed(r: Remote, e: BaseException) -> RunResult:
@@ -43,10 +40,12 @@ class NodeCheck:
     error: Optional[str] = None
 
 
-def check_nodes(remotes: Sequence[Remote], python: Optional[str], launcher_src: str,
-                chdir: str, script: str, timeout: float, forks: int
-                ) -> Tuple[List[NodeCheck], List[PreflightError]]:
-    """Import torch under the node interpreter, look for the directory and the script."""
+def check_nodes(remotes: Sequence[Remote], python: Optional[str], chdir: str, script: str,
+                timeout: float, forks: int) -> Tuple[List[NodeCheck], List[PreflightError]]:
+    """Import torch under the node interpreter, look for the directory and the script (the
+    harness's node preflight, rank_preflight.py's `check`)."""
+    launcher_src = node_files("rank_preflight.py")["rank_preflight.py"]
+
     def one(r: Remote) -> RunResult:
         return r.run(node_cmd(python, "check", "--chdir", chdir, "--script", script),
                      stdin=launcher_src, timeout=timeout)

@@ -41,15 +41,15 @@ def render_text(rep: Report) -> str:
         lines.append(f"# logs: {rep.log_dir}")
     f = rep.failure
     if f:
-        lines.append(f"# FAILED: {f['message']}" + (f" (fix: {f['fix']})" if f.get("fix") else ""))
+        lines.append(f"# FAILED: {f.message}" + (f" (fix: {f.fix})" if f.fix else ""))
         for e in rep.preflight_errors[1:]:
             lines.append(f"#   also: {e['message']}")
-        tail = f.get("log_tail") or []
+        tail = f.log_tail or []
         if tail:
-            who = f"rank {f['rank']} on {f['host']}" if f.get("rank") is not None else f["host"]
+            who = f"rank {f.rank} on {f.host}" if f.rank is not None else f.host
             lines.append(f"# last lines of {who}:")
             lines.extend(f"#   {x}" for x in tail)
     head = f"{plural(len(rep.hosts), 'host')}, {plural(rep.world_size, 'rank')}"
     word = {0: PASS, 1: FAIL}.get(rep.exit_code, UNKNOWN)   # 3, and 130 (interrupted): not finished
-    lines.append("# " + summary_line(word, head, [], "all exited 0" if not f else f"{f['message']} (exit {rep.exit_code})"))
+    lines.append("# " + summary_line(word, head, [], "all exited 0" if not f else f"{f.message} (exit {rep.exit_code})"))
     return "\n".join(lines)

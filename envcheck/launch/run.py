@@ -9,21 +9,22 @@ as soon as one rank fails, a host is lost, the timeout passes or the user presse
 """
 from __future__ import annotations
 
-import json
 import os
 import secrets
-import shlex
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from envcheck.allreduce import preflight as pf
-from envcheck.allreduce.run import boot, kill_cmd, run_dir
 from envcheck.errors import UsageError
 from envcheck.launch import outcome
 from envcheck.launch import preflight as lp
 from envcheck.launch.stream import HostStream, LineFn, RankState
+from envcheck.ranks import preflight as rp
+from envcheck.ranks import records as rr
+from envcheck.ranks.failure import Failure
+from envcheck.ranks.plan import NodeFacts, PreflightError, RankPlan
+from envcheck.ranks.start import Starter
 from envcheck.remote import Remote, RunResult
 
 MARKER = "envcheck-launch-"   # in every launcher's and rank's command line: `pgrep -f` finds a run
@@ -73,8 +74,7 @@ class Report:
     start: Optional[float] = None
     end: Optional[float] = None
     ranks: List[Dict[str, Any]] = field(default_factory=list)
-    # {"kind", "message", "host", "rank", "exit_code", "signal", "fix", "log_tail"}
-    failure: Optional[Dict[str, Any]] = None
+    failure: Optional[Failure] = None
     preflight_errors: List[Dict[str, Any]] = field(default_factory=list)
     audit_errors: List[Dict[str, Any]] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
@@ -83,7 +83,7 @@ class Report:
     exit_code: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        return dict(asdict(self), failure=self.failure.to_dict() if self.failure else None)
 
 
 def parse_env(pairs: Sequence[str]) -> Dict[str, str]:
@@ -99,17 +99,14 @@ def parse_env(pairs: Sequence[str]) -> Dict[str, str]:
     return out
 
 
-def launch_cmd(opts: Options, python: Optional[str], nproc: int, rank_base: int,
-               node_rank: int, run_id: str, index: int, chdir: str) -> str:
-    args = ["launch", "--dir", "DIR", "--nproc", nproc, "--rank-base", rank_base,
-            "--node-rank", node_rank, "--local-world-size", nproc, "--deadline", opts.timeout,
-            "--grace", opts.grace, "--chdir", chdir, "--run-id", run_id]
+def launcher_args(opts: Options, nproc: int, rank_base: int, node_rank: int, run_id: str,
+                  chdir: str) -> List[Any]:
+    """script_launcher.py's arguments after `launch --dir DIR`."""
+    args: List[Any] = ["--nproc", nproc, "--rank-base", rank_base, "--node-rank", node_rank,
+                       "--local-world-size", nproc, "--deadline", opts.timeout, "--grace", opts.grace,
+                       "--chdir", chdir, "--run-id", run_id]
     args += ["--local-rank-arg"] if opts.local_rank_arg else []
-    args += ["--", opts.script] + list(opts.args)
-    quoted = " ".join(shlex.quote(str(a)) for a in args)
-    # the directory expands on the node ($TMPDIR there), so it goes in unquoted-but-safe
-    quoted = quoted.replace(" DIR ", f' "{run_dir(run_id, index)}" ', 1)
-    return f"{pf.python_word(python)} -c {shlex.quote(boot('script_launcher.py'))} {quoted}"
+    return args + ["--", opts.script] + list(opts.args)
 
 
 ProgressFn = Callable[[str], None]
@@ -141,79 +138,70 @@ def run_launch(remotes: Sequence[Remote], opts: Options, progress: Optional[Prog
     return rep
 
 
-def _fail(rep: Report, errs: List[pf.PreflightError]) -> bool:
-    rep.preflight_errors = [e.to_dict() for e in errs]
-    rep.failure = {"kind": "preflight", "message": errs[0].message, "host": errs[0].host,
-                   "rank": None, "fix": errs[0].fix}
-    return False
-
-
 def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: Report,
                say: ProgressFn) -> bool:
-    src = lp.node_sources()
+    """The harness's preflight (envcheck/ranks/preflight.py) with launch's own checks: --sync,
+    torch and the script on every node, launch's rule for ranks per host, and the audit."""
     t = opts.connect_timeout + 30
-    say("preflight: node facts")
-    nodes = pf.gather_facts(remotes, python, t, opts.forks)
-    errs = [pf.PreflightError(f"{n.host}: {n.error}", n.host, "install Python or pass "
-                              "--node-python PATH" if "cannot run" in n.error else "")
-            for n in nodes if n.error]
-    if errs:
-        return _fail(rep, errs)
-    if opts.sync:
+
+    def copy(_nodes: List[NodeFacts]) -> List[PreflightError]:
         say(f"preflight: copying {', '.join(opts.sync)} to every host")
-        errs = lp.sync([r for r in remotes], opts.sync, t + 60, opts.forks)
-        if errs:
-            return _fail(rep, errs)
-    say(f"preflight: torch under {python or 'python3'}, {opts.script} in {rep.chdir}")
-    checks, errs = lp.check_nodes(remotes, python, src["script_launcher.py"], rep.chdir,
-                                  opts.script, t + 60, opts.forks)
-    if errs:
-        return _fail(rep, errs)
-    rep.interpreter = python or (checks[0].executable if checks else "python3")
-    rep.torch = {c.host: c.torch or "" for c in checks}
-    errs = _ranks_per_host(nodes, opts, rep)
-    if opts.ifname:
-        errs += pf.check_ifname(nodes, opts.ifname)
-    if errs:
-        return _fail(rep, errs)
-    rep.ifname = opts.ifname or _suggest_ifname(nodes, rep)
-    if opts.audit:
-        say("preflight: audit of every host")
-        rep.audit_errors = lp.audit_errors(remotes, python, opts.matrix, rep.cpu_ranks, t + 60,
-                                           opts.forks)
-        if rep.audit_errors and not opts.force:
-            a = rep.audit_errors[0]
-            rep.failure = {"kind": "audit", "host": a["host"], "rank": None,
-                           "message": f"the audit found {len(rep.audit_errors)} error(s), "
-                                      f"first on {a['host']}: {a['message']}",
-                           "fix": "fix them (envcheck doctor shows how), or pass --force"}
-            return False
-        if rep.audit_errors:
-            rep.notes.append(f"--force: starting despite {len(rep.audit_errors)} audit error(s)")
-    rep.master_addr = opts.master_addr or pf.pick_master_addr(nodes, remotes, rep.ifname)
-    rep.master_port = opts.master_port or nodes[0].free_port or 0
-    if not rep.master_port:
-        return _fail(rep, [pf.PreflightError(f"{remotes[0].name}: found no free TCP port for "
-                                             "MASTER_PORT", remotes[0].name,
-                                             "pass --master-port")])
-    say(f"preflight: every node reaches MASTER_ADDR {rep.master_addr}:{rep.master_port}")
-    errs = pf.check_master_reachable(remotes[0], remotes, python, src["allreduce_launcher.py"],
-                                     rep.master_addr, rep.master_port, opts.connect_timeout,
-                                     opts.forks)
-    if errs:
-        return _fail(rep, errs)
-    rep.world_size = sum(rep.nproc.values())
+        return lp.sync(list(remotes), opts.sync, t + 60, opts.forks)
+
+    def torch_and_script(_nodes: List[NodeFacts]) -> List[PreflightError]:
+        say(f"preflight: torch under {python or 'python3'}, {opts.script} in {rep.chdir}")
+        checks, errs = lp.check_nodes(remotes, python, rep.chdir, opts.script, t + 60, opts.forks)
+        if not errs:
+            rep.interpreter = python or (checks[0].executable if checks else "python3")
+            rep.torch = {c.host: c.torch or "" for c in checks}
+        return errs
+
+    def size(nodes: List[NodeFacts]) -> Tuple[List[int], List[PreflightError]]:
+        errs = _ranks_per_host(nodes, opts, rep)
+        return [rep.nproc.get(n.host, 0) for n in nodes], errs
+
+    def audit(plan: RankPlan) -> Optional[Failure]:
+        rep.ifname = plan.ifname
+        return _audit(remotes, opts, python, rep, say, t) if opts.audit else None
+
+    wiring = rp.Wiring(python, opts.ifname, opts.master_addr, opts.master_port,
+                       opts.connect_timeout, opts.forks)
+    pre = rp.preflight(remotes, wiring, size, notes=rep.notes, say=say, gate=audit,
+                       checks=([copy] if opts.sync else []) + [torch_and_script])
+    if pre.plan is not None:
+        rep.ifname, rep.master_addr, rep.master_port = (pre.plan.ifname, pre.plan.master_addr,
+                                                         pre.plan.master_port)
+    rep.failure = pre.failure or (rp.refusal(pre.errors) if pre.errors else None)
+    rep.preflight_errors = [e.to_dict() for e in pre.errors]
+    if not pre.ok:
+        return False
+    rep.world_size = pre.plan.world_size
     rep.run_id = MARKER + secrets.token_hex(6)
     return True
 
 
-def _ranks_per_host(nodes: Sequence[pf.NodeFacts], opts: Options,
-                    rep: Report) -> List[pf.PreflightError]:
+def _audit(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: Report,
+           say: ProgressFn, t: float) -> Optional[Failure]:
+    """The audit's errors across the hosts refuse the run, unless --force."""
+    say("preflight: audit of every host")
+    rep.audit_errors = lp.audit_errors(remotes, python, opts.matrix, rep.cpu_ranks, t + 60, opts.forks)
+    if rep.audit_errors and not opts.force:
+        a = rep.audit_errors[0]
+        return Failure("audit", f"the audit found {len(rep.audit_errors)} error(s), first on "
+                       f"{a['host']}: {a['message']}", a["host"], None,
+                       "fix them (envcheck doctor shows how), or pass --force")
+    if rep.audit_errors:
+        rep.notes.append(f"--force: starting despite {len(rep.audit_errors)} audit error(s)")
+    return None
+
+
+def _ranks_per_host(nodes: Sequence[NodeFacts], opts: Options,
+                    rep: Report) -> List[PreflightError]:
     """One rank per GPU by default; never two ranks on one GPU; CPU ranks where no host has one."""
     gpus = [n.gpus for n in nodes]
     rep.cpu_ranks = not any(gpus)
     if any(gpus) and not all(gpus):
-        return [pf.PreflightError(
+        return [PreflightError(
             "some hosts have GPUs and some none: " + ", ".join(
                 f"{n.host} {n.gpus}" for n in nodes), None,
             "launch on GPU nodes only, or on CPU nodes only")]
@@ -221,24 +209,13 @@ def _ranks_per_host(nodes: Sequence[pf.NodeFacts], opts: Options,
     for n in nodes:
         k = opts.nproc_per_node or n.gpus or 1
         if n.gpus and k > n.gpus:
-            errs.append(pf.PreflightError(
+            errs.append(PreflightError(
                 f"{n.host}: {k} rank(s) but {n.gpus} GPU(s): two ranks would share a GPU",
                 n.host, "use --nproc-per-node at most the GPU count"))
         rep.nproc[n.host] = k
     if rep.cpu_ranks:
         rep.notes.append("no GPU on any host: CPU ranks, the script must use the gloo backend")
     return errs
-
-
-def _suggest_ifname(nodes: Sequence[pf.NodeFacts], rep: Report) -> Optional[str]:
-    if len(nodes) < 2:
-        return None
-    ifname = pf.suggest_ifname(nodes)
-    rep.notes.append(f"no --ifname: using {ifname}, the interface whose subnet holds every other "
-                     "node's address (pass --ifname to choose)" if ifname else
-                     "no --ifname and no interface shares a subnet with every other node: "
-                     "NCCL/gloo pick one themselves; pass --ifname")
-    return ifname
 
 
 def _run(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: Report,
@@ -249,20 +226,16 @@ def _run(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: R
     states = {b + k: RankState(b + k, n, k) for n, b, c in zip(names, bases, nprocs)
               for k in range(c)}
     env = dict(opts.env)
-    env.update({"MASTER_ADDR": rep.master_addr, "MASTER_PORT": str(rep.master_port),
-                "WORLD_SIZE": str(rep.world_size)})
-    if rep.ifname:
-        env["NCCL_SOCKET_IFNAME"] = env["GLOO_SOCKET_IFNAME"] = rep.ifname
-    payload = json.dumps({k: v for k, v in lp.node_sources().items()
-                          if k in ("script_launcher.py", "rank_supervisor.py")})
-    stop = outcome.Stopper(remotes, lambda i: kill_cmd(rep.run_id, i, opts.grace + 3),
-                           opts.connect_timeout + opts.grace + 15, say)
+    env.update(RankPlan(names, nprocs, rep.ifname, rep.master_addr, rep.master_port).env())
+    starter = Starter(remotes, python, "script_launcher.py", lp.node_sources(), rep.run_id)
+    stop = outcome.Stopper(len(remotes), lambda i: starter.stop(
+        i, opts.grace + 3, opts.connect_timeout + opts.grace + 15), say)
 
-    def on_record(host: str, rec: Dict[str, Any]) -> None:
-        if rec.get("type") == "exit" and rec.get("code") and not rec.get("stopped"):
-            stop.request("rank", f"rank {rec.get('rank')} on {host} ended "
-                                 f"({RankState(0, host, 0, exit_code=rec['code']).status})")
-        elif rec.get("type") == "launcher" and rec.get("status") == "deadline":
+    def on_record(host: str, rec: rr.Record) -> None:
+        if isinstance(rec, rr.Exit) and rec.code and not rec.stopped:
+            stop.request("rank", f"rank {rec.rank} on {host} ended "
+                                 f"({RankState(0, host, 0, exit_code=rec.code).status})")
+        elif isinstance(rec, rr.Launcher) and rec.status == "deadline":
             stop.request("timeout", f"{host} reached --run-timeout {opts.timeout:g} s")
 
     streams = [HostStream(n, {k: s for k, s in states.items() if s.host == n}, on_line,
@@ -272,16 +245,14 @@ def _run(remotes: Sequence[Remote], opts: Options, python: Optional[str], rep: R
     def one(i: int) -> None:
         r = remotes[i]
         try:
-            res = r.run(launch_cmd(opts, python, nprocs[i], bases[i], i, rep.run_id, i,
-                                   rep.chdir), stdin=payload, env=env,
-                        timeout=opts.timeout + opts.grace + opts.connect_timeout + 60,
-                        on_stdout=streams[i].feed)
+            res = starter.start(i, launcher_args(opts, nprocs[i], bases[i], i, rep.run_id, rep.chdir),
+                                env, opts.timeout + opts.grace + opts.connect_timeout + 60,
+                                on_stdout=streams[i].feed)
         except Exception as e:  # noqa: BLE001 - a bug must still stop the others
             res = RunResult(r.name, "", None, error=f"internal error: {type(e).__name__}: {e}")
         streams[i].close()
         results[i] = res
-        done = any(x.get("type") == "launcher" and x.get("status") == "done"
-                   for x in streams[i].records)
+        done = any(x.status == "done" for x in rr.of_type(streams[i].records, rr.Launcher))
         if res.error or not done:
             stop.request("host", f"{r.name}: {res.error or 'the launcher ended early'}", host=r.name)
 

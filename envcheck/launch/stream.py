@@ -1,9 +1,9 @@
 """The live side of `envcheck launch`: each host's launcher stream (JSON lines, chunked however
-SSH delivers them) turned into rank records, rank output lines handed to the caller as they
-come, kept per rank under --log-dir and as a tail in memory for the report."""
+SSH delivers them) turned into the harness's typed records (envcheck/ranks/records.py), rank
+output lines handed to the caller as they come, kept per rank under --log-dir and as a tail in
+memory for the report."""
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -11,9 +11,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Deque, Dict, List, Optional
 
+from envcheck.ranks import records as rr
+
 TAIL_LINES = 60
 LineFn = Callable[[str, int, str], None]          # (host, rank, line)
-RecordFn = Callable[[str, Dict[str, Any]], None]  # (host, record)
+RecordFn = Callable[[str, rr.Record], None]       # (host, record)
 
 
 @dataclass
@@ -56,7 +58,7 @@ class HostStream:
         self.host, self.ranks = host, ranks
         self.on_line, self.on_record, self.log_dir = on_line, on_record, log_dir
         self.buf = b""
-        self.records: List[Dict[str, Any]] = []
+        self.records: List[rr.Record] = []
         self.logs: Dict[int, Any] = {}
         self.lock = threading.Lock()
 
@@ -77,24 +79,18 @@ class HostStream:
             self.logs.clear()
 
     def _line(self, text: str) -> None:
-        if not text.startswith("{"):
-            return   # a heartbeat, or a chatty login shell's banner
-        try:
-            rec = json.loads(text)
-        except ValueError:
+        rec = rr.parse_line(text)   # None: a chatty login shell's banner, noise
+        if isinstance(rec, rr.Out):
+            self._out(rec.rank, rec.line)
             return
-        kind = rec.get("type") if isinstance(rec, dict) else None
-        if kind == "out":
-            self._out(int(rec["rank"]), str(rec.get("line", "")))
+        if rec is None or isinstance(rec, rr.Beat):
             return
-        if kind == "beat" or kind is None:
-            return
-        st = self.ranks.get(rec.get("rank")) if "rank" in rec else None
-        if kind == "start" and st is not None:
-            st.pid, st.start = rec.get("pid"), rec.get("time")
-        elif kind == "exit" and st is not None:
-            st.exit_code, st.end = rec.get("code"), rec.get("time")
-            st.stopped, st.arrived = bool(rec.get("stopped")), time.monotonic()
+        st = self.ranks.get(rec.rank) if isinstance(rec, (rr.Start, rr.Exit)) else None
+        if isinstance(rec, rr.Start) and st is not None:
+            st.pid, st.start = rec.pid, rec.time
+        elif isinstance(rec, rr.Exit) and st is not None:
+            st.exit_code, st.end = rec.code, rec.time
+            st.stopped, st.arrived = rec.stopped, time.monotonic()
         self.records.append(rec)
         self.on_record(self.host, rec)
 

@@ -5,7 +5,8 @@ Runs on the nodes: stdlib + torch only, Python >= 3.6, torch APIs that exist sin
 Started by allreduce_launcher.py (or by hand) with MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK and
 WORLD_SIZE in the environment; rendezvous is env://.
 
-stdout: JSON lines (rank 0 the results; every rank its "rank" record and any failure record).
+stdout: JSON lines (rank 0 the results; every rank its "rank" record and any failure record),
+the records rank_protocol.py lists (written here: under srun the worker runs alone).
 stderr: logs. Exit: 0 done, 1 setup error, 3 a collective failed or timed out, 4 orphaned.
 Test-only: ENVCHECK_TEST_PERTURB_RANK=N makes rank N contribute one wrong element to the check.
 --pairs SPEC: after the sweep (or instead of it, --no-sweep), rounds of concurrent node pairs
@@ -229,7 +230,7 @@ def main(argv=None):
         lo, hi = parse_size(args.min_bytes), parse_size(args.max_bytes)
         size = hi + 1 if args.no_sweep else max(lo, 1)
         if rank == 0:
-            emit({"type": "start", "world_size": world, "backend": args.backend,
+            emit({"type": "sweep", "world_size": world, "backend": args.backend,
                   "dtype": args.dtype, "warmup": args.warmup, "iters": args.iters,
                   "torch": torch.__version__})
         collective, ops, perturb = h.collective, h.ops, h.perturb

@@ -9,13 +9,40 @@ A launcher leads a process group that holds its ranks (one kill from the control
 all) and writes its pid into the run directory for that kill. Then it watches: the first reason
 to stop wins (a signal, being orphaned, its deadline, its ranks' own end), and a heartbeat on
 stdout fails as soon as the controller's connection is gone. Last, every rank still running gets
-SIGTERM and, after a grace period, SIGKILL.
+SIGTERM and, after a grace period, SIGKILL. What a launcher writes is rank_protocol.py's.
 """
 import os
 import signal
 import time
 
+import rank_protocol as rp
+
 HEARTBEAT_S = 2.0
+
+
+class Rank(object):
+    """One rank a launcher started: its global and local rank, its process, and the thread that
+    forwards its output (launch), joined before its exit is reported."""
+
+    def __init__(self, rank, local, proc, reader=None, log=None):
+        self.rank, self.local, self.proc, self.reader, self.log = rank, local, proc, reader, log
+        self.reported = False
+
+
+def report_exits(ranks, stopping):
+    """An exit record for every rank that ended since the last call (after its output); returns
+    those that failed. The time is when we saw it end: across ranks and hosts it says which one
+    failed first (the controller's rule, envcheck/ranks/failure.py, names it)."""
+    ended = [(r, time.time()) for r in ranks if not r.reported and r.proc.poll() is not None]
+    failed = []
+    for r, when in ended:
+        if r.reader is not None:
+            r.reader.join(2)
+        r.reported = True
+        rp.exited(r.rank, r.local, r.proc.returncode, when, stopping)
+        if r.proc.returncode != 0:
+            failed.append(r)
+    return failed
 
 
 def lead_process_group(run_dir):

@@ -3,26 +3,23 @@
 Starts this node's ranks of the user's own training script and supervises them, the way
 torch.distributed.launch did, minus its hangs and strays (the supervision itself is
 rank_supervisor.py's, shipped beside this file and shared with allreduce_launcher.py). The
-preflight (interfaces, GPUs, a free port, the master's reachability) is allreduce_launcher.py's;
-this file only adds what a user's script needs.
+preflight (what a node has: the probe's; the master's reachability: rank_preflight.py's) is the
+rank harness's; this file only adds what a user's script needs.
 
-Modes (first argument), JSON lines on stdout:
-  check [--chdir D] [--script S]
-        the node interpreter's version, whether torch imports (and its version, CUDA build), the
-        working directory and the script: one object
+Mode (first argument), rank_protocol.py's records on stdout (whether torch imports and the
+script is there is checked before, by rank_preflight.py's `check`):
   launch --dir D --nproc N --rank-base B --local-world-size N --deadline S --grace G
          [--chdir D] [--local-rank-arg] [--run-id ID] -- SCRIPT [ARGS...]
         N ranks of SCRIPT under this interpreter, with RANK, LOCAL_RANK, LOCAL_WORLD_SIZE and
         GROUP_RANK set (MASTER_ADDR, MASTER_PORT, WORLD_SIZE come from the environment).
-        Records: {"type": "start"|"out"|"exit"|"launcher", ...}; "out" carries one line of a
-        rank's stdout+stderr. When a rank exits non-zero, when we are signalled, orphaned, our
-        stdout (the SSH channel) closes or the deadline passes, every rank still running gets
-        SIGTERM, then after --grace seconds SIGKILL, and so does anything else left in our
-        process group (a DataLoader worker); then D is removed. At the deadline every rank first
-        dumps its Python stacks (SIGUSR1 -> faulthandler), so a hung rank can be named.
+        Records: start, out (one line of a rank's stdout+stderr), exit, launcher. When a rank
+        exits non-zero, when we are signalled, orphaned, our stdout (the SSH channel) closes or
+        the deadline passes, every rank still running gets SIGTERM, then after --grace seconds
+        SIGKILL, and so does anything else left in our process group (a DataLoader worker); then
+        D is removed. At the deadline every rank first dumps its Python stacks (SIGUSR1 ->
+        faulthandler), so a hung rank can be named.
 """
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -32,6 +29,11 @@ import sys
 import threading
 import time
 
+# shipped beside us in the run directory; found under PYTHONSAFEPATH/-P too
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rank_protocol as rp  # noqa: E402
+import rank_supervisor as rs  # noqa: E402
+
 # Every rank runs the user's script through this: Python stacks on SIGUSR1 (faulthandler, in
 # the stdlib since 3.3), sys.argv and sys.path[0] as `python SCRIPT ARGS` would have them.
 RANK_BOOT = ("import faulthandler,os,runpy,signal,sys\n"
@@ -40,44 +42,6 @@ RANK_BOOT = ("import faulthandler,os,runpy,signal,sys\n"
              "sys.path[0]=os.path.dirname(os.path.abspath(s))\n"
              "runpy.run_path(s,run_name='__main__')\n")
 LINE_MAX = 16384          # a longer line (a progress bar without newlines) is cut into pieces
-_write_lock = threading.Lock()
-
-
-def out(record):
-    """One JSON line on stdout; False when the reader (the controller) is gone."""
-    data = (json.dumps(record, sort_keys=True) + "\n").encode()
-    with _write_lock:
-        try:
-            while data:
-                data = data[os.write(1, data):]
-            return True
-        except OSError:
-            return False
-
-
-def check(args):
-    doc = {"python": sys.version.split()[0], "executable": sys.executable}
-    try:
-        import torch
-        doc["torch"] = torch.__version__
-        doc["torch_cuda"] = getattr(torch.version, "cuda", None)
-    except Exception as e:  # any import failure is the answer, not a crash
-        doc["torch"] = None
-        doc["torch_error"] = "%s: %s" % (type(e).__name__, e)
-    if args.chdir:
-        doc["chdir_ok"] = os.path.isdir(args.chdir)
-    if args.script:
-        path = os.path.join(args.chdir or os.getcwd(), args.script)
-        doc["script_ok"] = os.path.isfile(path)
-    out(doc)
-    return 0
-
-
-class Rank(object):
-    def __init__(self, rank, local, proc):
-        self.rank, self.local, self.proc = rank, local, proc
-        self.reader = None
-        self.reported = False
 
 
 def pump(rank, pipe):
@@ -86,7 +50,7 @@ def pump(rank, pipe):
         line = pipe.readline(LINE_MAX)
         if not line:
             break
-        out({"type": "out", "rank": rank, "line": line.decode("utf-8", "replace").rstrip("\n")})
+        rp.output(rank, line.decode("utf-8", "replace").rstrip("\n"))
     pipe.close()
 
 
@@ -104,29 +68,12 @@ def start_ranks(args, script_args):
                 script_args[0]] + extra + script_args[1:]
         p = subprocess.Popen(argv, env=env, cwd=args.chdir or None, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        r = Rank(rank, local, p)
-        r.reader = threading.Thread(target=pump, args=(rank, p.stdout))
-        r.reader.daemon = True
-        r.reader.start()
-        ranks.append(r)
-        out({"type": "start", "rank": rank, "local_rank": local, "pid": p.pid,
-             "time": time.time()})
+        reader = threading.Thread(target=pump, args=(rank, p.stdout))
+        reader.daemon = True
+        reader.start()
+        ranks.append(rs.Rank(rank, local, p, reader))
+        rp.started(rank, local, p.pid, time.time())
     return ranks
-
-
-def report_exits(ranks, stopping):
-    """An "exit" record for every rank that ended since the last call (after its output). The
-    time is when we saw it end: across ranks it says which one failed first."""
-    ended = [(r, time.time()) for r in ranks if not r.reported and r.proc.poll() is not None]
-    failed = []
-    for r, when in ended:
-        r.reader.join(2)
-        r.reported = True
-        out({"type": "exit", "rank": r.rank, "code": r.proc.returncode, "time": when,
-             "stopped": bool(stopping)})
-        if r.proc.returncode != 0:
-            failed.append(r)
-    return failed
 
 
 def dump_stacks(ranks):
@@ -141,30 +88,27 @@ def dump_stacks(ranks):
     return [r.rank for r in live]
 
 
-def supervise(rs, args, ranks):
+def supervise(args, ranks, host):
     """Wait for the ranks; the first reason to stop wins. Returns our exit code."""
     stop = rs.catch_stop_signals()
 
     def poll():
-        if report_exits(ranks, False):
+        if rs.report_exits(ranks, False):
             return 1
         return 0 if all(r.reported for r in ranks) else None
 
     def on_deadline():
         running = dump_stacks(ranks)
-        out({"type": "launcher", "status": "deadline", "running": running,
-             "why": "ran past %gs" % args.deadline})
+        rp.launcher("deadline", why="ran past %gs" % args.deadline, host=host, running=running)
 
     # the heartbeat: with the controller's connection gone it fails (EPIPE), and we stop
     return rs.watch(stop, args.deadline, poll,
-                    lambda why: out({"type": "launcher", "status": "stopped", "why": why}),
-                    on_deadline, lambda: out({"type": "beat"}), 0.02)
+                    lambda why: rp.launcher("stopped", why=why, host=host), on_deadline, rp.beat, 0.02)
 
 
 def launch(args):
-    sys.path.insert(0, args.dir)   # shipped beside us; found under PYTHONSAFEPATH/-P too
-    import rank_supervisor as rs
     rs.lead_process_group(args.dir)
+    host = socket.gethostname()
     script_args = [a for a in args.script_args]
     if script_args and script_args[0] == "--":
         script_args = script_args[1:]
@@ -172,24 +116,21 @@ def launch(args):
     code = 3
     try:
         ranks = start_ranks(args, script_args)
-        code = supervise(rs, args, ranks)
+        code = supervise(args, ranks, host)
     except OSError as e:
-        out({"type": "launcher", "status": "error", "why": "cannot start a rank: %s" % e})
+        rp.launcher("error", why="cannot start a rank: %s" % e, host=host)
     finally:
         rs.stop_all([r.proc for r in ranks], args.grace, kill_group=True)
-        report_exits(ranks, True)
+        rs.report_exits(ranks, True)
         # before anything else that writes: with the controller gone a write fails (EPIPE)
         shutil.rmtree(args.dir, ignore_errors=True)
-        out({"type": "launcher", "status": "done", "host": socket.gethostname()})
+        rp.launcher("done", host=host)
     return code
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="envcheck script launcher")
     sub = ap.add_subparsers(dest="mode")
-    p = sub.add_parser("check")
-    p.add_argument("--chdir", default="")
-    p.add_argument("--script", default="")
     p = sub.add_parser("launch")
     p.add_argument("--dir", required=True)
     p.add_argument("--nproc", type=int, required=True)
@@ -203,7 +144,7 @@ def main(argv=None):
     p.add_argument("--run-id", default="")
     p.add_argument("script_args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
-    modes = {"check": check, "launch": launch}
+    modes = {"launch": launch}
     if args.mode not in modes:
         ap.error("a mode is required: " + ", ".join(sorted(modes)))
     return modes[args.mode](args)

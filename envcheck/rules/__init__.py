@@ -1,4 +1,6 @@
-"""Rules: small pure functions from facts (envcheck/facts/schema.py) to findings (envcheck/model.py).
+"""Rules: small pure functions from facts (envcheck/facts/schema.py) to findings (envcheck/model.py),
+one module per component; the drift rule across nodes: fleet.py; hardware thresholds and
+NVIDIA's Xid catalogue: health_catalog.yaml; a fix tried before it is offered: remedy.py, fixcheck.py.
 
 One module per component; each exports RULES, a list of `(facts, matrix) -> List[Finding |
 Skipped]`. REGISTRY is all of them in order. A rule reads facts only through envcheck.facts

@@ -1,6 +1,6 @@
 """NCCL/Gloo environment rules for one host: the socket interface variables must name an
 interface the host has, and torch >= 2.2 reads the TORCH_NCCL_* names. Cross-node reachability
-is nccl-test's job (envcheck/allreduce/preflight.py); this only needs the probe's facts.
+is the rank harness's job (envcheck/ranks/preflight.py); this only needs the probe's facts.
 
 And which NCCL torch runs (torch_nccl): the probe reads it from torch only with --deep; without,
 it finds a system libnccl or a pip wheel, which a torch 1.x wheel ignores (it links NCCL

@@ -14,7 +14,7 @@ import time
 from typing import Callable, Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.run import Options, Report, node_sources, parse_records
+from envcheck.allreduce.run import Options, Report, node_sources
 from envcheck.doctor.srun import srun_argv
 from envcheck.errors import UsageError
 from envcheck.audit.fleet import audit_batch
@@ -23,6 +23,8 @@ from envcheck.launch.outcome import exit_code
 from envcheck.launch.run import Report as LaunchReport
 from envcheck.model import ERROR
 from envcheck.facts import views
+from envcheck.ranks import records as rr
+from envcheck.ranks.failure import Failure
 from envcheck.slurm.srun import SrunRunner, Step, cancel, free_port, rank_step
 
 # srun's words for a task that ended badly: "srun: error: node02: task 3: Exited with exit code 1"
@@ -68,25 +70,24 @@ def allreduce(hosts: Sequence[str], opts: Options, runner: SrunRunner, sizes: Se
                      timeout_s=opts.run_timeout, env=env)
     t0 = time.monotonic()
     out, err, rc, killed = rank_step(runner, hosts, argv, opts.run_timeout + 60)
-    for rec in parse_records(out):
-        if rec["type"] == "rank":
-            rep.ranks.append(dict(rec, node=hosts[min(int(rec.get("rank", 0)) // nproc, len(hosts) - 1)]))
-        elif rec["type"] == "result":
-            rep.rows.append(am.make_row(int(rec["bytes"]), am.dtype_size(opts.dtype), opts.dtype,
-                                        float(rec["time_us"]) / 1e6, rep.world_size, rec.get("wrong")))
+    recs = rr.parse_text(out)
+    rep.ranks += [dict(j.data, node=hosts[min(j.rank // nproc, len(hosts) - 1)]) for j in rr.of_type(recs, rr.Joined)]
+    rep.rows += [am.make_row(x.bytes, am.dtype_size(opts.dtype), opts.dtype, x.time_us / 1e6, rep.world_size, x.wrong)
+                 for x in rr.of_type(recs, rr.Result)]
     rep.rows.sort(key=lambda r: r["bytes"])
     rep.summary = am.summarize(rep.rows)
     rep.logs = {"srun": "\n".join(err.strip().splitlines()[-60:])}
     rep.notes.append(f"through srun: job step {runner.steps[-1].step_id or '?'}")
     if killed:
-        rep.failure = {"kind": "timeout", "message": f"the srun step did not finish in {opts.run_timeout:g} s",
-                       "host": None, "rank": None, "fix": "raise --run-timeout, or look for a hung node"}
+        rep.failure = Failure("timeout", f"the srun step did not finish in {opts.run_timeout:g} s",
+                              fix="raise --run-timeout, or look for a hung node")
     elif rc != 0 and not rep.wrong:
         c = _culprit(err) or {}
-        rep.failure = {"kind": "rank_lost" if c else "setup", "host": c.get("host"), "rank": c.get("rank"),
-                       "message": f"srun exited {rc} after {time.monotonic() - t0:.0f} s: "
-                                  + (str(c.get("message")) if c else " ".join(err.strip().splitlines()[-2:])),
-                       "fix": "see that node's log (NCCL_DEBUG=INFO); srun's own words are in the JSON's logs"}
+        rep.failure = Failure("rank_lost" if c else "setup",
+                              f"srun exited {rc} after {time.monotonic() - t0:.0f} s: "
+                              + (str(c.get("message")) if c else " ".join(err.strip().splitlines()[-2:])),
+                              c.get("host"), c.get("rank"),
+                              "see that node's log (NCCL_DEBUG=INFO); srun's own words are in the JSON's logs")
     return rep
 
 
@@ -118,15 +119,15 @@ def launch(hosts: Sequence[str], lopts, runner: SrunRunner, on_line: Optional[Ca
         hosts[min(rank // nproc, len(hosts) - 1)], rank, line), runner, hosts)
     rep.end = time.time()
     if killed:
-        rep.failure = {"kind": "timeout", "host": None, "rank": None,
-                       "message": f"the run did not end within --run-timeout {lopts.timeout:g} s: srun cancelled it",
-                       "fix": "find the rank that hung in its output; raise --run-timeout if it was only slow"}
+        rep.failure = Failure("timeout", f"the run did not end within --run-timeout {lopts.timeout:g} s: srun "
+                              "cancelled it", fix="find the rank that hung in its output; raise --run-timeout if "
+                                                  "it was only slow")
     elif rc != 0:
         c = _culprit(err) or {}
-        rep.failure = {"kind": "rank_failed" if c.get("exit_code") is not None else "lost",
-                       "host": c.get("host"), "rank": c.get("rank"), "exit_code": c.get("exit_code"),
-                       "message": str(c.get("message") or f"srun exited {rc}: " + " ".join(err.strip().splitlines()[-2:])),
-                       "fix": "see that rank's output above", "log_tail": "\n".join(err.strip().splitlines()[-20:])}
+        rep.failure = Failure("rank_failed" if c.get("exit_code") is not None else "rank_lost",
+                              str(c.get("message") or f"srun exited {rc}: " + " ".join(err.strip().splitlines()[-2:])),
+                              c.get("host"), c.get("rank"), "see that rank's output above",
+                              exit_code=c.get("exit_code"), log_tail=err.strip().splitlines()[-20:])
     rep.exit_code = exit_code(rep.failure)
     rep.notes.append(f"through srun: job step {runner.steps[-1].step_id or '?'}")
     return rep
@@ -146,9 +147,8 @@ def _audit_refuses(rep, hosts, runner: SrunRunner, python: str, lopts, matrix) -
             rep.notes.append(f"--force: starting despite {len(rep.audit_errors)} audit error(s)")
         return False
     a = rep.audit_errors[0]
-    rep.failure = {"kind": "audit", "host": a["host"], "rank": None,
-                   "message": f"the audit found {len(rep.audit_errors)} error(s), first on {a['host']}: {a['message']}",
-                   "fix": "fix them (envcheck doctor shows how), or pass --force"}
+    rep.failure = Failure("audit", f"the audit found {len(rep.audit_errors)} error(s), first on {a['host']}: "
+                          f"{a['message']}", a["host"], None, "fix them (envcheck doctor shows how), or pass --force")
     return True
 
 

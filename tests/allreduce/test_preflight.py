@@ -1,6 +1,7 @@
 """The preflight's pure parts: which interface to suggest, --ifname checks, reading records."""
-from envcheck.allreduce.run import Report, _analyse, parse_records
-from envcheck.allreduce.preflight import NodeFacts, check_ifname, pick_master_addr, suggest_ifname
+from envcheck.allreduce.run import Report, _analyse
+from envcheck.ranks import records as rr
+from envcheck.ranks.plan import NodeFacts, check_ifname, pick_master_addr, suggest_ifname
 from envcheck.remote import LocalRemote, RunResult
 
 
@@ -46,35 +47,35 @@ def test_master_addr_is_the_first_hosts_address_on_the_chosen_interface():
 
 def test_records_are_json_lines_with_a_type_and_noise_is_ignored():
     text = '\n{"type": "rank", "rank": 0}\nNCCL INFO hello\n{"no_type": 1}\n{bad json\n'
-    assert parse_records(text) == [{"type": "rank", "rank": 0}]
+    assert rr.parse_text(text) == [rr.Joined(0, {"type": "rank", "rank": 0})]
 
 
 def test_a_rank_killed_on_one_host_is_named_over_the_timeouts_it_caused_elsewhere():
     a, b = LocalRemote("node01"), LocalRemote("node02")
-    killed = RunResult("node02", "", 3, stdout='{"type": "rank_exit", "host": "n2", "rank": 1, '
-                       '"local_rank": 0, "code": -9}\n')
+    killed = RunResult("node02", "", 3, stdout='{"type": "exit", "rank": 1, "local_rank": 0, '
+                       '"code": -9, "time": 5.0, "stopped": false}\n')
     waited = RunResult("node01", "", 3, stdout='{"type": "rank", "rank": 0}\n{"type": "timeout",'
                        ' "rank": 0, "phase": "warmup", "bytes": 1024, "seconds": 5}\n'
-                       '{"type": "rank_exit", "rank": 0, "code": 3}\n')
+                       '{"type": "exit", "rank": 0, "code": 3, "time": 5.1, "stopped": false}\n')
     rep = _analyse(Report(hosts=["node01", "node02"], world_size=2), [a, b], [waited, killed],
-                   [1, 1], [0, 1], ["node01"])
-    assert rep.failure["kind"] == "rank_lost"
-    assert rep.failure["host"] == "node02" and rep.failure["rank"] == 1
-    assert "killed by signal 9" in rep.failure["message"]
-    assert "never joined: 1 (node02)" in rep.failure["message"]
+                   [1, 1], ["node01"])
+    assert rep.failure.kind == "rank_lost"
+    assert rep.failure.host == "node02" and rep.failure.rank == 1
+    assert "killed by signal 9" in rep.failure.message
+    assert "never joined: 1 (node02)" in rep.failure.message
 
 
 def test_a_rendezvous_timeout_names_the_ranks_that_never_joined():
     a, b = LocalRemote("node01"), LocalRemote("node02")
     waited = RunResult("node01", "", 3, stdout='{"type": "timeout", "rank": 0, "phase": '
-                       '"rendezvous", "seconds": 5}\n{"type": "rank_exit", "rank": 0, "code": 3}\n')
+                       '"rendezvous", "seconds": 5}\n{"type": "exit", "rank": 0, "code": 3, "time": 5.1, "stopped": false}\n')
     lost = RunResult("node02", "", None, error="timed out after 40 s")
     rep = _analyse(Report(hosts=["node01", "node02"], world_size=3), [a, b], [waited, lost],
-                   [1, 2], [0, 1], ["node01"])
-    assert rep.failure["kind"] == "rendezvous"
-    assert "rank 0 on node01: rendezvous did not finish in 5 s" in rep.failure["message"]
-    assert "1 (node02), 2 (node02)" in rep.failure["message"]
-    assert rep.failure["suspects"] == ["node02"]
+                   [1, 2], ["node01"])
+    assert rep.failure.kind == "rendezvous"
+    assert "rank 0 on node01: rendezvous did not finish in 5 s" in rep.failure.message
+    assert "1 (node02), 2 (node02)" in rep.failure.message
+    assert rep.failure.suspects == ["node02"]
 
 
 def test_a_bridge_with_the_same_address_on_every_node_is_not_mistaken_for_the_network():
@@ -87,15 +88,15 @@ def test_a_rank_that_hangs_mid_run_is_named_as_the_one_that_never_timed_out_itse
     a, b = LocalRemote("node01"), LocalRemote("node02")
     waited = RunResult("node01", "", 3, stdout='{"type": "rank", "rank": 0}\n{"type": "timeout",'
                        ' "rank": 0, "phase": "warmup", "bytes": 1024, "seconds": 5}\n'
-                       '{"type": "rank_exit", "rank": 0, "code": 3}\n')
+                       '{"type": "exit", "rank": 0, "code": 3, "time": 5.1, "stopped": false}\n')
     hung = RunResult("node02", "", 3, stdout='{"type": "rank", "rank": 1}\n{"type": "launcher",'
                      ' "status": "stopped", "why": "signal 15"}\n')
     rep = _analyse(Report(hosts=["node01", "node02"], world_size=2), [a, b], [waited, hung],
-                   [1, 1], [0, 1], ["node01"])
-    assert rep.failure["kind"] == "timeout"
-    assert "rank 0 on node01: warmup at 1KB did not finish in 5 s" in rep.failure["message"]
-    assert "(stuck or too slow): 1 (node02)" in rep.failure["message"]
-    assert rep.failure["host"] == "node01" and rep.failure["suspects"] == ["node02"]
+                   [1, 1], ["node01"])
+    assert rep.failure.kind == "timeout"
+    assert "rank 0 on node01: warmup at 1KB did not finish in 5 s" in rep.failure.message
+    assert "(stuck or too slow): 1 (node02)" in rep.failure.message
+    assert rep.failure.host == "node01" and rep.failure.suspects == ["node02"]
 
 
 def test_every_nccl_test_option_is_documented():

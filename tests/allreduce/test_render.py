@@ -4,6 +4,7 @@ failure with what to look at. Written from nccl-tests' output format, not from a
 from envcheck.allreduce.bandwidth import make_row, summarize
 from envcheck.allreduce.render import render_text
 from envcheck.allreduce.run import Report
+from envcheck.ranks.failure import Failure
 
 
 def test_a_passing_run_reads_like_nccl_tests():
@@ -36,8 +37,8 @@ def test_a_passing_run_reads_like_nccl_tests():
 def test_one_rank_corruption_and_a_failure_with_its_hosts_and_logs():
     rows = [make_row(64, 2, "bfloat16", 1e-5, 1, 3)]
     rep = Report(hosts=["n1", "n2"], world_size=1, rows=rows, summary=summarize(rows),
-                 failure={"kind": "timeout", "message": "rank 0 on n1: collective did not finish",
-                          "suspects": ["n2"], "fix": "check --ifname"},
+                 failure=Failure("timeout", "rank 0 on n1: collective did not finish",
+                                 suspects=["n2"], fix="check --ifname"),
                  preflight_errors=[{"message": "first"}, {"message": "port 29500 busy on n2"}],
                  host_status={"n1": "ok", "n2": "exit 3"},
                  logs={"n1": "fine", "n2": "\n".join(f"l{i}" for i in range(25)), "n3": "  "})
@@ -60,7 +61,7 @@ def test_one_rank_corruption_and_a_failure_with_its_hosts_and_logs():
 
 
 def test_a_failure_without_rows_suspects_or_fix():
-    rep = Report(hosts=["n1"], backend="nccl", world_size=2, failure={"kind": "setup", "message": "no torch"})
+    rep = Report(hosts=["n1"], backend="nccl", world_size=2, failure=Failure("setup", "no torch"))
     assert render_text(rep).splitlines() == [
         "# envcheck nccl-test: all_reduce sum, 2 rank(s) on 1 host(s), backend nccl, MASTER -",
         "# FAILED (setup): no torch",

@@ -3,6 +3,7 @@ provision ask the same function, so the same numbers get the same answer and exi
 from types import SimpleNamespace
 
 from envcheck.allreduce.verdict import CORRUPT, LOST, NO_RESULT, PASSED, SLOW, judge, judge_report
+from envcheck.ranks.failure import Failure
 
 
 def test_a_correct_run_passes_with_exit_0_and_says_its_bandwidth():
@@ -24,10 +25,16 @@ def test_a_run_below_min_busbw_is_slow_with_exit_1():
 
 
 def test_a_lost_rank_is_exit_3_and_blames_its_host_before_any_number():
-    v = judge(rows=0, wrong=5, busbw=None, failure={"kind": "rank_lost", "host": "node02",
-                                                      "message": "rank 3 on node02 was killed"})
+    v = judge(rows=0, wrong=5, busbw=None, failure=Failure("rank_lost", "rank 3 on node02 was killed",
+                                                           "node02", 3))
     assert (v.status, v.exit_code, v.culprit) == (LOST, 3, "node02")
     assert v.message == "rank 3 on node02 was killed"
+
+
+def test_a_timeout_is_exit_3_but_blames_no_host_the_rank_named_only_waited():
+    v = judge(rows=0, wrong=0, busbw=None, failure=Failure("timeout", "rank 0 on node01: warmup did "
+                                                           "not finish", "node01", 0, suspects=["node02"]))
+    assert (v.status, v.exit_code, v.culprit) == (LOST, 3, None)
 
 
 def test_no_rows_and_no_failure_is_never_a_pass():

@@ -90,7 +90,8 @@ def test_four_ranks_run_the_pair_rounds_at_once_and_a_perturbed_rank_corrupts_on
 def test_the_worker_is_python_36_syntax():
     vermin = Path(sys.executable).parent / "vermin"
     exe = str(vermin) if vermin.exists() else "vermin"
-    for name in ("allreduce_worker.py", "allreduce_launcher.py", "rank_supervisor.py", "allreduce_pairs.py"):
+    for name in ("allreduce_worker.py", "allreduce_launcher.py", "rank_supervisor.py", "rank_preflight.py",
+                 "rank_protocol.py", "allreduce_pairs.py"):
         try:
             r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
                                 str(REPO / "envcheck" / "node" / name)],
@@ -145,8 +146,10 @@ def test_node_files_import_only_the_stdlib_and_torch_never_envcheck():
     supervisor = _top_imports(REPO / "envcheck" / "node" / "rank_supervisor.py")
     assert worker - stdlib == {"torch", "allreduce_pairs"}
     assert _top_imports(REPO / "envcheck" / "node" / "allreduce_pairs.py") - stdlib == set()   # torch: the worker's
-    # the launcher must run where torch is broken: the stdlib, and the supervision shipped beside it
-    assert launcher - stdlib == {"rank_supervisor"} and supervisor - stdlib == set()
+    # the launcher must run where torch is broken: the stdlib, and the supervision and protocol
+    # shipped beside it
+    assert launcher - stdlib == {"rank_supervisor", "rank_protocol"}
+    assert supervisor - stdlib == {"rank_protocol"}
     assert "envcheck" not in worker | launcher | supervisor
 
 

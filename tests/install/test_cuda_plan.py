@@ -1,28 +1,43 @@
-"""The pure parts of install-cuda: source/checksum choice, facts parsing, planning from facts."""
+"""The pure parts of install-cuda: source/checksum choice, the probe's sections read into the
+plan's facts, planning from facts."""
 from __future__ import annotations
+
+from typing import Optional
 
 import pytest
 
 from envcheck.errors import UsageError
-from envcheck.install.cuda import InstallArgs, parse_facts, plan_install
+from envcheck.install.cuda import InstallArgs, plan_install
+from envcheck.install.cuda_facts import cuda_facts, probe_request
 from envcheck.install.cuda_source import choose_source
 from envcheck.install.cuda_spec import toolkit_spec
 from envcheck.matrix.load import load_matrix
 
 M = load_matrix()
-FACTS = """uid=0
-priv=root
-machine=x86_64
-tmp_free_kb=104857600
-target_free_kb=104857600
-target_exists=0
-link_kind=absent
-gcc=12.2.0
-gpu=NVIDIA H100 80GB HBM3, 9.0
-varlog_writable=1
-fetch=curl
-end=1
-"""
+
+
+def facts(version: str = "12.4", gcc: str = "12.2.0", file_version: Optional[str] = None,
+          nvcc: Optional[str] = None, exists: bool = False, link: Optional[str] = None,
+          path_nvcc: Optional[str] = None, path_release: Optional[str] = None):
+    """The plan's facts from a probe document as a clean H100 node's probe prints it (the
+    sections and places install-cuda asks for), with the target and the symlink as given."""
+    spec, args = toolkit_spec(M, version), InstallArgs()
+    target = args.target(spec)
+    disk = [{"path": p, "kind": None, "link": None, "uid": None, "writable": p == "/var/log",
+             "free_kb": 104857600} for p in probe_request(spec, args).paths]
+    for d in disk:
+        if d["path"] == target and exists:
+            d["kind"] = "dir"
+        if d["path"] == args.link() and link:
+            d.update(kind="link", link=link)
+    doc = {"schema": 1, "origin": "probe", "privilege": {"uid": 0, "mode": "root"}, "os": {"arch": "x86_64"},
+           "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}],
+           "gcc": {"version": gcc}, "tools": {"curl": "/usr/bin/curl", "wget": None}, "disk": disk,
+           "toolkit": [{"path": target, "exists": exists, "version_file": {"name": "version.json", "version": file_version}
+                        if file_version else None, "nvcc": {"release": nvcc} if nvcc else None}]}
+    if path_nvcc:   # the cuda section: the nvcc first on a non-interactive PATH
+        doc["cuda"] = {"nvcc": {"path": path_nvcc, "release": path_release}}
+    return cuda_facts(doc, spec, args)
 
 
 def test_mirror_builds_the_url_from_the_matrix_runfile_name():
@@ -53,37 +68,35 @@ def test_no_checksum_warns_and_md5_is_used_only_without_a_sha256():
 
 
 def test_plan_for_a_clean_h100_node_fetches_then_installs_with_new_generation_flags():
-    plan = plan_install("n1", parse_facts(FACTS), toolkit_spec(M, "12.4"),
+    plan = plan_install("n1", facts(), toolkit_spec(M, "12.4"),
                         InstallArgs(expect_sha256="a" * 64))
     assert not plan.problems, plan.problems
-    assert [s.kind for s in plan.steps] == ["fetch", "install"]
-    assert "--defaultroot=/usr/local/cuda-12.4 --no-drm --no-man-page" in plan.steps[1].text
-    assert "--driver" not in plan.steps[1].command
+    assert [s.kind for s in plan.steps] == ["fetch", "probe", "install"]
+    assert "--defaultroot=/usr/local/cuda-12.4 --no-drm --no-man-page" in plan.steps[2].text
+    assert "--driver" not in plan.steps[2].command
 
 
 def test_plan_refuses_cuda_10_on_an_h100_unless_forced():
     spec = toolkit_spec(M, "10.0")
-    facts = parse_facts(FACTS.replace("gcc=12.2.0", "gcc=7.5.0"))
-    plan = plan_install("n1", facts, spec, InstallArgs(expect_sha256="a" * 64))
+    f = facts("10.0", gcc="7.5.0")
+    plan = plan_install("n1", f, spec, InstallArgs(expect_sha256="a" * 64))
     assert any("H100 80GB HBM3 (sm_90) is not supported by CUDA 10.0" in p for p in plan.problems)
-    forced = plan_install("n1", facts, spec, InstallArgs(expect_sha256="a" * 64, force=True))
+    forced = plan_install("n1", f, spec, InstallArgs(expect_sha256="a" * 64, force=True))
     assert not forced.problems and any("installing anyway" in n for n in forced.notes)
 
 
 def test_an_installed_toolkit_with_a_missing_symlink_plans_only_the_link():
-    facts = parse_facts(FACTS.replace("target_exists=0", "target_exists=1\nversion_json=12.4.1\nnvcc=release 12.4"))
-    plan = plan_install("n1", facts, toolkit_spec(M, "12.4"), InstallArgs())
+    plan = plan_install("n1", facts(exists=True, file_version="12.4.1", nvcc="12.4"), toolkit_spec(M, "12.4"),
+                        InstallArgs())
     assert [s.kind for s in plan.steps] == ["link"] and "mv -T" in plan.steps[0].command
-    done = parse_facts(FACTS.replace("target_exists=0", "target_exists=1\nversion_json=12.4.20240405\n"
-                                     "nvcc=release 12.4\nlink=/usr/local/cuda-12.4").replace("link_kind=absent\n", ""))
+    done = facts(exists=True, file_version="12.4.20240405", nvcc="12.4", link="/usr/local/cuda-12.4")
     assert plan_install("n1", done, toolkit_spec(M, "12.4"), InstallArgs()).noop
 
 
 def test_a_toolkit_without_version_file_is_named_by_its_nvcc(tmp_path):
     """Like this machine's /usr/local/cuda-13.0 (assembled without the runfile: nvcc, no
     version.json): preflight says what it found instead of calling it a partial install."""
-    facts = parse_facts(FACTS.replace("target_exists=0", "target_exists=1\nnvcc=release 13.0"))
-    plan = plan_install("n1", facts, toolkit_spec(M, "13.0"), InstallArgs())
+    plan = plan_install("n1", facts("13.0", exists=True, nvcc="13.0"), toolkit_spec(M, "13.0"), InstallArgs())
     assert any("without a version file (nvcc -V: release 13.0" in p for p in plan.problems)
 
 
@@ -102,12 +115,11 @@ def test_a_file_url_is_a_valid_source():
 
 
 def test_the_plan_says_where_the_link_points_today_and_which_nvcc_stays_first_on_path():
-    facts = parse_facts(FACTS.replace("end=1", "link=/usr/local/cuda-11.8\npath_nvcc=/usr/bin/nvcc\n"
-                                               "path_nvcc_release=release 11.8\nend=1"))
-    plan = plan_install("n1", facts, toolkit_spec(M, "12.4"), InstallArgs(runfile=None, url="http://x/c.run"))
+    f = facts(link="/usr/local/cuda-11.8", path_nvcc="/usr/bin/nvcc", path_release="11.8")
+    plan = plan_install("n1", f, toolkit_spec(M, "12.4"), InstallArgs(runfile=None, url="http://x/c.run"))
     notes = " | ".join(plan.notes)
     assert "today /usr/local/cuda points to /usr/local/cuda-11.8; the install points it to /usr/local/cuda-12.4" in notes
     assert ("/usr/bin/nvcc (release 11.8) is the nvcc first on PATH in a non-interactive shell, and stays first "
             "after the install") in notes and "--cuda-home /usr/local/cuda-12.4" in notes
-    none = plan_install("n1", parse_facts(FACTS), toolkit_spec(M, "12.4"), InstallArgs(url="http://x/c.run"))
+    none = plan_install("n1", facts(), toolkit_spec(M, "12.4"), InstallArgs(url="http://x/c.run"))
     assert any(n.startswith("no nvcc on PATH") for n in none.notes), none.notes

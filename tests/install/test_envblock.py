@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from envcheck.errors import UsageError
 from envcheck.install import envblock as eb
+from envcheck.install.common import read_node
 from envcheck.remote import LocalRemote
 
 UBUNTU_BASHRC = """\
@@ -188,7 +189,8 @@ def test_a_file_that_is_not_a_regular_file_is_never_written(tmp_path, what, make
 def test_a_file_edited_between_fact_and_write_is_not_overwritten(tmp_path):
     rc = tmp_path / "rc"
     rc.write_text("one\n")
-    fact = eb.parse_file_facts(LocalRemote().run(eb.fact_command(str(rc))).stdout)[0]
+    read = read_node(LocalRemote(), eb.probe_request([str(rc)]), 30)
+    fact = eb.file_fact(read.facts, str(rc))
     plan = eb.plan_env(fact, "/usr/local/cuda-10.0")
     rc.write_text("two\n")  # someone else wrote in between
     res = LocalRemote().run(eb.write_command(plan.changes[0]))

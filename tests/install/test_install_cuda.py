@@ -17,7 +17,10 @@ from tests.provision.standins import cuda_runfile, flip_byte
 pytestmark = pytest.mark.skipif(can_unshare() is not None, reason=str(can_unshare()))
 
 GCC7 = "#!/bin/sh\n# stand-in: gcc 7 (CUDA 10.0's newest) cannot be installed on this machine\necho 7.5.0\n"
-A100 = "#!/bin/sh\necho 'NVIDIA A100-SXM4-40GB, 8.0'\n"
+# what nvidia-smi says to the probe's query on an A100 node (NVML does not answer here: no driver)
+A100 = ("#!/bin/sh\ncase \"$*\" in\n"
+        "  *--query-gpu=*) echo '550.54.15, NVIDIA A100-SXM4-40GB, 8.0, 40960, GPU-0, 00000000:07:00.0' ;;\n"
+        "  *) echo '| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15    CUDA Version: 12.4 |' ;;\nesac\n")
 
 
 @pytest.fixture(scope="module")

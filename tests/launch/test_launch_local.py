@@ -122,6 +122,7 @@ def test_the_node_launcher_is_python_36_syntax():
         r = subprocess.run([exe, "-t=3.6-", "--no-tips", "--violations",
                             str(REPO / "envcheck" / "node" / "script_launcher.py"),
                             str(REPO / "envcheck" / "node" / "rank_supervisor.py"),
+                            str(REPO / "envcheck" / "node" / "rank_protocol.py"),
                             str(REPO / "tests" / "launch" / "scripts" / "ddp_tiny.py")],
                            capture_output=True, text=True)
     except FileNotFoundError:
@@ -134,13 +135,12 @@ def test_the_shipped_launcher_finds_its_supervisor_even_under_pythonsafepath(tmp
     the launcher, which imports the shared supervision from there; PYTHONSAFEPATH=1 (the
     script's directory not on sys.path) must not hide it."""
     import os
-    from envcheck.allreduce.run import boot
+    from envcheck.ranks.start import boot
     from envcheck.launch.preflight import node_sources
     script = tmp_path / "hello.py"
     script.write_text("print('hello from rank', __import__('os').environ['RANK'])\n")
     run_dir = tmp_path / "run"
-    payload = json.dumps({k: v for k, v in node_sources().items()
-                          if k in ("script_launcher.py", "rank_supervisor.py")})
+    payload = json.dumps(node_sources())
     p = subprocess.run([sys.executable, "-c", boot("script_launcher.py"), "launch", "--dir", str(run_dir),
                         "--nproc", "2", "--local-world-size", "2", "--deadline", "60", "--", str(script)],
                        input=payload, capture_output=True, text=True, timeout=120,

@@ -38,14 +38,14 @@ def test_records_split_anywhere_between_chunks_are_read_whole():
     ranks = {0: RankState(0, "n1", 0), 1: RankState(1, "n1", 1)}
     lines, recs = [], []
     s = HostStream("n1", ranks, lambda h, r, x: lines.append((h, r, x)),
-                   lambda h, rec: recs.append(rec["type"]), None)
+                   lambda h, rec: recs.append(type(rec).__name__), None)
     data = (b'{"type": "start", "rank": 0, "pid": 7, "time": 1.0}\n\n'
             b'{"type": "out", "rank": 0, "line": "h\\u00e9llo"}\n'
             b'{"type": "exit", "rank": 0, "code": 0, "time": 2.0, "stopped": false}\n')
     for i in range(0, len(data), 7):
         s.feed(data[i:i + 7])
     s.close()
-    assert lines == [("n1", 0, "h\u00e9llo")] and recs == ["start", "exit"]
+    assert lines == [("n1", 0, "h\u00e9llo")] and recs == ["Start", "Exit"]
     assert (ranks[0].pid, ranks[0].status, ranks[1].status) == (7, "ok", "not started")
 
 
@@ -55,4 +55,4 @@ def test_the_first_rank_to_fail_is_named_not_the_peers_that_failed_after_it():
                                   (3, -15, 5.5, True)):
         st[k].exit_code, st[k].end, st[k].stopped, st[k].arrived = code, end, stopped, 1.0
     f = failure(st, [], _NoStop(), 60)
-    assert (f["kind"], f["rank"], f["host"], f["exit_code"]) == ("rank_failed", 2, "n1", 1)
+    assert (f.kind, f.rank, f.host, f.exit_code) == ("rank_failed", 2, "n1", 1)

@@ -10,6 +10,11 @@ libnvidia-ml.so.1 even without a kernel module, to tell which driver userspace i
 With --deep it also imports torch in a child process (so a crash or hang there cannot lose the
 rest) and runs a tiny tensor op on every GPU.
 
+The sections a command asks for by name (--only) read more, and only then: privilege runs
+`sudo -n true`, owner `dpkg-query -S` (or `rpm -qf`) on a toolkit's nvcc and cuda.h, rcfile reads
+the shell start-up files named by --file (their text: env edits them), manifest the file
+install-cudnn keeps in a toolkit. --lines prints `section.key=value` lines instead of JSON.
+
 Usage: python3 probe.py [--deep]     or, as envcheck ships it:  python3 - [--deep] < probe.py
 Stdlib only, Python >= 3.6. Schema: envcheck/facts/schema.py. Imports nothing from envcheck.
 """
@@ -32,7 +37,8 @@ class Settings(object):
     """What main sets from the command line, read by every part (a class, not a module-level
     name, so that a part that imported it sees the value main set)."""
     timeout = 15.0   # seconds for any one command (--timeout)
-    paths = []       # --path: the places the disk and toolkit sections look at
+    paths = []       # --path: the places the disk, toolkit, manifest and owner sections look at
+    files = []       # --file: the shell start-up files the rcfile section reads (~/ is the home)
     only = None      # --only: the sections asked for (None: the audit's document)
 
 

@@ -8,6 +8,7 @@ import os
 import re
 from base import ERRORS, Settings, section
 from cuda_distro import DISTRO_NVCC, installed_distro_root, toolkit_layout
+from cudnn import header_version
 from nvcc import nvcc_host_compiler, parse_nvcc
 from run import ls, read, run, which
 
@@ -49,13 +50,15 @@ def version_file(path):
 
 def toolkit_at(path):
     """What is at `path` as a CUDA toolkit: the version the audit reads, what its version file
-    and its own bin/nvcc say (an installer checks that both agree)."""
+    and its own bin/nvcc say (an installer checks that both agree), and the cuDNN its headers
+    say (install-cudnn's target)."""
     out = {"path": path, "exists": os.path.isdir(path), "version": None, "source": None,
-           "version_file": None, "nvcc": None}
+           "version_file": None, "nvcc": None, "cudnn": None}
     if not out["exists"]:
         return out
     out["version"], out["source"], _ = toolkit_version(path)
     out["version_file"] = version_file(path)
+    out["cudnn"] = header_version(os.path.join(path, "include"))
     nvcc = os.path.join(path, "bin", "nvcc")
     res = run([nvcc, "-V"]) if os.access(nvcc, os.X_OK) else None
     out["nvcc"] = parse_nvcc(res[1]) if res and res[0] == 0 else None

@@ -58,6 +58,15 @@ def collect_cudnn(cuda, ldconfig_libs):
     return {"version": version, "headers": headers, "libs": libs}
 
 
+def header_version(include):
+    """The cuDNN the headers in `include` say (cudnn_version.h, else cudnn.h for 7.x), or None."""
+    for name in ("cudnn_version.h", "cudnn.h"):
+        text = read(os.path.join(include, name), 1 << 18)
+        if text is not None:
+            return parse_cudnn_header(text)
+    return None
+
+
 def parse_cudnn_header(text):
     """cudnn.h (7.x) or cudnn_version.h (8+) -> '7.6.5'; None when the macros are not there."""
     got = {}

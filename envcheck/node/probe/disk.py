@@ -1,4 +1,4 @@
-# envcheck probe, part disk: what is at each --path (kind, link target, owner, writable) and the free space there
+# envcheck probe, part disk: what is at each --path (kind, link target, real path, owner, access) and the free space there
 # Node side, stdlib only, Python >= 3.6. Shipped joined with the other parts of
 # envcheck/node/probe/ as ONE script on stdin (envcheck/audit/probe.py: probe_source()), where
 # the imports from other parts are dropped: each part still reads, and runs, on its own.
@@ -9,10 +9,12 @@ from base import Settings, section
 
 
 def path_facts(path):
-    """{"path", "kind": "dir"|"file"|"link"|"other"|None (absent), "link": target of a link,
-    "uid", "writable", "free_kb"}: free_kb is on the filesystem of the nearest existing
+    """{"path", "kind": "dir"|"file"|"link"|"other"|None (absent), "link": target of a link (as
+    written), "real": the path with every link resolved, "uid" (of the path itself, a link's own),
+    "writable", "executable", "free_kb"}: free_kb is on the filesystem of the nearest existing
     directory at or above `path` (where a new file there would go)."""
-    out = {"path": path, "kind": None, "link": None, "uid": None, "writable": False, "free_kb": None}
+    out = {"path": path, "kind": None, "link": None, "real": os.path.realpath(path), "uid": None,
+           "writable": False, "executable": False, "free_kb": None}
     try:
         st = os.lstat(path)
     except OSError:
@@ -23,6 +25,7 @@ def path_facts(path):
         out["uid"] = st.st_uid
         out["link"] = os.readlink(path) if out["kind"] == "link" else None
         out["writable"] = os.access(path, os.W_OK)
+        out["executable"] = os.access(path, os.X_OK)
     d = path
     while d and not os.path.isdir(d):
         d = os.path.dirname(d.rstrip("/")) or "/"

@@ -9,14 +9,17 @@ import time
 from base import ERRORS, HELP, SECTIONS, Settings, safely
 from run import prestart, reap
 # the parts that register sections: imported for that when this file runs on its own
-import cuda, cuda_compat, cudnn, deep, disk, driver, gcc, health, host, nccl, net  # noqa: F401,E401
-import gpu_processes, numpy_version, packages, pci, port, privilege, torch_version  # noqa: F401,E401
+import cuda, cuda_compat, cudnn, deep, disk, driver, gcc, gpu_processes, health, host, login  # noqa: F401,E401
+import manifest, nccl, net, numpy_version, owner, packages, pci, pip_cudnn, port, privilege  # noqa: F401,E401
+import rcfile, torch_version  # noqa: F401,E401
 
-USAGE = "usage: probe.py [--deep] [--timeout SECONDS] [--only SECTION,...] [--path PATH]..."
+USAGE = ("usage: probe.py [--deep] [--timeout SECONDS] [--only SECTION,...] [--path PATH]... "
+         "[--file PATH]... [--lines]")
 # The sections an audit reads, in the order of the document ("deep" only with --deep, before
 # "torch", which takes the CUDA of the torch build from it). A section this script lacks (a
-# part left out) is not run. The other sections (privilege, disk, port, resources, tools, gpu_processes,
-# toolkit) run only when --only names them: the commands that need them ask.
+# part left out) is not run. The other sections (privilege, login, disk, port, resources, tools,
+# gpu_processes, toolkit, manifest, owner, pip_cudnn, rcfile) run only when --only names them:
+# the commands that need them ask.
 DOCUMENT = ("host", "python", "gpus", "cuda", "cudnn", "packages", "deep", "torch", "nccl", "gcc",
             "env", "net", "health", "numpy", "pci_gpus", "cuda_compat")
 
@@ -31,13 +34,15 @@ def option_value(a, args):
 
 
 def parse_args(argv):
-    """(with_deep, timeout) from the command line, --only and --path into Settings; argparse
-    alone would cost ~7 ms of start-up."""
-    with_deep, timeout, args = False, Settings.timeout, list(argv)
+    """(with_deep, timeout, as_lines) from the command line, --only, --path and --file into
+    Settings; argparse alone would cost ~7 ms of start-up."""
+    with_deep, timeout, as_lines, args = False, Settings.timeout, False, list(argv)
     while args:
         a = args.pop(0)
         if a == "--deep":
             with_deep = True
+        elif a == "--lines":
+            as_lines = True
         elif a == "--only" or a.startswith("--only="):
             names = [n for n in option_value(a, args).split(",") if n]
             unknown = [n for n in names if n not in SECTIONS]
@@ -50,6 +55,11 @@ def parse_args(argv):
             if not value.startswith("/"):
                 usage_error("--path needs an absolute path, got %r" % value)
             Settings.paths.append(value)
+        elif a == "--file" or a.startswith("--file="):
+            value = option_value(a, args)
+            if not value.startswith(("/", "~/")):
+                usage_error("--file needs an absolute path or one under ~/, got %r" % value)
+            Settings.files.append(value)
         elif a == "--timeout" or a.startswith("--timeout="):
             value = option_value(a, args)
             try:
@@ -63,17 +73,38 @@ def parse_args(argv):
             raise SystemExit(0)
         else:
             usage_error("unknown argument %r" % a)
-    return with_deep, timeout
+    return with_deep, timeout, as_lines
 
 
 def main(argv=None):
-    with_deep, Settings.timeout = parse_args(sys.argv[1:] if argv is None else argv)
+    with_deep, Settings.timeout, as_lines = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         facts = collect(with_deep)
     finally:
         reap()  # nothing the probe started outlives it, even when it crashes
-    sys.stdout.write(json.dumps(facts, default=str) + "\n")
+    if as_lines:
+        sys.stdout.write("".join(line + "\n" for line in flat_lines(facts)))
+    else:
+        sys.stdout.write(json.dumps(facts, default=str) + "\n")
     return 0
+
+
+def flat_lines(value, key=""):
+    """--lines: the document as `section.key=value` lines (list items by index: toolkit.0.path),
+    for a shell script on the node that reads one value with sed: install-cuda's check of the
+    toolkit it just installed. A value's backslashes and newlines are escaped (\\\\, \\n); None is
+    empty, true/false/numbers as JSON writes them."""
+    if isinstance(value, dict):
+        return [l for k in value for l in flat_lines(value[k], "%s.%s" % (key, k) if key else str(k))]
+    if isinstance(value, list):
+        return [l for i, v in enumerate(value) for l in flat_lines(v, "%s.%d" % (key, i) if key else str(i))]
+    if value is None:
+        text = ""
+    elif isinstance(value, str):
+        text = value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    else:
+        text = json.dumps(value, default=str)
+    return ["%s=%s" % (key, text)]
 
 
 def plan(names):
