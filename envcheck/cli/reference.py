@@ -27,14 +27,15 @@ def _cell(text: str) -> str:
 def _usage(name: str, cmd: Any) -> str:
     """The usage line `envcheck NAME --help` prints, without [OPTIONS]."""
     pieces = cmd.collect_usage_pieces(cmd.context_class(cmd, info_name=name))
-    # a variadic argument reads `[HOSTS]...` on typer 0.29 and `[HOSTS]` on 0.28 (what
-    # pyproject.toml allows): the `…` is said here, so the table is the same under both
-    variadic = {f"[{p.human_readable_name}]" for p in cmd.params
-                if getattr(p, "nargs", 1) == -1 and getattr(p, "param_type_name", "") == "argument"}
-    pieces = [p + "..." if p in variadic else p for p in pieces]
     text = " ".join(p for p in pieces if p != "[OPTIONS]").replace("]...", "…]").replace("...", "…")
     text = re.sub(r"\{([^}]*)\}", lambda m: m.group(1).upper(), text)   # Typer's {version}
     text = text.replace("[[", "[").replace("]]", "]").replace("…]…]", "…]")
+    # a variadic argument says so whatever the Typer (0.29 writes HOSTS..., 0.28 not): the table is
+    # the same under every Typer pyproject allows
+    for p in cmd.params:
+        mv = (p.metavar or "").strip("[].") if p.param_type_name == "argument" and p.nargs == -1 else ""
+        if mv:
+            text = re.sub(r"\[%s\](?!…)" % re.escape(mv), "[%s…]" % mv, text)
     return " ".join(["envcheck", name] + ([text] if text else []))
 
 

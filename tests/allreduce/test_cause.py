@@ -1,8 +1,10 @@
 """Why a failed all-reduce failed (envcheck/allreduce/cause.py) and the sweep's #wrong total
-(allreduce/bandwidth.py), from records shaped as the node launchers write them: pure functions,
-no ranks started."""
+(allreduce/bandwidth.py), from records shaped as the node launchers write them (parsed as the
+controller parses them, envcheck/ranks/records.py): pure functions, no ranks started."""
 from envcheck.allreduce.bandwidth import make_row, summarize
 from envcheck.allreduce.cause import first_cause
+from envcheck.ranks import records as rr
+from envcheck.ranks.failure import Failure
 from envcheck.remote import Remote, RunResult
 
 
@@ -11,12 +13,16 @@ class Named(Remote):
         self.name = name
 
 
-def exited(rank, code):
-    return {"type": "rank_exit", "rank": rank, "code": code}
+def exited(rank, code, time=None):
+    return rr.parse({"type": "exit", "rank": rank, "local_rank": 0, "code": code, "time": time, "stopped": False})
 
 
 def timed_out(rank, phase="collective", seconds=5.0):
-    return {"type": "timeout", "rank": rank, "phase": phase, "seconds": seconds}
+    return rr.parse({"type": "timeout", "rank": rank, "phase": phase, "seconds": seconds})
+
+
+def record(**fields):
+    return rr.parse(fields)
 
 
 HOSTS = [Named("node01"), Named("node02")]
@@ -29,33 +35,36 @@ def test_the_host_that_failed_first_is_named_not_the_first_in_the_list():
     # stopped node01's ranks), so node02 is the cause
     per_host = {"node01": [exited(0, 1)], "node02": [exited(1, 1)]}
     cause = first_cause(HOSTS, FAILED, per_host, HOST_OF, [], ["node02"])
-    assert (cause["kind"], cause["host"], cause["rank"]) == ("rank_lost", "node02", 1)
+    assert (cause.kind, cause.host, cause.rank) == ("rank_lost", "node02", 1)
     cause = first_cause(HOSTS, FAILED, per_host, HOST_OF, [], [])
-    assert cause["host"] == "node01"   # without that, the list's order
+    assert cause.host == "node01"   # without that, the list's order
 
 
 def test_a_rank_killed_by_a_signal_is_named_with_the_signal():
     # the launcher records a killed rank as Popen does: a negative return code
     cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [exited(1, -9)]}, HOST_OF, [], [])
-    assert (cause["host"], cause["rank"]) == ("node02", 1)
-    assert "was killed by signal 9" in cause["message"]
+    assert (cause.host, cause.rank) == ("node02", 1)
+    assert "was killed by signal 9" in cause.message
     cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [exited(1, 2)]}, HOST_OF, [], [])
-    assert "exited with code 2" in cause["message"]
+    assert "exited with code 2" in cause.message
+    # every rank's exit is a record now (the shared supervisor): one that exited 0 finished, it
+    # is no cause; the failed launcher is
     cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [exited(1, 0)]}, HOST_OF, [], [])
-    assert "exited with code 0" in cause["message"]
+    assert cause == Failure("host", "node01: the launcher exited with code 1", "node01", None,
+                            "see that host's log below")
 
 
 def test_a_rank_that_ended_beats_the_timeouts_it_caused():
     per_host = {"node01": [timed_out(0)], "node02": [exited(1, 1)]}
     cause = first_cause(HOSTS, FAILED, per_host, HOST_OF, [], ["node01"])
-    assert (cause["kind"], cause["host"]) == ("rank_lost", "node02")
+    assert (cause.kind, cause.host) == ("rank_lost", "node02")
 
 
 def test_a_rank_that_timed_out_names_the_silent_one_as_the_suspect():
     per_host = {"node01": [timed_out(0)], "node02": []}
     cause = first_cause(HOSTS, FAILED, per_host, HOST_OF, [], ["node01"])
-    assert (cause["kind"], cause["host"], cause["suspects"]) == ("timeout", "node01", ["node02"])
-    assert "1 (node02)" in cause["message"]
+    assert (cause.kind, cause.host, cause.suspects) == ("timeout", "node01", ["node02"])
+    assert "1 (node02)" in cause.message
 
 
 def test_wrong_elements_are_summed_over_the_sweep_not_the_worst_size():
@@ -66,56 +75,60 @@ def test_wrong_elements_are_summed_over_the_sweep_not_the_worst_size():
 
 
 def test_each_cause_in_full():
-    setup = {"type": "error", "phase": "setup", "rank": 1, "message": "No module named 'torch'"}
-    assert first_cause(HOSTS, FAILED, {"node01": [], "node02": [setup]}, HOST_OF, [], []) == {
-        "kind": "setup", "host": "node02", "rank": 1,
-        "message": "rank 1 on node02 could not start: No module named 'torch'",
-        "fix": "see the log below; torch must import under --node-python"}
-    assert first_cause(HOSTS, FAILED, {"node01": [exited(0, -9)], "node02": []}, HOST_OF, [1], []) == {
-        "kind": "rank_lost", "host": "node01", "rank": 0,
-        "message": "rank 0 on node01 was killed by signal 9 mid-run; every other rank was stopped; "
-                   "ranks that never joined: 1 (node02)",
-        "fix": "see that host's log below (out of memory? killed?)"}
+    setup = record(type="error", phase="setup", rank=1, message="No module named 'torch'")
+    assert first_cause(HOSTS, FAILED, {"node01": [], "node02": [setup]}, HOST_OF, [], []) == Failure(
+        kind="setup", host="node02", rank=1,
+        message="rank 1 on node02 could not start: No module named 'torch'",
+        fix="see the log below; torch must import under --node-python")
+    assert first_cause(HOSTS, FAILED, {"node01": [exited(0, -9)], "node02": []}, HOST_OF, [1], []) == Failure(
+        kind="rank_lost", host="node01", rank=0,
+        message="rank 0 on node01 was killed by signal 9 mid-run; every other rank was stopped; "
+                "ranks that never joined: 1 (node02)",
+        fix="see that host's log below (out of memory? killed?)")
     # exit code 3 is the worker's own "timed out" exit, not a cause of its own
     rendezvous = timed_out(0, "rendezvous", 30)
     assert first_cause(HOSTS, FAILED, {"node01": [exited(0, 3), rendezvous], "node02": []}, HOST_OF, [1],
-                       ["node01"]) == {
-        "kind": "rendezvous", "host": "node01", "rank": 0, "suspects": ["node02"],
-        "message": "rank 0 on node01: rendezvous did not finish in 30 s; ranks that never joined: 1 (node02)",
-        "fix": "a rank never joined: see its host's log; check --ifname and the firewall between the nodes"}
+                       ["node01"]) == Failure(
+        kind="rendezvous", host="node01", rank=0, suspects=["node02"],
+        message="rank 0 on node01: rendezvous did not finish in 30 s; ranks that never joined: 1 (node02)",
+        fix="a rank never joined: see its host's log; check --ifname and the firewall between the nodes")
+    # ... even without a timeout record beside it (the worker printed it, the pipe lost it)
+    assert first_cause(HOSTS, FAILED, {"node01": [exited(0, 3)], "node02": []}, HOST_OF, [],
+                       ["node01"]).kind == "host"
 
 
 def test_a_collective_that_failed_or_timed_out_in_gloo_words():
     err = {"type": "error", "phase": "collective", "rank": 1, "bytes": 1048576,
            "message": "Timed out waiting 4000ms for recv"}
-    cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [err]}, HOST_OF, [], [])
-    assert cause == {"kind": "timeout", "host": "node02", "rank": 1, "suspects": ["node01"],
-                     "message": "rank 1 on node02: collective at 1MB failed: Timed out waiting 4000ms for recv; "
-                                "rank(s) that never reported a timeout themselves (stuck or too slow): 0 (node01)",
-                     "fix": "a peer rank died, hung or cannot reach the others: check --ifname and the firewall "
-                            "between the nodes; see the logs"}
+    cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [rr.parse(err)]}, HOST_OF, [], [])
+    assert cause == Failure(kind="timeout", host="node02", rank=1, suspects=["node01"],
+                            message="rank 1 on node02: collective at 1MB failed: Timed out waiting 4000ms for "
+                                    "recv; rank(s) that never reported a timeout themselves (stuck or too slow): "
+                                    "0 (node01)",
+                            fix="a peer rank died, hung or cannot reach the others: check --ifname and the "
+                                "firewall between the nodes; see the logs")
     err = dict(err, message="Connection reset by peer", bytes=None)
-    cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [err]}, HOST_OF, [], [])
-    assert cause["kind"] == "collective_error"
-    assert cause["message"].startswith("rank 1 on node02: collective failed: Connection reset by peer;")
+    cause = first_cause(HOSTS, FAILED, {"node01": [], "node02": [rr.parse(err)]}, HOST_OF, [], [])
+    assert cause.kind == "collective_error"
+    assert cause.message.startswith("rank 1 on node02: collective failed: Connection reset by peer;")
 
 
 def test_without_rank_records_the_deadline_then_the_host_then_unknown():
-    deadline = {"type": "launcher", "status": "deadline", "why": "passed 60 s"}
-    assert first_cause(HOSTS, FAILED, {"node01": [], "node02": [deadline]}, HOST_OF, [], []) == {
-        "kind": "timeout", "host": "node02", "rank": None,
-        "message": "the run on node02 passed 60 s (--run-timeout) and was stopped",
-        "fix": "raise --run-timeout, or shrink the sweep (--max-bytes, --iters)"}
+    deadline = record(type="launcher", status="deadline", why="passed 60 s")
+    assert first_cause(HOSTS, FAILED, {"node01": [], "node02": [deadline]}, HOST_OF, [], []) == Failure(
+        kind="timeout", host="node02", rank=None,
+        message="the run on node02 passed 60 s (--run-timeout) and was stopped",
+        fix="raise --run-timeout, or shrink the sweep (--max-bytes, --iters)")
     results = [RunResult("node01", "", 0), RunResult("node02", "", None, error="ssh: connection lost")]
-    assert first_cause(HOSTS, results, {"node01": [], "node02": []}, HOST_OF, [], []) == {
-        "kind": "host", "host": "node02", "rank": None, "message": "node02: ssh: connection lost",
-        "fix": "see that host's log below"}
+    assert first_cause(HOSTS, results, {"node01": [], "node02": []}, HOST_OF, [], []) == Failure(
+        kind="host", host="node02", rank=None, message="node02: ssh: connection lost",
+        fix="see that host's log below")
     results = [RunResult("node01", "", 0), RunResult("node02", "", 7)]
-    assert first_cause(HOSTS, results, {}, HOST_OF, [], [])["message"] == \
+    assert first_cause(HOSTS, results, {}, HOST_OF, [], []).message == \
         "node02: the launcher exited with code 7"
     results = [RunResult("node01", "", 0), ValueError("boom")]
-    assert first_cause(HOSTS, results, {}, HOST_OF, [], [])["message"] == "node02: boom"
+    assert first_cause(HOSTS, results, {}, HOST_OF, [], []).message == "node02: boom"
     ok = [RunResult("node01", "", 0), RunResult("node02", "", 0)]
-    assert first_cause(HOSTS, ok, {}, HOST_OF, [1], []) == {
-        "kind": "unknown", "host": None, "rank": None, "fix": "",
-        "message": "the run failed; ranks that never joined: 1 (node02)"}
+    assert first_cause(HOSTS, ok, {}, HOST_OF, [1], []) == Failure(
+        kind="unknown", host=None, rank=None, fix="",
+        message="the run failed; ranks that never joined: 1 (node02)")

@@ -37,8 +37,8 @@ def test_a_passing_run_reads_like_nccl_tests():
 def test_one_rank_corruption_and_a_failure_with_its_hosts_and_logs():
     rows = [make_row(64, 2, "bfloat16", 1e-5, 1, 3)]
     rep = Report(hosts=["n1", "n2"], world_size=1, rows=rows, summary=summarize(rows),
-                 failure=Failure("timeout", "rank 0 on n1: collective did not finish",
-                                 suspects=["n2"], fix="check --ifname"),
+                 failure=Failure("timeout", "rank 0 on n1: collective did not finish", suspects=["n2"],
+                                 fix="check --ifname"),
                  preflight_errors=[{"message": "first"}, {"message": "port 29500 busy on n2"}],
                  host_status={"n1": "ok", "n2": "exit 3"},
                  logs={"n1": "fine", "n2": "\n".join(f"l{i}" for i in range(25)), "n3": "  "})

@@ -51,11 +51,13 @@ def test_a_report_is_judged_from_its_rows_summary_and_failure():
 # every field of the verdict, for each way a run ends (a mutation check found fields unpinned)
 def test_each_verdict_in_full():
     from envcheck.allreduce.verdict import Verdict
-    lost = {"kind": "rank_lost", "host": "node02", "message": "rank 3 on node02 was killed"}
+    lost = Failure("rank_lost", "rank 3 on node02 was killed", "node02")
     assert judge(rows=2, wrong=1, busbw=4.0, failure=lost) == Verdict(LOST, "rank 3 on node02 was killed", 4.0, 1,
                                                                        "node02")
-    assert judge(rows=0, wrong=0, busbw=None, failure={"kind": "timeout"}).message == "timeout"
-    assert judge(rows=0, wrong=0, busbw=None, failure={"host": "n1"}) == Verdict(LOST, "failed", None, 0, "n1")
+    assert judge(rows=0, wrong=0, busbw=None, failure=Failure("timeout", "")).message == "timeout"
+    # a failure read back without a kind (a report file) is "unknown", which blames no host
+    assert judge(rows=0, wrong=0, busbw=None, failure=Failure.from_dict({"host": "n1"})) == Verdict(
+        LOST, "unknown", None, 0, None)
     assert judge(rows=3, wrong=2, busbw=99.0) == Verdict(
         CORRUPT, "2 wrong element(s) in the check pass: data corruption", 99.0, 2)
     assert judge(rows=0, wrong=0, busbw=None) == Verdict(NO_RESULT, "no result from the workers", None, 0)
@@ -75,7 +77,7 @@ def test_a_report_passes_its_parts_to_the_verdict():
     from envcheck.allreduce.verdict import Verdict
     rep = SimpleNamespace(rows=[{}], summary={"busbw": 3.0}, wrong=4, failure=None)
     assert judge_report(rep) == Verdict(CORRUPT, "4 wrong element(s) in the check pass: data corruption", 3.0, 4)
-    rep = SimpleNamespace(rows=[], summary=None, wrong=0, failure={"kind": "host", "host": "n2", "message": "m"})
+    rep = SimpleNamespace(rows=[], summary=None, wrong=0, failure=Failure("host", "m", "n2"))
     assert judge_report(rep) == Verdict(LOST, "m", None, 0, "n2")
 
 

@@ -2,6 +2,7 @@
 installed console script; scripts that need no torch keep these tests fast. The run's own
 processes are found by the run id every launcher and rank carries on its command line."""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -30,25 +31,40 @@ time.sleep(600)
 """
 
 
-def ours():
+def ours(where=None):
+    """The launch processes on this machine; with `where`, only those of this test: its ranks run
+    in its --chdir and its run directory is under its TMPDIR (another module's launches, on
+    another xdist worker, are not this test's)."""
     out = subprocess.run(["pgrep", "-af", "envcheck-launch-"], capture_output=True, text=True)
-    return [x for x in out.stdout.splitlines() if "pgrep" not in x]
+    found = [x for x in out.stdout.splitlines() if "pgrep" not in x]
+    if where is None:
+        return found
+    mine = []
+    for line in found:
+        try:
+            cwd = os.readlink(f"/proc/{line.split()[0]}/cwd")
+        except OSError:
+            continue        # gone meanwhile
+        if cwd == str(where) or cwd.startswith(str(where) + "/") or str(where) in line:
+            mine.append(line)
+    return mine
 
 
 @pytest.fixture(autouse=True)
-def no_strays():
+def no_strays(tmp_path):
     pytest.importorskip("torch")
     yield
     deadline = time.monotonic() + 15
-    while ours() and time.monotonic() < deadline:
+    while ours(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert ours() == []
+    assert ours(tmp_path) == []
 
 
 def launch(tmp_path, text, *args, timeout=120):
     (tmp_path / "s.py").write_text(text)
+    # the run directory under this test's own TMPDIR: its launcher is found by no_strays too
     return run_cli("launch", "--no-audit", "--chdir", str(tmp_path), *args, "--", "s.py",
-                   "--x", "1 2", timeout=timeout)
+                   "--x", "1 2", env={"TMPDIR": str(tmp_path)}, timeout=timeout)
 
 
 def test_no_hosts_runs_the_ranks_here_under_the_interpreter_envcheck_runs_under(tmp_path):

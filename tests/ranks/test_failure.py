@@ -49,3 +49,14 @@ def test_the_json_shape_keeps_each_kind_s_own_fields():
 def test_exit_codes_follow_the_readme():
     assert {k: v[1] for k, v in KINDS.items() if v[1] != 3} == {"audit": 1, "rank_failed": 1,
                                                                 "interrupted": 130}
+
+
+def test_the_exit_code_of_a_run_is_its_failure_kind_s():
+    # README / docs/launch.md: 1 the audit or the script failed, 130 Ctrl-C, 3 the run could not
+    # be measured or finished (a rank or host lost, a timeout)
+    from envcheck.errors import EXIT_INTERRUPTED
+    assert Failure("audit", "m").exit_code_of_run == 1
+    assert Failure("rank_failed", "m").exit_code_of_run == 1
+    assert Failure("interrupted", "m").exit_code_of_run == EXIT_INTERRUPTED == 130
+    for kind in ("rank_lost", "rank_killed", "host_lost", "timeout", "preflight", "setup", "unknown"):
+        assert Failure(kind, "m").exit_code_of_run == 3, kind

@@ -91,3 +91,9 @@ def test_a_malformed_record_is_noise_not_a_crash(line):
 
 def test_a_record_type_the_controller_does_not_know_is_kept_for_the_workload():
     assert rr.parse_line('{"type": "triple", "round": 1}') == rr.Other("triple", {"type": "triple", "round": 1})
+
+
+def test_a_launcher_s_stdout_is_its_records_in_order_without_the_noise_between():
+    recs = rr.parse_text('x\n{"type": "rank", "rank": 0, "pid": 7}\n{"no": 1}\n{"type": "done", "world_size": 1}\n')
+    assert recs == [rr.Joined(0, {}), rr.Done(1)]
+    assert recs[0].data == {"type": "rank", "rank": 0, "pid": 7}   # the report keeps the record as written
