@@ -64,6 +64,11 @@ class MatrixError(UsageError):
         self.reason = reason
 
 
+class OutputError(EnvcheckError):
+    """What envcheck was asked to write could not be written (stdout on a full disk or closed, a
+    report file): one line and a non-zero exit, never a silent success."""
+
+
 class RemoteError(EnvcheckError):
     """A host could not be reached or a remote command could not be run."""
 

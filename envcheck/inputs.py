@@ -69,8 +69,11 @@ def _bounded(f: IO[bytes], limit: int, what: str, fix: str) -> bytes:
 
 
 # aliases of mappings/sequences: what an alias bomb ("billion laughs") multiplies; 16 of them
-# can expand to a few hundred nodes at most. Aliases of scalars (the matrix's *source URLs) are free.
+# can expand to a few hundred nodes at most. Every alias, of a scalar too, also counts with the
+# size of what it repeats: a 1 MiB string aliased 20000 times is 20 GB the moment anything
+# renders it (the matrix's 444 *source URL aliases come to ~50 kB).
 MAX_YAML_ALIASES = 16
+MAX_YAML_EXPANDED = MAX_FILE_BYTES   # the document as if every alias were written out
 MAX_NESTING = 64           # deeper than any real document; Python's recursion gives out near 1000
 
 
@@ -109,35 +112,79 @@ def parse_yaml(text: str, what: str, fix: str, loader=None):
     events are read first (linear in the text, aliases not expanded)."""
     loader = loader or getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        depth = aliases = 0
-        collections = set()
-        for ev in yaml.parse(text, Loader=loader):
-            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                if ev.anchor:
-                    collections.add(ev.anchor)
-                depth += 1
-                if depth > MAX_NESTING:
-                    raise UsageError(f"{what}: nested more than {MAX_NESTING} levels deep", fix)
-            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                depth -= 1
-            elif isinstance(ev, yaml.AliasEvent) and ev.anchor in collections:
-                aliases += 1
-                if aliases > MAX_YAML_ALIASES:
-                    raise UsageError(f"{what}: more than {MAX_YAML_ALIASES} YAML aliases (*name) of lists or mappings", fix)
+        _check_yaml_events(yaml.parse(text, Loader=loader), what, fix)
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as e:
         where = getattr(e, "problem_mark", None)
         at = f" at line {where.line + 1}" if where else ""
-        raise UsageError(f"{what}: not valid YAML{at}: {getattr(e, 'problem', None) or ' '.join(str(e).split())}", fix) from e
+        problem = getattr(e, "problem", None) or " ".join(str(e).split())
+        raise UsageError(f"{what}: not valid YAML{at}: {problem[:200]}", fix) from e
+    except (ValueError, OverflowError) as e:   # a 5000-digit number: int() refuses it
+        raise UsageError(f"{what}: a value YAML cannot read ({' '.join(str(e).split(';')[0].split())[:120]})", fix) from e
 
 
-# shell startup files by name: .bashrc, .zshenv, .profile, bash.bashrc, /etc/profile.d/*.sh …
-_RC_NAME = re.compile(r"\.?[A-Za-z0-9_.-]*(rc|profile|login|logout|env|\.sh|\.bash|\.zsh)")
+def _check_yaml_events(events, what: str, fix: str) -> None:
+    """Nesting, aliases of collections, and the size of the document with every alias (of a
+    scalar or a collection) written out: each anchored node's size is known when it ends."""
+    sizes: dict = {}                  # anchor -> characters it stands for
+    collections = set()
+    opened: list = []                 # (anchor, expanded size when it started) per open collection
+    expanded = aliases = 0
+    for ev in events:
+        if isinstance(ev, yaml.ScalarEvent):
+            expanded += len(ev.value) + 1
+            if ev.anchor:
+                sizes[ev.anchor] = len(ev.value) + 1
+        elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if ev.anchor:
+                collections.add(ev.anchor)
+            opened.append((ev.anchor, expanded))
+            expanded += 1
+            if len(opened) > MAX_NESTING:
+                raise UsageError(f"{what}: nested more than {MAX_NESTING} levels deep", fix)
+        elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            anchor, start = opened.pop()
+            if anchor:
+                sizes[anchor] = expanded - start
+        elif isinstance(ev, yaml.AliasEvent):
+            expanded += sizes.get(ev.anchor, 1)
+            if ev.anchor in collections:
+                aliases += 1
+                if aliases > MAX_YAML_ALIASES:
+                    raise UsageError(f"{what}: more than {MAX_YAML_ALIASES} YAML aliases (*name) of lists or mappings", fix)
+        if expanded > MAX_YAML_EXPANDED:
+            raise UsageError(f"{what}: its YAML aliases (*name) expand it to more than "
+                             f"{MAX_YAML_EXPANDED >> 20} MiB", fix)
 
 
-def check_rc_file(file: str) -> None:
-    """--file names a shell startup file: never /etc/passwd, a device, or a directory."""
-    name = file.rstrip("/").rsplit("/", 1)[-1] if not file.endswith("/") else ""
-    if not file.strip() or not _RC_NAME.fullmatch(name) or file.startswith(("/dev/", "/proc/", "/sys/")):
-        raise UsageError(f"--file {file!r} is not a shell startup file (.bashrc, .zshenv, .profile, "
-                         "/etc/profile.d/NAME.sh …)", "pass --file ~/.bashrc, or the startup file of the login shell")
+# The shell start-up files envcheck writes its (sh-syntax) export block into: those of the
+# Bourne-family shells, in the home or system-wide. Not .netrc, .npmrc, .pypirc or .wgetrc (names
+# ending in "rc" that hold credentials), nor csh/fish files (another syntax).
+HOME_RC_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshenv", ".zshrc",
+                 ".zprofile", ".zlogin", ".kshrc", ".mkshrc", ".shrc")
+SYSTEM_RC_FILES = ("/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshenv",
+                   "/etc/zsh/zshenv", "/etc/zsh/zshrc", "/etc/zshrc", "/etc/zprofile", "/etc/zsh/zprofile")
+# NAME.sh in a directory a start-up file sources every file of
+_RC_DIRS = re.compile(r"(?:/etc/profile\.d|(?:~/)?\.bashrc\.d|/home/[^/]+/\.bashrc\.d|/root/\.bashrc\.d)"
+                      r"/[A-Za-z0-9_.-]+\.sh")
+_HOME_PREFIX = re.compile(r"(?:~/|/root/|/home/[^/]+/)?")
+
+
+def check_rc_file(file: str, anything: bool = False) -> None:
+    """--file names a shell start-up file envcheck knows (~/.bashrc, ~/.zshenv, /etc/profile.d/
+    NAME.sh …), never /etc/passwd, ~/.netrc, a device or a directory; `anything` (--file-anything)
+    lifts the name check only."""
+    fix = ("pass --file ~/.bashrc (or another start-up file of the login shell: "
+           f"{', '.join('~/' + f for f in HOME_RC_FILES[:6])} …, /etc/profile.d/NAME.sh), or "
+           "--file-anything for a file your start-up file sources")
+    if not file or not file.strip() or file.endswith("/") or re.search(r"[\x00-\x1f\x7f]", file):
+        raise UsageError(f"--file {file[:60]!r} is not a file name", fix)
+    if file.startswith(("/dev/", "/proc/", "/sys/")):
+        raise UsageError(f"--file {file[:60]!r} is not a shell start-up file", fix)
+    if anything:
+        return
+    m = _HOME_PREFIX.match(file)
+    rest = file[m.end():]
+    if rest in HOME_RC_FILES or file in SYSTEM_RC_FILES or _RC_DIRS.fullmatch(file):
+        return
+    raise UsageError(f"--file {file[:60]!r} is not a shell start-up file envcheck knows", fix)

@@ -146,9 +146,11 @@ def test_every_usage_error_names_a_fix():
 # The layers, from the top: the CLI; the subsystems (one package per command family); the core
 # they share. A module may import its own layer and the ones below, never one above.
 CORE = ("envcheck/model.py", "envcheck/versions.py", "envcheck/errors.py", "envcheck/hostlist.py", "envcheck/inputs.py",
-        "envcheck/remote.py", "envcheck/hosts/", "envcheck/matrix/", "envcheck/facts/", "envcheck/rules/")
+        "envcheck/remote.py", "envcheck/hosts/", "envcheck/matrix/", "envcheck/facts/", "envcheck/rules/",
+        "envcheck/params/", "envcheck/paths.py")
 CORE_PKGS = ("envcheck.model", "envcheck.versions", "envcheck.errors", "envcheck.hostlist", "envcheck.inputs",
-             "envcheck.remote", "envcheck.hosts", "envcheck.matrix", "envcheck.facts", "envcheck.rules")
+             "envcheck.remote", "envcheck.hosts", "envcheck.matrix", "envcheck.facts", "envcheck.rules",
+             "envcheck.params", "envcheck.paths")
 
 
 def _layer(module: str) -> int:

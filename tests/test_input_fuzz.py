@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from envcheck import inputs
 from envcheck.allreduce.bandwidth import parse_size
-from envcheck.cli.common import check_numbers
+from envcheck import params as P
 from envcheck.errors import UsageError
 from envcheck.hostlist import expand_hostlist, parse_targets
 from envcheck.install.cuda_source import check_url
@@ -43,23 +43,47 @@ def test_every_text_parser_raises_only_the_usage_error(s):
             pass
 
 
+# every declared input (envcheck/params/catalog.py) that does not name a local path: those
+# are exercised against real files in tests/cli/test_every_option.py
+DECLARED = [v for v in vars(P).values() if isinstance(v, P.Param) and not v.kind.startswith(("local-", "out-"))]
+NUMERIC = [p for p in DECLARED if p.kind in ("int", "float", "seconds")]
+
+
+def test_every_numeric_input_has_an_upper_bound():
+    assert len(NUMERIC) > 15
+    assert [p.key for p in NUMERIC if p.hi is None or p.lo is None] == []
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10 ** 30, 10 ** 30))
-def test_durations_ports_and_thresholds_raise_only_the_usage_error(x, n):
-    for params in ({"timeout": x}, {"run_timeout": x}, {"connect_timeout": x}, {"min_busbw": x},
-                   {"master_port": n}, {"port": n}):
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10 ** 30, 10 ** 30),
+                 texty, st.booleans(), st.none()))
+def test_every_declared_input_raises_only_the_usage_error_and_keeps_its_bounds(x):
+    import math
+    for p in DECLARED:
         try:
-            check_numbers(params)
-        except UsageError:
-            pass
-
-
-def test_the_checks_do_refuse_what_they_must():
-    for bad in ({"timeout": float("nan")}, {"install_timeout": 0.0}, {"connect_timeout": float("inf")},
-                {"master_port": 70000}, {"min_busbw": float("nan")}):
-        try:
-            check_numbers(bad)
+            v = p.parse(x)
         except UsageError:
             continue
-        raise AssertionError(f"{bad} was accepted")
-    check_numbers({"timeout": 60.0, "master_port": 29500, "min_busbw": 0.0})
+        if p.kind in ("int", "float", "seconds") and v is not None:
+            assert math.isfinite(v) and p.lo <= v <= p.hi, (p.key, x, v)
+
+
+def test_the_declarations_do_refuse_what_they_must():
+    for p, bad in ((P.COMMAND_TIMEOUT, "nan"), (P.INSTALL_TIMEOUT, "0"), (P.CONNECT_TIMEOUT, "inf"),
+                   (P.MASTER_PORT, "70000"), (P.MIN_BUSBW, "nan"), (P.GRACE, "inf"),
+                   (P.GRACE, "100000000"), (P.NPROC_PER_NODE, "100000"), (P.NPROC_PER_NODE, "1e20"),
+                   (P.RUN_TIMEOUT, "1e400"), (P.PORT, "0"), (P.FORKS, "-1")):
+        try:
+            p.parse(bad)
+        except UsageError:
+            continue
+        raise AssertionError(f"{p.name} {bad} was accepted")
+    assert P.COMMAND_TIMEOUT.parse("60") == 60.0 and P.MASTER_PORT.parse("29500") == 29500
+    assert P.MIN_BUSBW.parse(0.0) == 0.0 and P.GRACE.parse("0") == 0.0
+
+
+def test_a_number_longer_than_python_reads_is_a_usage_error_in_yaml_and_json():
+    import pytest
+    for parse in (lambda s: inputs.parse_yaml(s, "playbook", "fix"), lambda s: inputs.parse_json(s, "facts", "fix")):
+        with pytest.raises(UsageError):
+            parse("9" * 5000)

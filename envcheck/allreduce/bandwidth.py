@@ -8,29 +8,14 @@ is. GB/s means 1e9 bytes per second, as nccl-tests prints it. Sizes in arguments
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Sequence
 
 from envcheck.errors import UsageError
+# one parser for every size a user types (nccl-test, doctor, playbooks): envcheck/params
+from envcheck.params.core import MAX_BYTES, parse_size  # noqa: F401
 
 DTYPE_SIZES = {"float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2,
                "float64": 8, "double": 8, "int32": 4, "int": 4}
-_UNITS = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
-
-
-MAX_BYTES = 256 << 30      # one message; the largest GPUs hold 141-192 GiB
-
-
-def parse_size(text: str) -> int:
-    """'8' -> 8, '64K' -> 65536, '256M' -> 268435456 (binary units, as nccl-tests' -b/-e)."""
-    m = re.fullmatch(r"\s*([0-9]{1,15})\s*([KMGkmg]?)(?:i?[Bb])?\s*", str(text))
-    if not m:
-        raise UsageError(f"size {str(text)[:40]!r} is not a byte count", "write it as 8, 64K, 256M or 1G")
-    n = int(m.group(1)) * _UNITS[m.group(2).upper()]
-    if n > MAX_BYTES:
-        raise UsageError(f"size {str(text)[:40]!r} is above {MAX_BYTES >> 30}G, more than any GPU holds",
-                         "write it as 8, 64K, 256M or 1G")
-    return n
 
 
 def dtype_size(dtype: str) -> int:

@@ -2,7 +2,9 @@
 plot. Nothing here runs anything."""
 from __future__ import annotations
 
-from typing import List
+import io
+import os
+from typing import List, Optional
 
 from envcheck.allreduce.run import Report
 from envcheck.allreduce.bandwidth import human_size
@@ -12,6 +14,7 @@ from envcheck.allreduce.verdict import judge_report
 from envcheck.model import Outcome
 from envcheck.render import fold_blocks, plural, summary_line
 from envcheck.errors import UsageError
+from envcheck.paths import write_output
 
 _TYPE_NAMES = {"float32": "float", "float": "float", "float16": "half", "half": "half",
                "bfloat16": "bfloat16", "float64": "double", "double": "double",
@@ -136,14 +139,30 @@ def plot(rep: Report, path: str) -> None:
                  f"{rep.backend}")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=_format(path))
     plt.close(fig)
+    # written like every report: a file replaced atomically, a device or FIFO in place
+    write_output(path, buf.getvalue(), "--plot")
 
 
-def require_matplotlib():
+def _format(path: str) -> str:
+    return os.path.splitext(path)[1].lstrip(".").lower() or "png"
+
+
+def require_matplotlib(path: Optional[str] = None):
+    """matplotlib, and that it can write the image format `path` names (before any run)."""
     try:
         import matplotlib  # lazy: ~750 ms CPU with pyplot, an optional extra for --plot only
     except ImportError:
         raise UsageError("--plot needs matplotlib, which is not installed",
                          "pip install 'envcheck[plot]' (or pip install matplotlib)") from None
+    if path is not None:
+        # lazy: matplotlib costs ~750 ms CPU at start-up (-X importtime, issue 26); only --plot needs it
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+        known = FigureCanvasAgg(Figure()).get_supported_filetypes()
+        if _format(path) not in known:
+            raise UsageError(f"--plot {path}: matplotlib cannot write .{_format(path)} images",
+                             f"name a file ending in one of .{', .'.join(sorted(known))}")
     return matplotlib

@@ -121,7 +121,7 @@ def save_facts(audit: FleetAudit, directory: str) -> List[str]:
     `envcheck check FILE`. Returns the paths written."""
     d = Path(directory)
     try:
-        d.mkdir(parents=True, exist_ok=True)
+        d.mkdir(exist_ok=True)   # the last directory only: a typo in its parent is not made
     except OSError as e:
         raise UsageError(f"cannot create --save directory {d}: {e.strerror}",
                          "give a directory you can write, e.g. --save ./facts") from e

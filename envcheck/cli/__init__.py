@@ -1,8 +1,10 @@
 """The command line: parse arguments, call the library, print, exit. Nothing else lives here: a
 command's arguments and output in cli/<command>.py; the shared host options and HostSelection in
 hostopts.py; the options of the commands that start ranks (--backend, --master-addr …) in
-rankopts.py; --matrix, --json and the error guard in common.py; the docs' generated tables in
-reference.py.
+rankopts.py; --matrix, --json and the error guard in common.py; every option built from its
+declaration in envcheck/params by options.py; help layout and old option names (--timeout) in
+command.py; stdout that cannot fail silently, Ctrl-C and $COLUMNS in streams.py; the docs'
+generated tables in reference.py.
 
 Each command is in its own module below; importing it registers it on `app`.
 """
@@ -13,15 +15,22 @@ import sys
 import typer
 
 from envcheck import __version__
-from envcheck.errors import EXIT_INTERRUPTED
+from envcheck.cli import streams
+from envcheck.cli.command import EnvcheckApp
+from envcheck.cli.options import Refused
+from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError
 
-app = typer.Typer(
+# Plain help (rich_markup_mode=None): two columns that read at 80 columns, at most 100 wide
+# whatever $COLUMNS says, the same on every typer version pip resolves.
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+app = EnvcheckApp(
     name="envcheck",
     help="Get a GPU cluster ready for distributed PyTorch training, and prove that it is.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    context_settings=CONTEXT,
 )
 
 
@@ -55,30 +64,50 @@ from envcheck.cli.common import color_wanted  # noqa: E402
 
 
 def main() -> None:
-    """The console script. Click's own usage errors (a bad option value, an unknown option, a
-    missing argument) are printed as one line naming the fix, like every other envcheck error,
-    instead of Typer's multi-line box."""
+    """The console script. Every error is one line on stderr with its exit code: click's own
+    usage errors (a bad option value, an unknown option, a missing argument) name the fix like
+    every other envcheck error; a value its declaration refuses (envcheck/params) says so itself;
+    output that cannot be written to stdout, and Ctrl-C, too (envcheck/cli/streams.py)."""
+    streams.sane_terminal_size()
+    streams.install()
+    try:
+        code = _run()
+    except KeyboardInterrupt:
+        code = _say("interrupted", EXIT_INTERRUPTED)
+    lost = streams.flush()
+    if lost is not None:
+        code = max(code, _say(lost.one_line(), lost.exit_code))
+    sys.exit(code)
 
+
+def _say(message: str, code: int) -> int:
+    typer.echo(f"envcheck: {message}", err=True)
+    return code
+
+
+def _run() -> int:
     # click's exceptions, wherever this Typer takes them from (Typer >= 0.29 vendors click)
     exc = importlib.import_module(typer.BadParameter.__module__)
     try:
         # click strips ANSI from output that is not a terminal; colour is decided once, in
         # common.color_wanted (FORCE_COLOR, NO_COLOR, a terminal), for every echo
         rv = app(standalone_mode=False, color=color_wanted())
+    except Refused as e:
+        return _say(e.message, e.exit_code)
     except exc.UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError" and e.ctx is not None:
             # a bare `envcheck` or `envcheck matrix`: show the help (Typer's rich help has
             # printed itself already while the error was built; plain click's is the message)
             if e.format_message().strip():
                 typer.echo(e.format_message())
-            sys.exit(e.exit_code)
+            return e.exit_code
         where = e.ctx.command_path if e.ctx is not None else "envcheck"
-        typer.echo(f"envcheck: {e.format_message()} (fix: see `{where} --help`)", err=True)
-        sys.exit(e.exit_code)
+        return _say(f"{' '.join(e.format_message().split())} (fix: see `{where} --help`)", e.exit_code)
     except exc.ClickException as e:
-        typer.echo(f"envcheck: {e.format_message()}", err=True)
-        sys.exit(e.exit_code)
-    except (typer.Abort, KeyboardInterrupt):   # Ctrl-C at a prompt, or outside a command's guard
-        typer.echo("envcheck: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    sys.exit(rv if isinstance(rv, int) else 0)
+        return _say(" ".join(e.format_message().split()), e.exit_code)
+    except typer.Abort:   # Ctrl-C at a prompt
+        return _say("interrupted", EXIT_INTERRUPTED)
+    except EnvcheckError as e:   # raised outside a command's guard (stdout lost while help printed)
+        e.reported = True   # type: ignore[attr-defined]
+        return _say(" ".join(e.one_line().split()), e.exit_code)
+    return rv if isinstance(rv, int) else 0

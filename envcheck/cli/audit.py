@@ -1,7 +1,6 @@
 """`envcheck audit [HOSTS]`: probe nodes and judge what they have. With no HOSTS (and no
 --hosts-file or $SLURM_JOB_NODELIST), this machine; with hosts, one SSH exec per host, at most
 --forks at once, then the cross-node comparison (envcheck/audit/fleet.py)."""
-from pathlib import Path
 from typing import Optional
 
 import typer
@@ -9,28 +8,29 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
                                  note, print_json, show_probe_exit, text_width)
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt,
+                                   HostsArg, HostsFileOpt, IdentityOpt, PortOpt, SshConfigOpt,
+                                   StrictHostKeysOpt, TimeoutOpt, UserOpt, closing_all, command_timeout,
+                                   local_python, progress_printer, HostSelection)
+from envcheck.cli.options import option
 from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt
 from envcheck.cli.slurmopts import check_launcher, srun_hosts
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
-                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   closing_all, local_python, progress_printer, HostSelection)
+from envcheck import params as P
 
 
-@app.command("audit")
+@app.command("audit", renamed=OLD_TIMEOUT)
 @guard
 def audit(
     ctx: typer.Context,
     hosts: HostsArg = None,
     deep: Annotated[bool, typer.Option(
-        "--deep", help="Also import torch on the node and run a tiny op on every GPU (slower).")] = False,
-    node_python: Annotated[Optional[str], typer.Option(
-        "--node-python", metavar="PATH",
-        help="Interpreter that runs the probe; torch's facts are read from its environment "
-             "(default: python3, else python; on this machine envcheck's own interpreter when "
-             "torch is installed there).")] = None,
-    timeout: Annotated[Optional[float], typer.Option(
-        "--timeout", metavar="SECONDS", min=1,
-        help="Give up on the probe after this long (default 60, with --deep 240).")] = None,
+        "--deep/--no-deep", help="Also import torch on the node and run a tiny op on every GPU "
+                                 "(slower; doctor does it by default).")] = False,
+    node_python: Annotated[Optional[str], option(
+        P.NODE_PYTHON, help="Interpreter that runs the probe; torch's facts are read from its "
+                            "environment (default: python3, else python; on this machine envcheck's "
+                            "own interpreter when torch is installed there).")] = None,
+    timeout: TimeoutOpt = None,
     hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
@@ -39,9 +39,7 @@ def audit(
     forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0,
     strict_host_keys: StrictHostKeysOpt = False,
-    save: Annotated[Optional[Path], typer.Option(
-        "--save", metavar="DIR",
-        help="Write each audited host's facts to DIR/HOST.json, for `envcheck check FILE`.")] = None,
+    save: Annotated[Optional[str], option(P.SAVE)] = None,
     full: Annotated[bool, typer.Option(
         "--full", help="With several hosts: every host's facts table, and one table row per host.")] = False,
     gpus_per_node: GpusPerNodeOpt = None,
@@ -72,10 +70,11 @@ def audit(
         raise show_probe_exit(node_python=node_python, deep=deep)
 
     m = load_matrix(matrix)
+    timeout = command_timeout(timeout, deep)
     if launcher != "ssh":
         _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_per_node, save, full,
                     json_out, strict)
-    with closing_all(HostSelection.from_params(ctx.params, timeout=timeout or 60.0).remotes()) as remotes:
+    with closing_all(HostSelection.from_params(ctx.params, timeout=timeout).remotes()) as remotes:
         local = len(remotes) == 1 and isinstance(remotes[0], LocalRemote)
         node_python, which = local_python(node_python, remotes, "the probe (whose torch is audited) runs")
         if which:

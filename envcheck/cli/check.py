@@ -1,29 +1,32 @@
 """`envcheck check`: judge a stack offline, from flags or a saved facts file."""
-from pathlib import Path
 from typing import Optional
 
 import typer
 
 from envcheck.cli import app
+from envcheck import params as P
 from envcheck.cli.common import Annotated, StrictOpt, JsonOpt, MatrixOpt, color_wanted, guard, print_json
+from envcheck.cli.options import argument, option
 from envcheck.errors import UsageError
 
 
 @app.command("check")
 @guard
 def check(
-    facts_file: Annotated[Optional[Path], typer.Argument(metavar="[FACTS.json]", help="A saved facts document (or an audit --json output with one host); flags override its values.")] = None,
-    driver: Annotated[Optional[str], typer.Option("--driver", metavar="V", help="NVIDIA driver, e.g. 410.48")] = None,
-    cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="V", help="CUDA toolkit (nvcc) in use, e.g. 10.0 or 10.0.130")] = None,
-    cudnn: Annotated[Optional[str], typer.Option("--cudnn", metavar="V", help="cuDNN the torch process loads (system or pip), e.g. 7.6.5; also judged against --cuda")] = None,
-    torch: Annotated[Optional[str], typer.Option("--torch", metavar="V[+cuXYZ]", help="torch, e.g. 1.1.0+cu100; a plain 1.1.0 means the PyPI build")] = None,
-    torchvision: Annotated[Optional[str], typer.Option("--torchvision", metavar="V", help="torchvision, e.g. 0.3.0")] = None,
-    torchaudio: Annotated[Optional[str], typer.Option("--torchaudio", metavar="V", help="torchaudio, e.g. 0.2.0")] = None,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", metavar="NAME|sm_XY|X.Y", help="GPU model or compute capability, e.g. V100, sm_70, 7.0")] = None,
-    python: Annotated[Optional[str], typer.Option("--python", metavar="X.Y", help="Python, e.g. 3.7")] = None,
-    gcc: Annotated[Optional[str], typer.Option("--gcc", metavar="V", help="host gcc, e.g. 7.5.0")] = None,
-    numpy: Annotated[Optional[str], typer.Option("--numpy", metavar="V", help="numpy in torch's environment, e.g. 2.0.1 (torch < 2.3 fails under numpy 2)")] = None,
-    cuda_compat: Annotated[Optional[str], typer.Option("--cuda-compat", metavar="none|X.Y", help="NVIDIA's forward-compatibility libraries the process loads: none, or the cuda-compat-X-Y package (a data-center GPU on an older driver branch runs a newer CUDA only with them)")] = None,
+    facts_file: Annotated[Optional[str], argument(
+        P.FACTS_FILE, help="A saved facts document (or an audit --json output with one host); "
+                           "flags override its values.")] = None,
+    driver: Annotated[Optional[str], option(P.DRIVER_V)] = None,
+    cuda: Annotated[Optional[str], option(P.CUDA_V)] = None,
+    cudnn: Annotated[Optional[str], option(P.CUDNN_V)] = None,
+    torch: Annotated[Optional[str], option(P.TORCH_VERSION)] = None,
+    torchvision: Annotated[Optional[str], option(P.TORCHVISION_V)] = None,
+    torchaudio: Annotated[Optional[str], option(P.TORCHAUDIO_V)] = None,
+    gpu: Annotated[Optional[str], option(P.GPU)] = None,
+    python: Annotated[Optional[str], option(P.PYTHON_VERSION)] = None,
+    gcc: Annotated[Optional[str], option(P.GCC_V)] = None,
+    numpy: Annotated[Optional[str], option(P.NUMPY_V)] = None,
+    cuda_compat: Annotated[Optional[str], option(P.CUDA_COMPAT)] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
     strict: StrictOpt = False,

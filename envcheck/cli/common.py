@@ -1,33 +1,30 @@
 """What every command shares: the error guard (one line + exit code, never a traceback) and the
-options that mean the same thing everywhere (--matrix, --json)."""
+options that mean the same thing everywhere (--matrix, --json). Values are checked by their
+declarations (envcheck/params) while the command line is parsed."""
 import functools
 import json
-import math
 import shutil
 import sys
-from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
 
 import typer
 
-from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError, UsageError
+from envcheck import params as P
+from envcheck.cli.options import option
+from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError
 
 from typing import Annotated  # noqa: F401 - the command modules take it from here
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-MatrixOpt = Annotated[Optional[Path], typer.Option(
-    "--matrix", envvar="ENVCHECK_MATRIX", metavar="FILE",
-    help="Use this compat matrix instead of the packaged compat_matrix.yaml.")]
+MatrixOpt = Annotated[Optional[str], option(P.MATRIX, envvar="ENVCHECK_MATRIX")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON only, nothing else on stdout.")]
 StrictOpt = Annotated[bool, typer.Option(
     "--strict", help="A warning, or a check skipped for lack of facts, exits 1 as an error does.")]
 ShowProbeOpt = Annotated[bool, typer.Option(
     "--show-probe", help="Print what this command runs on the nodes to read them (the probe script, "
                          "read-only, stdlib; its command line on stderr), and exit.")]
-GpusPerNodeOpt = Annotated[Optional[int], typer.Option(
-    "--gpus-per-node", metavar="N", min=1,
-    help="Every node must have N GPUs, on the PCI bus and in the driver's list; fewer is an error.")]
+GpusPerNodeOpt = Annotated[Optional[int], option(P.GPUS_PER_NODE)]
 
 
 def note(message: str) -> None:
@@ -69,34 +66,15 @@ def die(message: str, code: int = 2) -> "typer.Exit":
     return typer.Exit(code)
 
 
-MAX_SECONDS = 7 * 24 * 3600.0     # a week: past it a "timeout" is a typo, not a plan
-
-
-def check_numbers(params: Any) -> None:
-    """Every command's numeric options by name: durations (*timeout) are > 0, finite and at most
-    a week; ports (*port) are 1-65535; GB/s thresholds are finite and >= 0. Click accepts nan
-    and inf as floats, and min=/max= are easy to forget on one option of many."""
-
-    for name, v in params.items():
-        flag = "--" + name.replace("_", "-")
-        if isinstance(v, float) and name.endswith("timeout") and not (0 < v <= MAX_SECONDS):
-            raise UsageError(f"{flag} {v!r} is not a number of seconds above 0 and at most a week",
-                             f"e.g. {flag} 60")
-        if isinstance(v, int) and not isinstance(v, bool) and name.endswith("port") and not 0 < v < 65536:
-            raise UsageError(f"{flag} {v} is not a TCP port (1-65535)", f"e.g. {flag} 29500")
-        if isinstance(v, float) and name.startswith("min_") and not (math.isfinite(v) and v >= 0):
-            raise UsageError(f"{flag} {v!r} is not a finite number >= 0", f"e.g. {flag} 10")
-
-
 def guard(fn: F) -> F:
     """Turn EnvcheckError into one line on stderr and its exit code."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            check_numbers(kwargs)
             return fn(*args, **kwargs)
         except EnvcheckError as e:
+            e.reported = True   # type: ignore[attr-defined]  # (a lost stdout is said once)
             # one line whatever the message quoted (a file's text, a parser's caret diagram)
             raise die(" ".join(part.strip() for part in e.one_line().splitlines() if part.strip()), e.exit_code)
         except KeyboardInterrupt:

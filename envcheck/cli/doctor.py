@@ -1,36 +1,25 @@
-import os
-import tempfile
-from pathlib import Path
 from typing import Optional
 
 import typer
 
-from envcheck.allreduce import bandwidth as am
+from envcheck import params as P
 from envcheck.cli import app
-from envcheck.cli.common import (Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, ShowProbeOpt, color_wanted, guard,
-                                 note, print_json, show_probes_exit)
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
-                                   NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   HostSelection, closing_all, local_python)
-from envcheck.cli.rankopts import BackendOpt, WorkerNprocOpt
-from envcheck.cli.slurmopts import StepSizeOpt
+from envcheck.cli.common import (Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, ShowProbeOpt,
+                                 color_wanted, guard, note, print_json, show_probes_exit)
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt,
+                                   HostsArg, HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+                                   StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
+                                   closing_all, command_timeout, local_python)
+from envcheck.cli.options import option
+from envcheck.cli.rankopts import (MAX_BYTES_DEFAULT, BackendOpt, CollectiveTimeoutOpt, IfnameOpt,
+                                   MasterPortOpt, MaxBytesOpt, MinBusbwOpt, NprocOpt)
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt
 from envcheck.doctor import health
 from envcheck.errors import UsageError
-
-FileOpt = Optional[Path]
-
-
-def _check_writable(path: Path, flag: str) -> None:
-    d = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(d))
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as e:
-        raise UsageError(f"{flag} {path}: cannot write in {d}: {e.strerror}", "choose a writable directory") from e
+from envcheck.paths import write_output
 
 
-def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> None:
+def _check_inputs(launcher: str, local: bool, named_hosts: bool) -> None:
     """Refuse what cannot work before anything runs, not after minutes of it."""
     # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
     from envcheck.doctor.backend import check_launcher
@@ -40,21 +29,16 @@ def _check_inputs(launcher: str, local: bool, named_hosts: bool, outputs) -> Non
     if local and launcher == "srun":
         raise UsageError("--local checks this machine only; --launcher srun reaches the allocation's nodes",
                          "drop --local (inside an allocation), or --launcher srun")
-    for path, flag in outputs:
-        if path is not None and not (path.parent if str(path.parent) else Path(".")).is_dir():
-            raise UsageError(f"{flag} {path}: directory {path.parent} does not exist", "create it or choose another path")
-        if path is not None:   # /proc, a read-only mount
-            _check_writable(path, flag)
 
 
-def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: FileOpt,
-                   prometheus: FileOpt, json_out: bool, actions=None) -> None:
+def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: Optional[str],
+                   prometheus: Optional[str], json_out: bool, actions=None) -> None:
     # lazy: doctor costs ~140 ms CPU at start-up (-X importtime, issue 26); only doctor needs it
-    from envcheck.doctor.render import render_junit, render_prometheus, render_table, write_atomic
+    from envcheck.doctor.render import render_junit, render_prometheus, render_table
     if junit:
-        write_atomic(junit, render_junit(report, strict=strict))
+        write_output(junit, render_junit(report, strict=strict), "--junit")
     if prometheus:
-        write_atomic(prometheus, render_prometheus(report))
+        write_output(prometheus, render_prometheus(report), "--prometheus")
     if json_out:
         print_json(dict(report.to_dict(), exit_code=code,
                         **({"slurm_actions": [a.to_dict() for a in actions]} if actions is not None else {})))
@@ -68,7 +52,7 @@ def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: 
         typer.echo(table, nl=False)
 
 
-def _load_baseline(path: Path) -> health.DoctorReport:
+def _load_baseline(path: str) -> health.DoctorReport:
     fix = "save a good run with `envcheck doctor --json > FILE`"
     from envcheck import inputs  # lazy: PyYAML with it, ~13 ms CPU at start-up (-X importtime, issue 26)
     doc = inputs.parse_json(inputs.read_text(str(path), "--baseline", fix), f"--baseline {path}", fix)
@@ -77,32 +61,32 @@ def _load_baseline(path: Path) -> health.DoctorReport:
     return health.from_dict(doc)
 
 
-@app.command("doctor")
+@app.command("doctor", renamed=OLD_TIMEOUT)
 @guard
 def doctor(
     ctx: typer.Context,
     hosts: HostsArg = None,
     local: Annotated[bool, typer.Option("--local", help="Check this machine only (e.g. a Slurm HealthCheckProgram or prolog), even inside an allocation.")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="No network test and no GPU op (torch is still imported once: a PASS says a rank can start); seconds.")] = False,
-    deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU).")] = True,
+    deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU): on by default here, a pre-training check must know torch works; audit's default is off.")] = True,
     strict: StrictOpt = False,
     expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
     gpus_per_node: GpusPerNodeOpt = None,
-    dcgm: Annotated[Optional[int], typer.Option("--dcgm", metavar="LEVEL", min=1, max=4, help="Also run NVIDIA DCGM's diagnostic (dcgmi diag -r LEVEL) on every node; a node without dcgmi is reported as skipped. Levels 2+ load the GPUs for minutes.")] = None,
-    junit: Annotated[FileOpt, typer.Option("--junit", metavar="FILE", help="Write JUnit XML: a testcase per check per host.")] = None,
-    prometheus: Annotated[FileOpt, typer.Option("--prometheus", metavar="FILE", help="Write node_exporter textfile metrics (FILE.prom).")] = None,
-    baseline: Annotated[FileOpt, typer.Option("--baseline", metavar="FILE", help="A saved `doctor --json` of a good run: flag regressions.")] = None,
-    launcher: Annotated[str, typer.Option("--launcher", help="Reach the nodes over ssh, or with srun inside a Slurm allocation (the audit's probe and the all-reduce's ranks).")] = "ssh",
+    dcgm: Annotated[Optional[int], option(P.DCGM)] = None,
+    junit: Annotated[Optional[str], option(P.JUNIT)] = None,
+    prometheus: Annotated[Optional[str], option(P.PROMETHEUS)] = None,
+    baseline: Annotated[Optional[str], option(P.BASELINE)] = None,
+    launcher: LauncherOpt = "ssh",
     step_size: StepSizeOpt = 64,
     drain_failed: Annotated[bool, typer.Option("--drain-failed", help="Drain each FAIL node in Slurm with the reason 'envcheck: <code>: <summary>' (never over a reason envcheck did not write); without the rights, print the scontrol lines.")] = False,
     resume_passed: Annotated[bool, typer.Option("--resume-passed", help="Resume each passing node that envcheck drained (never one drained for another reason).")] = False,
     backend: BackendOpt = "auto",
-    nproc_per_node: WorkerNprocOpt = None,
-    max_bytes: Annotated[str, typer.Option("--max-bytes", help="The one large all-reduce size.")] = "64M",
-    min_busbw: Annotated[Optional[float], typer.Option("--min-busbw", metavar="GB/S", help="Below this bus bandwidth the all-reduce fails (and the slow node is isolated).")] = None,
-    ifname: Annotated[Optional[str], typer.Option("--ifname", help="NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME for the all-reduce.")] = None,
-    master_port: Annotated[Optional[int], typer.Option("--master-port", help="MASTER_PORT (default: a free one).")] = None,
-    collective_timeout: Annotated[float, typer.Option("--collective-timeout", metavar="SECONDS", help="Seconds one collective or the rendezvous may take.")] = 60.0,
+    nproc_per_node: NprocOpt = None,
+    max_bytes: MaxBytesOpt = MAX_BYTES_DEFAULT,
+    min_busbw: MinBusbwOpt = None,
+    ifname: IfnameOpt = None,
+    master_port: MasterPortOpt = None,
+    collective_timeout: CollectiveTimeoutOpt = 60.0,
     pairs: Annotated[bool, typer.Option("--pairs/--no-pairs", help="After the all-reduce, rounds of node pairs all-reducing at once, each compared with their median: names a slow node or link with no threshold given (3+ hosts).")] = True,
     bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails and neither it nor the pairs name a node, re-test halves and pairs to find it.")] = True,
     node_python: NodePythonOpt = None,
@@ -113,7 +97,7 @@ def doctor(
     identity: IdentityOpt = None,
     forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Give up on an audit of one host after this long.")] = 120.0,
+    timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
@@ -133,10 +117,11 @@ def doctor(
     from envcheck.matrix.load import load_matrix
     from envcheck.remote import LocalRemote
 
-    _check_inputs(launcher, local, bool(hosts or hosts_file), ((junit, "--junit"), (prometheus, "--prometheus")))
+    _check_inputs(launcher, local, bool(hosts or hosts_file))
+    timeout = command_timeout(timeout, deep and not quick)
     base = _load_baseline(baseline) if baseline else None
     m = load_matrix(matrix)
-    remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
+    remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params, timeout=timeout).remotes()
     with closing_all(remotes):
         node_python, which = local_python(node_python, remotes, "torch checks and workers run")
         be = make_backend(remotes, m, launcher=launcher, collective_timeout=collective_timeout,
@@ -144,7 +129,7 @@ def doctor(
                           connect_timeout=connect_timeout, backend=backend, nproc_per_node=nproc_per_node,
                           master_port=master_port, ifname=ifname, gpus_per_node=gpus_per_node,
                           step_size=step_size)
-        opts = DoctorOptions(deep=deep, quick=quick, max_bytes=am.parse_size(max_bytes), min_busbw=min_busbw,
+        opts = DoctorOptions(deep=deep, quick=quick, max_bytes=max_bytes, min_busbw=min_busbw,
                              bisect=bisect, pairs=pairs, baseline=base, expect_gpus=expect_gpus, dcgm=dcgm)
         if which:
             note(which)

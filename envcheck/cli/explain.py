@@ -6,9 +6,12 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, NodePythonOpt,
-                                   PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
-                                   closing_all)
+from envcheck import params as P
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt,
+                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+                                   StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection, closing_all,
+                                   command_timeout)
+from envcheck.cli.options import argument
 from envcheck.errors import EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:  # the matcher itself is imported where it runs (see explain below)
@@ -59,20 +62,20 @@ def _print_hosts(found: List["Explanation"], diagnosis: list) -> None:
                     typer.echo(f"      fix: {f['fix']}")
 
 
-@app.command("explain")
+@app.command("explain", renamed=OLD_TIMEOUT)
 @guard
 def explain(
     ctx: typer.Context,
-    text: Annotated[Optional[str], typer.Argument(
-        metavar="ERROR_TEXT", help="The error message, traceback or whole log; '-' (or nothing) reads stdin.")] = None,
-    hosts: Annotated[Optional[List[str]], typer.Argument(
-        metavar="[HOSTS]...", show_default=False,
+    text: Annotated[Optional[str], argument(P.ERROR_TEXT)] = None,
+    hosts: Annotated[Optional[List[str]], argument(
+        P.HOSTS, show_default=False,
         help="Also audit these hosts and say per host which cause is confirmed or ruled out.")] = None,
     local: Annotated[bool, typer.Option("--local", help="Audit this machine and say which cause is confirmed or ruled out here.")] = False,
     node_python: NodePythonOpt = None,
-    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
+    ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
-    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
@@ -108,7 +111,8 @@ def explain(
         from envcheck.matrix.load import load_matrix
         from envcheck.remote import LocalRemote
         # --local: this machine even inside a Slurm allocation (no $SLURM_JOB_NODELIST fan-out)
-        remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params).remotes()
+        timeout = command_timeout(timeout)
+        remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params, timeout=timeout).remotes()
         with closing_all(remotes):
             fa = audit_fleet(remotes, load_matrix(matrix), deep=False, node_python=node_python,
                              timeout=timeout, forks=forks)

@@ -3,14 +3,17 @@ doctor, provision, explain): declare the parameters with these Annotated types (
 options per parameter) and build ONE HostSelection from the parsed parameters by name:
 
     def cmd(ctx: typer.Context, hosts: HostsArg = None, hosts_file: HostsFileOpt = None,
+            exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
             ssh_config: SshConfigOpt = None, user: UserOpt = None, port: PortOpt = None,
             identity: IdentityOpt = None, forks: ForksOpt = 32,
-            connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
+            connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
             strict_host_keys: StrictHostKeysOpt = False):
         remotes = HostSelection.from_params(ctx.params).remotes()
 
-`--timeout` means the same in every command: the bound on one remote command (a probe, a fact,
-a check); collectives have `--collective-timeout`, installers `--install-timeout`.
+Every option is built from its declaration in envcheck/params (type, bounds, pattern, path kind),
+shown under its own help heading. `--command-timeout` means the same in every command: the bound
+on one remote command (a probe, a fact, a check), default 120 s (240 s for a probe with --deep);
+collectives have `--collective-timeout`, installers `--install-timeout`.
 
 No hosts given (and no $SLURM_JOB_NODELIST): [LocalRemote()] — the command runs on this machine.
 """
@@ -19,54 +22,45 @@ import importlib.util
 import sys
 import threading
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import typer
 
+from envcheck import params as P
 from envcheck.cli.common import Annotated
+from envcheck.cli.options import HOSTS_PANEL, argument, option
 
 if TYPE_CHECKING:  # imported where they run: every command imports this module
     from envcheck.remote import Remote
 
-HostsArg = Annotated[Optional[List[str]], typer.Argument(
-    metavar="HOSTS", show_default=False,
-    help="Hosts as user@host:port (user and port optional) or hostlists as clush and Slurm "
-         "write them (node[01-16], node[01-08/2], node[01-08]!node03, @group). "
-         "None: --hosts-file, else $SLURM_JOB_NODELIST, else this machine.")]
-HostsFileOpt = Annotated[Optional[Path], typer.Option(
-    "--hosts-file", metavar="FILE", help="Read hosts from FILE, one per line, # comments.")]
-ExcludeOpt = Annotated[Optional[List[str]], typer.Option(
-    "--exclude", "-x", metavar="HOSTS", show_default=False,
-    help="Leave these hosts out (a hostlist, as clush -x; repeatable): node[01-08] -x node03.")]
-GroupsFileOpt = Annotated[Optional[Path], typer.Option(
-    "--groups-file", metavar="FILE",
-    help="Where @group names are defined, one `gpu: node[01-16]` per line "
-         "(default: /etc/clustershell/groups, ClusterShell's).")]
-SshConfigOpt = Annotated[Optional[Path], typer.Option(
-    "--ssh-config", metavar="FILE",
-    help="ssh_config to use (HostName, User, Port, IdentityFile, UserKnownHostsFile) "
-         "instead of ~/.ssh/config.")]
-UserOpt = Annotated[Optional[str], typer.Option("--user", "-u", help="Log in as this user.")]
-PortOpt = Annotated[Optional[int], typer.Option("--port", "-p", min=1, max=65535, help="SSH port.")]
-IdentityOpt = Annotated[Optional[Path], typer.Option(
-    "--identity", "-i", metavar="KEY", help="Private key file (only this key is offered).")]
-ForksOpt = Annotated[int, typer.Option("--forks", "-f", min=1, max=1024,
-                                       help="Hosts worked on at once.")]
-ConnectTimeoutOpt = Annotated[float, typer.Option(
-    "--connect-timeout", min=0.1, metavar="SECONDS",
-    help="Give up on a host whose TCP connect + SSH handshake + auth takes longer.")]
-TimeoutOpt = Annotated[float, typer.Option(
-    "--timeout", min=0.1, metavar="SECONDS", help="Give up on a remote command after this long.")]
+HostsArg = Annotated[Optional[List[str]], argument(P.HOSTS, show_default=False)]
+HostsFileOpt = Annotated[Optional[str], option(P.HOSTS_FILE, panel=HOSTS_PANEL)]
+ExcludeOpt = Annotated[Optional[List[str]], option(P.EXCLUDE, "--exclude", "-x", panel=HOSTS_PANEL,
+                                                   show_default=False)]
+GroupsFileOpt = Annotated[Optional[str], option(P.GROUPS_FILE, panel=HOSTS_PANEL)]
+SshConfigOpt = Annotated[Optional[str], option(P.SSH_CONFIG, panel=HOSTS_PANEL)]
+UserOpt = Annotated[Optional[str], option(P.USER, "--user", "-u", panel=HOSTS_PANEL)]
+PortOpt = Annotated[Optional[int], option(P.PORT, "--port", "-p", panel=HOSTS_PANEL)]
+IdentityOpt = Annotated[Optional[str], option(P.IDENTITY, "--identity", "-i", panel=HOSTS_PANEL)]
+ForksOpt = Annotated[int, option(P.FORKS, "--forks", "-f", panel=HOSTS_PANEL)]
+ConnectTimeoutOpt = Annotated[float, option(P.CONNECT_TIMEOUT, panel=HOSTS_PANEL)]
+# one remote command (the probe, a fact or check command); `--timeout` is its older name where it
+# meant that (EnvcheckApp.command(renamed=...))
+TimeoutOpt = Annotated[Optional[float], option(P.COMMAND_TIMEOUT, panel=HOSTS_PANEL, show_default=False)]
 StrictHostKeysOpt = Annotated[bool, typer.Option(
-    "--strict-host-keys",
+    "--strict-host-keys", rich_help_panel=HOSTS_PANEL,
     help="Refuse hosts not already in known_hosts (default: accept and remember new ones; a "
          "CHANGED key is always refused).")]
-NodePythonOpt = Annotated[Optional[str], typer.Option(
-    "--node-python", metavar="PATH",
-    help="Python interpreter on the nodes (e.g. a venv or conda env with torch). "
-         "Default: python3, else python; nccl-test, doctor, audit and launch on this machine use "
-         "envcheck's own interpreter when torch is installed there.")]
+NodePythonOpt = Annotated[Optional[str], option(P.NODE_PYTHON)]
+# what `--timeout` used to mean in the commands where it bounded one remote command
+OLD_TIMEOUT = {"--timeout": "--command-timeout"}
+COMMAND_TIMEOUT_S = 120.0        # --command-timeout's default, the same in every command
+DEEP_PROBE_TIMEOUT_S = 240.0     # ... for a probe with --deep (it imports torch on every GPU)
+
+
+def command_timeout(given: Optional[float], deep: bool = False) -> float:
+    """--command-timeout as given, else its default (longer for a probe with --deep)."""
+    return given if given is not None else DEEP_PROBE_TIMEOUT_S if deep else COMMAND_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -74,16 +68,16 @@ class HostSelection:
     """Which hosts a command works on and how to reach them: the shared host options, once."""
 
     hosts: Tuple[str, ...] = ()
-    hosts_file: Optional[Path] = None
+    hosts_file: Optional[str] = None
     exclude: Tuple[str, ...] = ()
-    groups_file: Optional[Path] = None
-    ssh_config: Optional[Path] = None
+    groups_file: Optional[str] = None
+    ssh_config: Optional[str] = None
     user: Optional[str] = None
     port: Optional[int] = None
-    identity: Optional[Path] = None
+    identity: Optional[str] = None
     forks: int = 32
     connect_timeout: float = 10.0
-    timeout: float = 60.0
+    timeout: float = COMMAND_TIMEOUT_S
     strict_host_keys: bool = False
 
     @classmethod

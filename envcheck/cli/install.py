@@ -11,19 +11,23 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, color_wanted, guard, print_json, show_probes_exit
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, PortOpt,
-                                    SshConfigOpt, StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
-                                    closing_all)
+from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, color_wanted, guard, print_json,
+                                 show_probes_exit)
+from envcheck import params as P
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt, HostsArg,
+                                   HostsFileOpt, IdentityOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt,
+                                   TimeoutOpt, UserOpt, HostSelection, closing_all, command_timeout)
+from envcheck.cli.options import argument, option
 from envcheck.errors import UsageError
+from envcheck.inputs import check_rc_file
 from envcheck.install.staging import check_tmpdir
-from envcheck.versions import strict_version
 
 if TYPE_CHECKING:  # imported where they run (see the commands below)
     from envcheck.install.common import NodeOutcome
     from envcheck.remote import Remote
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
+InstallTimeoutOpt = Annotated[float, option(P.INSTALL_TIMEOUT)]
 SudoOpt = Annotated[bool, typer.Option("--sudo", help="Use sudo on nodes where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")]
 
 
@@ -48,20 +52,22 @@ def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
     return get
 
 
-@app.command("env")
+@app.command("env", renamed=OLD_TIMEOUT)
 @guard
 def env_cmd(
     ctx: typer.Context,
     hosts: HostsArg = None,
-    cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory to export, e.g. /usr/local/cuda-12.4.")] = None,
-    file: Annotated[str, typer.Option("--file", metavar="F", help="File to put the block in (default: the login user's ~/.bashrc).")] = "~/.bashrc",
+    cuda_home: Annotated[Optional[str], option(P.CUDA_HOME, help="Toolkit directory to export, e.g. /usr/local/cuda-12.4.")] = None,
+    file: Annotated[str, option(P.RC_FILE)] = "~/.bashrc",
+    file_anything: Annotated[bool, typer.Option("--file-anything", help="Let --file name any file (one your start-up file sources, say): the block is written into it all the same, replacing the file atomically with a backup; without this, --file must be a shell start-up file envcheck knows.")] = False,
     profile_d: Annotated[bool, typer.Option("--profile-d", help="Write /etc/profile.d/envcheck-cuda.sh and /etc/ld.so.conf.d/envcheck-cuda.conf instead (login shells + the loader).")] = False,
     remove: Annotated[bool, typer.Option("--remove", help="Take the envcheck block (or files) out again.")] = False,
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
-    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
+    ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
-    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 60.0,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False, show_probe: ShowProbeOpt = False,
 ) -> None:
     """Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env node[01-04] --cuda-home /usr/local/cuda-12.4
@@ -70,10 +76,10 @@ def env_cmd(
     non-interactive SSH commands see it."""
     # lazy: the env block and the fan-out cost ~40 ms CPU at start-up (-X importtime, issue 26); only env needs them
     from envcheck.install.common import on_nodes
-    from envcheck.install.envblock import PROFILE_D_FILES, check_rc_file, env_node, probe_request, render_block
+    from envcheck.install.envblock import PROFILE_D_FILES, env_node, probe_request, render_block
     if profile_d and file != "~/.bashrc":
         raise UsageError("give --file or --profile-d, not both", "--profile-d writes /etc/profile.d and /etc/ld.so.conf.d")
-    check_rc_file(file)
+    check_rc_file(file, anything=file_anything)
     if show_probe:
         request = probe_request(list(PROFILE_D_FILES) if profile_d else [file], None if remove else cuda_home)
         raise show_probes_exit([("on each node", request.show())])
@@ -82,7 +88,8 @@ def env_cmd(
             raise UsageError("env: --cuda-home is required (unless --remove)",
                              "e.g. envcheck env node01 --cuda-home /usr/local/cuda-12.4")
         render_block(cuda_home)  # validate before touching any node
-    o = HostSelection.from_params(ctx.params)
+    timeout = command_timeout(timeout)
+    o = HostSelection.from_params(ctx.params, timeout=timeout)
     pw = sudo_password_source(sudo)
     with closing_all(o.remotes()) as remotes:
         outs = on_nodes(remotes, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d,
@@ -122,28 +129,29 @@ def upload_progress() -> Optional[Callable[[str, int, int], None]]:
     return show
 
 
-@app.command("install-cuda")
+@app.command("install-cuda", renamed=OLD_TIMEOUT)
 @guard
 def install_cuda_cmd(
     ctx: typer.Context,
-    version: Annotated[str, typer.Argument(help="CUDA version: 10.0, 10.0.130, 12.4.1 … (X.Y = newest update).")],
+    version: Annotated[str, argument(P.CUDA_VERSION)],
     hosts: HostsArg = None,
-    runfile: Annotated[Optional[Path], typer.Option("--runfile", metavar="PATH", help="Local runfile to upload (into a private directory of this run, removed afterwards).")] = None,
-    url: Annotated[Optional[str], typer.Option("--url", help="The nodes download the runfile from this URL.")] = None,
-    mirror: Annotated[Optional[str], typer.Option("--mirror", metavar="BASE", help="The nodes download BASE/<runfile name from the matrix>.")] = None,
-    sha256: Annotated[Optional[str], typer.Option("--sha256", metavar="HEX", help="Expected sha256 of the runfile (overrides the matrix).")] = None,
+    runfile: Annotated[Optional[str], option(P.RUNFILE)] = None,
+    url: Annotated[Optional[str], option(P.URL)] = None,
+    mirror: Annotated[Optional[str], option(P.MIRROR)] = None,
+    sha256: Annotated[Optional[str], option(P.SHA256)] = None,
     no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Skip the sha256 check (makeself's own check still runs).")] = False,
-    prefix: Annotated[str, typer.Option("--prefix", help="Install into PREFIX/cuda-X.Y, symlink PREFIX/cuda.")] = "/usr/local",
-    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory (absolute) in which each run makes its own private staging directory for the runfile and the installer's scratch (needs room).")] = "/var/tmp",
+    prefix: Annotated[str, option(P.PREFIX)] = "/usr/local",
+    tmpdir: Annotated[str, option(P.TMPDIR)] = "/var/tmp",
     no_symlink: Annotated[bool, typer.Option("--no-symlink", help="Leave PREFIX/cuda as it is.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace another toolkit at the target; install even for an unsupported GPU.")] = False,
     override: Annotated[bool, typer.Option("--override", help="Pass --override to the installer (gcc too new / missing).")] = False,
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
-    install_timeout: Annotated[float, typer.Option("--install-timeout", help="Seconds the download or the installer may take per node.")] = 3600.0,
-    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    install_timeout: InstallTimeoutOpt = 3600.0,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
+    ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
-    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 120.0,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
     show_probe: ShowProbeOpt = False,
 ) -> None:
@@ -161,6 +169,7 @@ def install_cuda_cmd(
 
     prefix = check_tmpdir(prefix, "--prefix", "pass an absolute directory, e.g. --prefix /usr/local")
     tmpdir = check_tmpdir(tmpdir)
+    timeout = command_timeout(timeout)
     spec = toolkit_spec(load_matrix(matrix), version)
     args = InstallArgs(prefix=prefix, tmpdir=tmpdir, symlink=not no_symlink, force=force, override=override,
                        use_sudo=sudo, timeout=timeout, install_timeout=install_timeout)
@@ -169,7 +178,7 @@ def install_cuda_cmd(
     for warning in choose_source(args, spec, runfile=str(runfile) if runfile else None, url=url, mirror=mirror,
                                  sha256=sha256, no_checksum=no_checksum):
         typer.echo(f"envcheck: {warning}", err=True)
-    o = HostSelection.from_params(ctx.params)
+    o = HostSelection.from_params(ctx.params, timeout=timeout)
     pw = sudo_password_source(sudo)
     remotes = o.remotes()
     if not json_out:
@@ -213,22 +222,24 @@ def finish(outcomes: List["NodeOutcome"], json_out: bool, dry_run: bool = False,
     raise typer.Exit(outcome_of(outcomes).exit_code())
 
 
-@app.command("install-cudnn")
+@app.command("install-cudnn", renamed={"--timeout": "--install-timeout"})
 @guard
 def install_cudnn_cmd(
     ctx: typer.Context,
-    archive: Annotated[Optional[str], typer.Argument(metavar="ARCHIVE", help="cuDNN tarball as downloaded (.tgz or -archive.tar.xz).", show_default=False)] = None,
+    archive: Annotated[Optional[str], argument(P.ARCHIVE, show_default=False)] = None,
     hosts: HostsArg = None,
-    cuda: Annotated[Optional[str], typer.Option("--cuda", metavar="X.Y", help="Toolkit at PREFIX/cuda-X.Y.")] = None,
-    cuda_home: Annotated[Optional[str], typer.Option("--cuda-home", metavar="PATH", help="Toolkit directory (default /usr/local/cuda).")] = None,
+    cuda: Annotated[Optional[str], option(P.VERSION, "--cuda", help="Toolkit at /usr/local/cuda-X.Y.")] = None,
+    cuda_home: Annotated[Optional[str], option(P.CUDA_HOME, help="Toolkit directory (default /usr/local/cuda).")] = None,
     remove: Annotated[bool, typer.Option("--remove", help="Undo: delete what the manifest lists, put back what it replaced.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace a cuDNN that envcheck did not install (it is backed up).")] = False,
-    tmpdir: Annotated[str, typer.Option("--tmpdir", help="Node directory (absolute) in which each run makes its own private staging directory for the archive and extraction.")] = "/var/tmp",
+    tmpdir: Annotated[str, option(P.TMPDIR)] = "/var/tmp",
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
-    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    install_timeout: InstallTimeoutOpt = 3600.0,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
+    ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
-    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = 600.0,
+    connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False, show_probe: ShowProbeOpt = False,
 ) -> None:
     """Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4
@@ -239,8 +250,6 @@ def install_cudnn_cmd(
     from envcheck.install.cudnn import install_cudnn, probe_request, read_archive
 
     tmpdir = check_tmpdir(tmpdir)
-    if cuda:
-        cuda = strict_version(cuda, "--cuda")
     if cuda and cuda_home:
         raise UsageError("give --cuda or --cuda-home, not both", "e.g. --cuda 12.4 or --cuda-home /usr/local/cuda-12.4")
     home = cuda_home or (f"/usr/local/cuda-{cuda}" if cuda else "/usr/local/cuda")
@@ -258,10 +267,11 @@ def install_cudnn_cmd(
         if not Path(archive).is_file():
             raise UsageError(f"{archive}: no such file", "give the path of the downloaded cuDNN archive")
         info = read_archive(str(Path(archive).resolve()))
-    o = HostSelection.from_params(ctx.params)
+    o = HostSelection.from_params(ctx.params, timeout=command_timeout(timeout))
     pw = sudo_password_source(sudo)
     remotes = o.remotes()
     with closing_all(remotes):
         outs = install_cudnn(remotes, info, home, forks=forks, tmpdir=tmpdir, remove=remove, force=force,
-                             dry_run=dry_run, use_sudo=sudo, password=pw, timeout=timeout)
+                             dry_run=dry_run, use_sudo=sudo, password=pw, timeout=install_timeout,
+                             fact_timeout=command_timeout(timeout))
     finish(outs, json_out, dry_run)

@@ -3,11 +3,9 @@ node (envcheck/launch/). Everything after `--` belongs to the script and never r
 parser, so the script's own options (--lr, --local_rank …) cannot clash with ours."""
 import sys
 import threading
-from pathlib import Path
 from typing import Any, Callable, List, Optional
 
 import typer
-from typer.core import TyperCommand
 
 from envcheck.cli import app
 from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note, print_json,
@@ -16,12 +14,15 @@ from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, H
                                    HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
                                    SshConfigOpt, StrictHostKeysOpt, UserOpt, closing_all,
                                    local_python)
-from envcheck.cli.rankopts import MasterAddrOpt, MasterPortOpt
+from envcheck.cli.command import HelpCommand
+from envcheck.cli.options import option
+from envcheck.cli.rankopts import IfnameOpt, MasterAddrOpt, MasterPortOpt, NprocOpt
 from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt, check_launcher, srun_hosts
+from envcheck import params as P
 from envcheck.errors import UsageError
 
 
-class _SplitAtDashes(TyperCommand):
+class _SplitAtDashes(HelpCommand):
     """Keeps what follows the first `--` (the script and its arguments) away from click."""
 
     def parse_args(self, ctx: Any, args: List[str]) -> List[str]:
@@ -35,32 +36,15 @@ class _SplitAtDashes(TyperCommand):
         return super().collect_usage_pieces(ctx) + ["-- SCRIPT [ARGS]..."]
 
 
-NprocOpt = Annotated[Optional[int], typer.Option(
-    "--nproc-per-node", min=1,
-    help="Ranks per host (default: its GPU count; 1 on a host without GPUs).")]
-ChdirOpt = Annotated[Optional[str], typer.Option(
-    "--chdir", metavar="DIR", help="Working directory of the ranks on every host (default: "
-                                   "the current directory here).")]
-EnvOpt = Annotated[Optional[List[str]], typer.Option(
-    "--env", metavar="K=V", help="Set this variable for every rank (repeatable).")]
-SyncOpt = Annotated[Optional[List[str]], typer.Option(
-    "--sync", metavar="FILE_OR_DIR",
-    help="Copy this file or directory to the same absolute path on every host first "
-         "(repeatable).")]
+ChdirOpt = Annotated[Optional[str], option(P.CHDIR)]
+EnvOpt = Annotated[Optional[List[str]], option(P.ENV_PAIR)]
+SyncOpt = Annotated[Optional[List[str]], option(P.SYNC)]
 LocalRankArgOpt = Annotated[bool, typer.Option(
     "--local-rank-arg", help="Also pass --local_rank=K to the script, as "
                              "torch.distributed.launch did.")]
-IfnameOpt = Annotated[Optional[str], typer.Option(
-    "--ifname", help="Interface for NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (checked on "
-                     "every host).")]
-RunTimeoutOpt = Annotated[float, typer.Option(
-    "--run-timeout", "--timeout", min=1, metavar="SECONDS",
-    help="Stop the whole run after this long and name the rank that hung (exit 3).")]
-GraceOpt = Annotated[float, typer.Option(
-    "--grace", min=0, metavar="SECONDS",
-    help="When ranks are stopped: seconds between SIGTERM and SIGKILL.")]
-LogDirOpt = Annotated[Optional[Path], typer.Option(
-    "--log-dir", metavar="DIR", help="Keep every rank's output in DIR/RUN_ID/rankN.HOST.log.")]
+RunTimeoutOpt = Annotated[float, option(P.RUN_TIMEOUT)]
+GraceOpt = Annotated[float, option(P.GRACE)]
+LogDirOpt = Annotated[Optional[str], option(P.LOG_DIR)]
 QuietOthersOpt = Annotated[bool, typer.Option(
     "--quiet-others", help="Stream rank 0's output only (all are still logged).")]
 ForceOpt = Annotated[bool, typer.Option(
@@ -85,7 +69,7 @@ def _rank_printer(json_out: bool, quiet_others: bool) -> Callable[[str, int, str
     return on_line
 
 
-@app.command("launch", cls=_SplitAtDashes)
+@app.command("launch", cls=_SplitAtDashes, renamed={"--timeout": "--run-timeout"})
 @guard
 def launch(
     ctx: typer.Context,
@@ -142,8 +126,7 @@ def launch(
                    sync=list(sync or []), local_rank_arg=local_rank_arg,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    timeout=run_timeout, grace=grace, connect_timeout=connect_timeout, forks=forks,
-                   log_dir=str(log_dir) if log_dir else None, force=force, audit=not no_audit,
-                   matrix=str(matrix) if matrix else None)
+                   log_dir=log_dir, force=force, audit=not no_audit, matrix=matrix)
     check_launcher(launcher)
     if launcher == "srun":   # ranks started by srun inside the allocation (envcheck/slurm/srun_ranks.py)
         # lazy: srun's ranks cost ~60 ms CPU at start-up (-X importtime, issue 26); only --launcher srun needs them

@@ -1,20 +1,23 @@
 """`envcheck matrix …`: commands about the compatibility matrix itself."""
-from pathlib import Path
 from typing import Optional
 
 import typer
 
+from envcheck import params as P
 from envcheck.cli import app
+from envcheck.cli.command import EnvcheckApp
+from envcheck.cli.options import argument
 from envcheck.cli.common import Annotated, MatrixOpt, die, guard, print_json
 from envcheck.errors import MatrixError
 
-matrix_app = typer.Typer(help="Inspect and validate the compatibility matrix.", no_args_is_help=True)
+matrix_app = EnvcheckApp(help="Inspect and validate the compatibility matrix.", no_args_is_help=True,
+                         rich_markup_mode=None)
 app.add_typer(matrix_app, name="matrix")
 
 
 @matrix_app.command("validate")
 def validate(
-    file: Annotated[Optional[Path], typer.Argument(metavar="[FILE]", help="Matrix file (default: --matrix, else the packaged one).")] = None,
+    file: Annotated[Optional[str], argument(P.MATRIX, name="FILE", help="Matrix file (default: --matrix, else the packaged one).")] = None,
     matrix: MatrixOpt = None,
 ) -> None:
     """Check a matrix file: exit 0 with a summary, or 2 naming the bad key. Example: envcheck matrix validate my.yaml"""
@@ -30,14 +33,11 @@ def validate(
     typer.echo(f"{path}: ok, {m.summary()}")
 
 
-KINDS = ("cuda", "cudnn", "torch", "gpu")
-
-
 @matrix_app.command("show")
 @guard
 def show(
-    kind: Annotated[str, typer.Argument(metavar="KIND", help="cuda, cudnn, torch or gpu.")],
-    what: Annotated[str, typer.Argument(metavar="VERSION|NAME", help="e.g. 10.0, 7.6.5, 1.1.0, \"Tesla V100\" or sm_70.")],
+    kind: Annotated[str, argument(P.MATRIX_KIND)],
+    what: Annotated[str, argument(P.MATRIX_WHAT)],
     matrix: MatrixOpt = None,
 ) -> None:
     """Print what the matrix says about one toolkit, cuDNN, torch release or GPU, as JSON. Example: envcheck matrix show cuda 10.0"""

@@ -4,45 +4,37 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt, check_launcher, srun_hosts
+from envcheck import params as P
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt,
-                                   IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt, HostsArg,
+                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
                                    local_python)
-from envcheck.cli.rankopts import BackendOpt, MasterAddrOpt, MasterPortOpt, WorkerNprocOpt
+from envcheck.cli.options import option
+from envcheck.cli.rankopts import (MAX_BYTES_DEFAULT, BackendOpt, CollectiveTimeoutOpt, IfnameOpt,
+                                   MasterAddrOpt, MasterPortOpt, MaxBytesOpt, MinBusbwOpt, NprocOpt)
+from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt, check_launcher, srun_hosts
 from envcheck.errors import UsageError
 
 if TYPE_CHECKING:  # imported where it runs (see nccl_test below)
     from envcheck.allreduce.run import Options
 
-MinBytesOpt = Annotated[str, typer.Option(help="Smallest message (8, 64K, 1M…).")]
-MaxBytesOpt = Annotated[str, typer.Option(help="Largest message.")]
-FactorOpt = Annotated[int, typer.Option(help="Size multiplier between steps.")]
-DtypeOpt = Annotated[str, typer.Option(help="float32, float16, bfloat16, float64, int32.")]
-WarmupOpt = Annotated[int, typer.Option(help="Untimed all-reduces per size.", min=0, max=1000)]
-ItersOpt = Annotated[int, typer.Option(help="Timed all-reduces per size.", min=1, max=100000)]
-CollectiveTimeoutOpt = Annotated[float, typer.Option(
-    "--collective-timeout", "--timeout", min=0.1, metavar="SECONDS",
-    help="Seconds one collective may take before the run is stopped (exit 3), as doctor's "
-         "--collective-timeout (--timeout is the older name). Remote commands of the "
-         "preflight get --connect-timeout + 30.")]
-RendezvousTimeoutOpt = Annotated[float, typer.Option(help="Seconds for every rank to join.")]
-RunTimeoutOpt = Annotated[float, typer.Option(help="Last bound on the whole run per host.")]
-IfnameOpt = Annotated[Optional[str], typer.Option(help="Interface for NCCL_SOCKET_IFNAME and "
-                                                       "GLOO_SOCKET_IFNAME.")]
-MinBusbwOpt = Annotated[Optional[float], typer.Option(
-    "--min-busbw", help="Exit 1 when busbw at the largest size is below this (GB/s).")]
-PlotOpt = Annotated[Optional[str], typer.Option(help="Write busbw vs size to this image "
-                                                     "(needs matplotlib).")]
+MinBytesOpt = Annotated[int, option(P.MIN_BYTES)]
+FactorOpt = Annotated[int, option(P.FACTOR)]
+DtypeOpt = Annotated[str, option(P.DTYPE)]
+WarmupOpt = Annotated[int, option(P.WARMUP)]
+ItersOpt = Annotated[int, option(P.ITERS)]
+RendezvousTimeoutOpt = Annotated[float, option(P.RENDEZVOUS_TIMEOUT)]
+RunTimeoutOpt = Annotated[float, option(P.RUN_TIMEOUT, help="Last bound on the whole run per host.")]
+PlotOpt = Annotated[Optional[str], option(P.PLOT)]
 PairsOpt = Annotated[bool, typer.Option(
     "--pairs", help="Instead of the sweep: rounds of node pairs (one per rail) all-reducing at "
                     "--max-bytes at the same time, each pair's busbw against their median and the "
                     "link rate; names a slow node or link (3+ hosts).")]
 
 
-@app.command("nccl-test")
+@app.command("nccl-test", renamed={"--timeout": "--collective-timeout"})
 @guard
 def nccl_test(
     ctx: typer.Context,
@@ -54,14 +46,14 @@ def nccl_test(
     identity: IdentityOpt = None,
     strict_host_keys: StrictHostKeysOpt = False,
     backend: BackendOpt = "auto",
-    nproc_per_node: WorkerNprocOpt = None,
+    nproc_per_node: NprocOpt = None,
     min_bytes: MinBytesOpt = "8",
-    max_bytes: MaxBytesOpt = "256M",
+    max_bytes: MaxBytesOpt = MAX_BYTES_DEFAULT,
     factor: FactorOpt = 2,
     dtype: DtypeOpt = "float32",
     warmup: WarmupOpt = 5,
     iters: ItersOpt = 20,
-    timeout: CollectiveTimeoutOpt = 60.0,
+    collective_timeout: CollectiveTimeoutOpt = 60.0,
     rendezvous_timeout: RendezvousTimeoutOpt = 60.0,
     run_timeout: RunTimeoutOpt = 1800.0,
     master_addr: MasterAddrOpt = None,
@@ -85,7 +77,6 @@ def nccl_test(
     leaves strays."""
     # lazy: the all-reduce run (its preflight, render, verdict) costs ~140 ms CPU at start-up
     # (-X importtime, issue 26), which --help and every other command would pay
-    from envcheck.allreduce import bandwidth as am
     from envcheck.allreduce.preflight import RANK_SECTIONS
     from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
     from envcheck.allreduce.run import Options, check_options, run_allreduce
@@ -94,10 +85,10 @@ def nccl_test(
         raise show_probe_exit(RANK_SECTIONS, node_python)
 
     if plot:
-        require_matplotlib()   # before the run, not after minutes of it
+        require_matplotlib(plot)   # before the run, not after minutes of it
     opts = Options(backend=backend, nproc_per_node=nproc_per_node,
-                   min_bytes=am.parse_size(min_bytes), max_bytes=am.parse_size(max_bytes),
-                   factor=factor, dtype=dtype, warmup=warmup, iters=iters, timeout=timeout,
+                   min_bytes=min_bytes, max_bytes=max_bytes,
+                   factor=factor, dtype=dtype, warmup=warmup, iters=iters, timeout=collective_timeout,
                    rendezvous_timeout=rendezvous_timeout, run_timeout=run_timeout,
                    master_addr=master_addr, master_port=master_port, ifname=ifname,
                    node_python=node_python, connect_timeout=connect_timeout, forks=forks)

@@ -1,10 +1,11 @@
-from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import typer
 
 from envcheck.cli import app
+from envcheck import params as P
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
+from envcheck.cli.options import argument, option
 
 if TYPE_CHECKING:  # imported where they run (see plan and _gpu_of_host below)
     from envcheck.gpus.host import HostGpu
@@ -14,7 +15,7 @@ if TYPE_CHECKING:  # imported where they run (see plan and _gpu_of_host below)
 PLAN_SECTIONS = ("gpus", "pci_gpus")   # what host_gpu() reads: the driver's GPU list, the PCI bus
 
 
-def _gpu_of_host(facts_file: Optional[Path], m: "Matrix", driver: Optional[str]) -> Tuple["HostGpu", Optional[str]]:
+def _gpu_of_host(facts_file: Optional[str], m: "Matrix", driver: Optional[str]) -> Tuple["HostGpu", Optional[str]]:
     """The GPU (and, unless --driver was given, the driver) of a saved facts file or, with none,
     of this machine as the audit probe sees it."""
     # lazy: the probe runner and the facts reader cost ~95 ms CPU at start-up (-X importtime,
@@ -49,13 +50,13 @@ def _table(rows: List[List[str]], head: List[str]) -> List[str]:
 @app.command("plan")
 @guard
 def plan(
-    facts_file: Annotated[Optional[Path], typer.Argument(metavar="[FACTS.json]", help="Plan for the GPU in a saved facts document (envcheck audit --json / --save) instead of this machine's.")] = None,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU model (A100, 'Tesla V100-SXM2-16GB'), sm_XY or X.Y. Without it: the GPU of FACTS.json, else of this machine (its driver's list, or the NVIDIA GPUs on its PCI bus when no driver is installed yet).")] = None,
-    driver: Annotated[Optional[str], typer.Option("--driver", metavar="V", help="The installed driver: stacks needing a newer one are excluded.")] = None,
-    torch: Annotated[Optional[str], typer.Option("--torch", metavar="V", help="Only this torch release (2.5.1, or 2.5 for every 2.5.x).")] = None,
-    python: Annotated[Optional[str], typer.Option("--python", metavar="X.Y", help="Only stacks with wheels for this Python.")] = None,
+    facts_file: Annotated[Optional[str], argument(P.FACTS_FILE, help="Plan for the GPU in a saved facts document (envcheck audit --json / --save) instead of this machine's.")] = None,
+    gpu: Annotated[Optional[str], option(P.GPU, help="GPU model (A100, 'Tesla V100-SXM2-16GB'), sm_XY or X.Y. Without it: the GPU of FACTS.json, else of this machine (its driver's list, or the NVIDIA GPUs on its PCI bus when no driver is installed yet).")] = None,
+    driver: Annotated[Optional[str], option(P.DRIVER_V, help="The installed driver: stacks needing a newer one are excluded.")] = None,
+    torch: Annotated[Optional[str], option(P.VERSION, "--torch", help="Only this torch release (2.5.1, or 2.5 for every 2.5.x).")] = None,
+    python: Annotated[Optional[str], option(P.PYTHON_VERSION, help="Only stacks with wheels for this Python.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Also list the excluded stacks and why.")] = False,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Stacks shown (newest first); --json lists all.")] = 10,
+    limit: Annotated[int, option(P.LIMIT)] = 10,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

@@ -5,20 +5,22 @@ import typer
 
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt,
-                                   NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, UserOpt,
-                                   HostSelection, closing_all)
+from envcheck import params as P
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt, HostsArg,
+                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+                                   StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection, closing_all,
+                                   command_timeout)
 from envcheck.cli.install import sudo_password_source
-from envcheck.errors import UsageError
+from envcheck.cli.options import argument, option
 
 
-@app.command("provision")
+@app.command("provision", renamed=OLD_TIMEOUT)
 @guard
 def provision_cmd(
     ctx: typer.Context,
-    playbook: Annotated[str, typer.Argument(metavar="PLAYBOOK", help="A playbook file, or the name of a shipped one (cuda10.0-cudnn7.6-torch1.1).")],
+    playbook: Annotated[str, argument(P.PLAYBOOK)],
     hosts: HostsArg = None,
-    files: Annotated[Optional[Path], typer.Option("--files", metavar="DIR", help="Where the playbook's runfile and cuDNN archive are (default: next to the playbook).")] = None,
+    files: Annotated[Optional[str], option(P.FILES)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print per host what each step would do; change nothing.")] = False,
     sudo: Annotated[bool, typer.Option("--sudo", help="Use sudo where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")] = False,
     no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Do not check runfile sha256s against the playbook/matrix (makeself's own check still runs).")] = False,
@@ -30,7 +32,7 @@ def provision_cmd(
     identity: IdentityOpt = None,
     forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Give up on a node's fact or check command after this long.")] = 120.0,
+    timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
@@ -48,13 +50,12 @@ def provision_cmd(
     from envcheck.report import paint
 
     pb = load_playbook(playbook)
-    if files is not None and not files.is_dir():
-        raise UsageError(f"--files {files}: not a directory", "give the directory holding the runfile and archive")
     m = load_matrix(matrix)
-    remotes = HostSelection.from_params(ctx.params).remotes()
-    o = ProvisionOptions(files=files, dry_run=dry_run, use_sudo=sudo, password=sudo_password_source(sudo),
-                         node_python=node_python or "python3", no_checksum=no_checksum, forks=forks,
-                         timeout=timeout)
+    timeout = command_timeout(timeout)
+    remotes = HostSelection.from_params(ctx.params, timeout=timeout).remotes()
+    o = ProvisionOptions(files=Path(files) if files else None, dry_run=dry_run, use_sudo=sudo,
+                         password=sudo_password_source(sudo), node_python=node_python or "python3",
+                         no_checksum=no_checksum, forks=forks, timeout=timeout)
     if not json_out:
         typer.echo(f"playbook {pb.name} ({pb.path}): {len(pb.steps)} step(s) on {len(remotes)} host(s)"
                    + (" [dry run]" if dry_run else ""))

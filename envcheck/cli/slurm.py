@@ -5,13 +5,14 @@ import shutil
 import socket
 import sys
 import threading
-from pathlib import Path
 from typing import Optional
 
 import typer
 
+from envcheck import params as P
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.options import option
 from envcheck.errors import UsageError
 from envcheck.matrix.load import load_matrix
 from envcheck.slurm import config
@@ -46,20 +47,20 @@ def _hard_stop(seconds: float, code: int) -> None:
 @app.command("slurm-check")
 @guard
 def slurm_check(
-    mode: Annotated[Optional[str], typer.Option("--mode", help="healthcheck (HealthCheckProgram), prolog or epilog (default: from SLURM_SCRIPT_CONTEXT, else healthcheck).")] = None,
+    mode: Annotated[Optional[str], option(P.HOOK_MODE)] = None,
     print_config: Annotated[bool, typer.Option("--print-config", help="Print a script that installs the hook's wrapper (run it as root on every node), with the slurm.conf lines in its comments, and exit.")] = False,
-    wrapper: Annotated[str, typer.Option("--wrapper", metavar="PATH", help="With --print-config: where the wrapper goes on the nodes.")] = "/usr/local/sbin/envcheck-slurm-hook",
-    interval: Annotated[int, typer.Option("--interval", metavar="SECONDS", min=1, help="With --print-config: the HealthCheckInterval printed.")] = 300,
-    node: Annotated[Optional[str], typer.Option("--node", metavar="NAME", help="The Slurm node name (default: $SLURMD_NODENAME, else the short hostname).")] = None,
-    deadline: Annotated[float, typer.Option("--deadline", metavar="SECONDS", min=5, max=55, help="Finish within this long, every call included (Slurm kills the hook at 60 s).")] = 40.0,
+    wrapper: Annotated[str, option(P.HOOK_WRAPPER)] = "/usr/local/sbin/envcheck-slurm-hook",
+    interval: Annotated[int, option(P.HOOK_INTERVAL)] = 300,
+    node: Annotated[Optional[str], option(P.SLURM_NODE)] = None,
+    deadline: Annotated[float, option(P.HOOK_DEADLINE)] = 40.0,
     strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict drains too.")] = False,
     drain_unknown: Annotated[bool, typer.Option("--drain-unknown", help="A probe that crashed or timed out (UNKNOWN) drains too.")] = False,
     expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only node; a missing NVIDIA driver is then not a warning.")] = True,
-    xid_since: Annotated[str, typer.Option("--xid-since", metavar="DURATION", help="Count Xid errors logged within this window only (24h, 90m, 3600), so a stale Xid does not keep a node drained until it reboots.")] = "24h",
-    state_dir: Annotated[Path, typer.Option("--state-dir", metavar="DIR", help="Where the node records a Prolog/Epilog failure envcheck caused.")] = Path("/var/lib/envcheck"),
-    scontrol: Annotated[str, typer.Option("--scontrol", metavar="PATH", help="The scontrol to call (the wrapper names it by absolute path).")] = "scontrol",
-    scontrol_timeout: Annotated[float, typer.Option("--scontrol-timeout", metavar="SECONDS", help="Give up on one scontrol call after this long.")] = 5.0,
-    node_python: Annotated[Optional[str], typer.Option("--node-python", metavar="PATH", help="Interpreter that runs the probe (default: envcheck's own).")] = None,
+    xid_since: Annotated[str, option(P.XID_SINCE)] = "24h",
+    state_dir: Annotated[str, option(P.STATE_DIR)] = "/var/lib/envcheck",
+    scontrol: Annotated[str, option(P.SCONTROL)] = "scontrol",
+    scontrol_timeout: Annotated[float, option(P.SCONTROL_TIMEOUT)] = 5.0,
+    node_python: Annotated[Optional[str], option(P.NODE_PYTHON, help="Interpreter that runs the probe (default: envcheck's own).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be done; never call scontrol update nor write the local record.")] = False,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,

@@ -2,16 +2,14 @@
 (audit, doctor, nccl-test, launch): `--launcher` and `--step-size`, declared once."""
 from typing import List, Optional, Sequence
 
-import typer
-
+from envcheck import params as P
 from envcheck.cli.common import Annotated
+from envcheck.cli.options import option
 from envcheck.errors import UsageError
 from envcheck.hostlist import expand_hostlist
 
-LauncherOpt = Annotated[str, typer.Option(
-    "--launcher", help="Reach the nodes over ssh, or with srun inside a Slurm allocation (hosts: the job's nodes).")]
-StepSizeOpt = Annotated[int, typer.Option(
-    "--step-size", metavar="N", min=1, help="With --launcher srun: at most N nodes per job step.")]
+LauncherOpt = Annotated[str, option(P.LAUNCHER)]
+StepSizeOpt = Annotated[int, option(P.STEP_SIZE)]
 
 
 def check_launcher(launcher: str) -> None:

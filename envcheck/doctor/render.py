@@ -1,17 +1,13 @@
 """Rendering of a doctor report (envcheck/doctor/health.py): the table, JUnit XML for CI, and the
-Prometheus node_exporter textfile format. Rendering only, plus one atomic file write."""
+Prometheus node_exporter textfile format. Rendering only (the files are written by envcheck/paths.py: write_output)."""
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import OrderedDict
-from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional
 
-from envcheck.errors import UsageError
 from envcheck.doctor.checks import BUSBW
 from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, WARN, DoctorReport, outcome
 from envcheck.hostlist import compress_hostlist
@@ -171,31 +167,3 @@ def render_prometheus(report: DoctorReport, now: Optional[float] = None) -> str:
         for labels, value in samples:
             out.append(f"{name}{_labels(labels)} {_fmt(value)}")
     return "\n".join(out) + "\n"
-
-
-# ---------------------------------------------------------------- files
-def write_atomic(path: Union[str, Path], text: str) -> None:
-    """Write next to the target and rename over it, so a reader (node_exporter, CI) never sees
-    half a file. The node_exporter collector skips files not ending in .prom; a temp name
-    starting with '.' and ending elsewhere is ignored by it."""
-    p = Path(path)
-    d = p.parent if str(p.parent) else Path(".")
-    if not d.is_dir():
-        raise UsageError(f"{p}: directory {d} does not exist", "create it or choose another path")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(d))
-    except OSError as e:   # /proc, a read-only mount, no permission
-        raise UsageError(f"{p}: cannot write in {d}: {e.strerror}", "choose a writable directory") from e
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise UsageError(f"{p}: cannot write: {e.strerror}", "check the path and its permissions") from e

@@ -15,6 +15,7 @@ from envcheck import inputs
 from envcheck.errors import UsageError, VersionError
 from envcheck.facts.load import validate
 from envcheck.facts.schema import SCHEMA, Facts
+from envcheck.facts.validate import validate_facts
 from envcheck.matrix.load import Matrix
 from envcheck.versions import (cc_str, cu_tag_to_version, cuda_release, parse_compute_capability, parse_torch, pep440,
                                strict_version)
@@ -133,4 +134,6 @@ def load_facts_file(path: Path) -> Facts:
     if not any(k in doc for k in ("driver", "cuda", "torch", "packages", "gpus", "pci_gpus", "python", "cudnn", "gcc")):
         raise UsageError(f"{path}: no facts in it (none of driver, cuda, torch, packages, gpus …)",
                          "give a file written by `envcheck audit --json` or the probe")
-    return validate(doc, str(path))
+    facts = validate(doc, str(path))
+    validate_facts(facts, str(path))   # nested values too: `gpus: [5, null]` is no GPU list
+    return facts

@@ -97,7 +97,7 @@ fail() {{
   exit 1
 }}
 trap 'fail "interrupted"' HUP INT TERM
-mkdir -p "$D" || fail "cannot create $D"
+[ -d "$D" ] || fail "the staging directory $D is gone"
 # a stale scratch log of ours would be reused; one owned by someone else was refused in preflight
 [ -O /tmp/cuda-installer.log ] && rm -f /tmp/cuda-installer.log
 if [ -e "$T" ] || [ -L "$T" ]; then

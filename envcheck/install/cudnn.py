@@ -286,9 +286,11 @@ echo "envcheck-removed: $n files listed in $M"
 
 def cudnn_node(remote: Remote, info: Optional[ArchiveInfo], cuda_home: str, *, tmpdir: str = "/var/tmp",
                remove: bool = False, force: bool = False, dry_run: bool = False, use_sudo: bool = False,
-               password: Optional[Callable[[], str]] = None, timeout: float = 600.0) -> NodeOutcome:
+               password: Optional[Callable[[], str]] = None, timeout: float = 3600.0,
+               fact_timeout: float = 120.0) -> NodeOutcome:
+    """timeout: the copy (--install-timeout); fact_timeout: the fact command (--command-timeout)."""
     out = NodeOutcome(remote.name)
-    read = read_node(remote, probe_request(cuda_home), 60)
+    read = read_node(remote, probe_request(cuda_home), fact_timeout)
     if read.facts is None:
         return out.fail("unreachable" if read.unreachable else "failed", f"facts: {read.error}")
     f = cudnn_facts(read.facts, cuda_home)

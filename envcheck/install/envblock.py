@@ -27,7 +27,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
 
-from envcheck.inputs import check_rc_file  # noqa: F401  (the env step's --file / file: check)
 from envcheck.errors import EnvcheckError, UsageError
 from envcheck.facts import views
 from envcheck.facts.schema import Facts

@@ -56,7 +56,9 @@ def open_command(tmpdir: str, host: str) -> str:
     whoever finds it after a crash; the random part is what makes it unique."""
     d = tmpdir.rstrip("/") or "/"
     template = shlex.quote(f"{d.rstrip('/')}/envcheck.{_host_word(host)}.XXXXXXXXXX")
-    return (f"D={shlex.quote(d)}; mkdir -p \"$D\" || exit 1; "
+    # --tmpdir must exist: a typo there is said, never made (with its parents) as root
+    return (f"D={shlex.quote(d)}; [ -d \"$D\" ] || {{ echo \"--tmpdir $D is not a directory on this node "
+            "(envcheck makes no parents; create it or pass another --tmpdir)\" >&2; exit 1; }; "
             f"S=$(mktemp -d {template}) || exit 1; "
             "chmod 700 \"$S\" && [ -O \"$S\" ] && [ ! -L \"$S\" ] && echo \"stage=$S\"")
 

@@ -75,16 +75,42 @@ def check_nodes(remotes: Sequence[Remote], python: Optional[str], chdir: str, sc
     return checks, errs
 
 
+# what --sync holds in memory (gzip'd) and sends to every host: a script, its config, a small
+# package; past this it is a job for rsync or a shared filesystem (`--sync /usr` is a typo)
+MAX_SYNC_BYTES = 1 << 30
+MAX_SYNC_FILES = 100_000
+
+
+def _check_sync_size(full: str, shown: str) -> None:
+    """Refuse a tree over the bounds by walking it, stopping at the bound (never the whole /usr)."""
+    total = files = 0
+    walk = os.walk(full) if os.path.isdir(full) else [(os.path.dirname(full), [], [os.path.basename(full)])]
+    for root, dirs, names in walk:
+        for n in names + dirs:
+            files += 1
+            try:
+                total += os.lstat(os.path.join(root, n)).st_size
+            except OSError:
+                continue
+            if total > MAX_SYNC_BYTES or files > MAX_SYNC_FILES:
+                raise UsageError(f"--sync {shown}: more than {MAX_SYNC_BYTES >> 30} GiB or {MAX_SYNC_FILES} "
+                                 "files, which envcheck would hold in memory and send to every host",
+                                 "--sync only the script and what it reads; copy large trees with rsync "
+                                 "or use a shared filesystem")
+
+
 def sync_archive(paths: Sequence[str]) -> Tuple[bytes, List[str]]:
-    """One gzip'd tar of the files and directories to copy, each at its absolute path."""
+    """One gzip'd tar of the files and directories to copy, each at its absolute path; bounded."""
+    for p in paths:
+        if not os.path.exists(os.path.abspath(p)):
+            raise UsageError(f"--sync {p}: no such file or directory",
+                             "name a file or directory on this machine")
+        _check_sync_size(os.path.abspath(p), p)
     buf = io.BytesIO()
     names = []
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for p in paths:
             full = os.path.abspath(p)
-            if not os.path.exists(full):
-                raise UsageError(f"--sync {p}: no such file or directory",
-                                 "name a file or directory on this machine")
             tar.add(full, arcname=full.lstrip("/"))
             names.append(full)
     return buf.getvalue(), names
@@ -93,9 +119,12 @@ def sync_archive(paths: Sequence[str]) -> Tuple[bytes, List[str]]:
 def sync(remotes: Sequence[Remote], paths: Sequence[str], timeout: float,
          forks: int) -> List[PreflightError]:
     """Copy the paths to the same absolute paths on every remote host (this machine already
-    has them): tar over the command's stdin, one exec per host."""
-    data, names = sync_archive(paths)
+    has them, so with no other host nothing is built): tar over the command's stdin, one exec
+    per host."""
     far = [r for r in remotes if not r.is_local]
+    if not far:
+        return []
+    data, names = sync_archive(paths)
     cmd = "tar -xzf - --no-same-owner -C /"
 
     def one(r: Remote) -> RunResult:

@@ -16,7 +16,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from envcheck import params as P
 from envcheck.errors import UsageError
+from envcheck.paths import make_out_dir
 from envcheck.launch import outcome
 from envcheck.launch import preflight as lp
 from envcheck.launch.stream import HostStream, LineFn, RankState
@@ -28,8 +30,6 @@ from envcheck.ranks.start import Starter
 from envcheck.remote import Remote, RunResult
 
 MARKER = "envcheck-launch-"   # in every launcher's and rank's command line: `pgrep -f` finds a run
-RESERVED_ENV = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
-                "LOCAL_WORLD_SIZE", "GROUP_RANK")
 
 
 @dataclass
@@ -87,14 +87,11 @@ class Report:
 
 
 def parse_env(pairs: Sequence[str]) -> Dict[str, str]:
+    """--env NAME=VALUE pairs, each checked by its declaration (a name the shell takes, no
+    control character, not one launch sets itself)."""
     out = {}
     for p in pairs:
-        k, eq, v = p.partition("=")
-        if not eq or not k:
-            raise UsageError(f"--env {p!r} is not K=V", "write --env NAME=VALUE")
-        if k in RESERVED_ENV:
-            raise UsageError(f"--env {k} is set by envcheck launch for every rank",
-                             "use --master-addr/--master-port/--nproc-per-node instead")
+        k, _, v = P.ENV_PAIR.parse(p).partition("=")
         out[k] = v
     return out
 
@@ -131,8 +128,10 @@ def run_launch(remotes: Sequence[Remote], opts: Options, progress: Optional[Prog
         rep.exit_code = outcome.exit_code(rep.failure)
         return rep
     if opts.log_dir:
-        rep.log_dir = os.path.join(os.path.abspath(opts.log_dir), rep.run_id)
-        os.makedirs(rep.log_dir, exist_ok=False)   # a fresh directory per run: nothing clobbered
+        # --log-dir itself may be made (its parent must exist), then a fresh directory per run:
+        # nothing clobbered, no parents made by a typo
+        rep.log_dir = os.path.join(os.path.abspath(make_out_dir(opts.log_dir, "--log-dir")), rep.run_id)
+        make_out_dir(rep.log_dir, "--log-dir")
     _run(remotes, opts, python, rep, say, on_line)
     rep.exit_code = outcome.exit_code(rep.failure)
     return rep
@@ -145,7 +144,7 @@ def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], 
     t = opts.connect_timeout + 30
 
     def copy(_nodes: List[NodeFacts]) -> List[PreflightError]:
-        say(f"preflight: copying {', '.join(opts.sync)} to every host")
+        say(f"preflight: copying {', '.join(opts.sync)} to every other host")
         return lp.sync(list(remotes), opts.sync, t + 60, opts.forks)
 
     def torch_and_script(_nodes: List[NodeFacts]) -> List[PreflightError]:
@@ -164,10 +163,12 @@ def _preflight(remotes: Sequence[Remote], opts: Options, python: Optional[str], 
         rep.ifname = plan.ifname
         return _audit(remotes, opts, python, rep, say, t) if opts.audit else None
 
+    # this machine has the --sync paths already: no archive unless another host needs it
+    sync = bool(opts.sync) and any(not r.is_local for r in remotes)
     wiring = rp.Wiring(python, opts.ifname, opts.master_addr, opts.master_port,
                        opts.connect_timeout, opts.forks)
     pre = rp.preflight(remotes, wiring, size, notes=rep.notes, say=say, gate=audit,
-                       checks=([copy] if opts.sync else []) + [torch_and_script])
+                       checks=([copy] if sync else []) + [torch_and_script])
     if pre.plan is not None:
         rep.ifname, rep.master_addr, rep.master_port = (pre.plan.ifname, pre.plan.master_addr,
                                                          pre.plan.master_port)

@@ -17,7 +17,8 @@ from envcheck import inputs
 from envcheck.errors import MatrixError, UsageError, VersionError
 from envcheck.matrix.gpus import GpuIndex
 from envcheck.matrix.schema import validate
-from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
+from envcheck.params.text import excerpt
+from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, strict_version, vkey
 from envcheck.versions import parse_compute_capability
 
 Record = Dict[str, Any]
@@ -354,8 +355,12 @@ def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
 
 
 def matrix_record(m: Matrix, kind: str, what: str) -> Dict[str, Any]:
-    """One entry with everything derived from it resolved (for `envcheck matrix show`)."""
-
+    """One entry with everything derived from it resolved (for `envcheck matrix show`). A version
+    asked for is read whole, never by its prefix: `cuda 12.4junk` is no CUDA 12.4."""
+    if kind in ("cuda", "cudnn"):
+        strict_version(what, f"matrix show {kind}")
+    elif kind == "torch":
+        parse_torch(what)
     if kind == "cuda":
         return m.toolkit(what)
     if kind == "cudnn":
@@ -375,6 +380,6 @@ def matrix_record(m: Matrix, kind: str, what: str) -> Dict[str, Any]:
         except VersionError:
             entry, cc = m.gpu(what), m.gpu_cc(what)
         if cc is None:
-            raise _query_error("gpus", f"no GPU matching {what!r} in the matrix", "give sm_XY or X.Y instead")
+            raise _query_error("gpus", f"no GPU matching {excerpt(what)} in the matrix", "give sm_XY or X.Y instead")
         return {"query": what, "gpu": entry, "cc": f"{cc[0]}.{cc[1]}", "arch": m.arch(cc)}
-    raise _query_error("(query)", f"unknown kind {kind!r}", "one of cuda, cudnn, torch, gpu")
+    raise _query_error("(query)", f"unknown kind {excerpt(kind)}", "one of cuda, cudnn, torch, gpu")

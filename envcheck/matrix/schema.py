@@ -19,6 +19,7 @@ from envcheck.matrix.schema_cuda import check_cuda
 from envcheck.matrix.schema_hw import check_chips, check_gpus
 from envcheck.matrix import schema_torch
 from envcheck.versions import vkey
+from envcheck.params.text import excerpt
 
 SCHEMA_VERSION = 1
 
@@ -78,18 +79,18 @@ class _Checker:
         if obj is None and nullable:
             return None
         if isinstance(obj, (int, float)) and not isinstance(obj, bool):
-            self.fail(path, f"version {obj!r} must be a quoted string (YAML reads unquoted 10.10 as 10.1)")
+            self.fail(path, f"version {excerpt(obj)} must be a quoted string (YAML reads unquoted 10.10 as 10.1)")
         if not isinstance(obj, str) or not _VERSION.match(obj):
-            self.fail(path, f"bad version string {obj!r}: digits and dots expected, e.g. \"12.4\"")
+            self.fail(path, f"bad version string {excerpt(obj)}: digits and dots expected, e.g. \"12.4\"")
         n = len(obj.split("."))
         if fields and n not in fields:
             want = " or ".join(str(f) for f in fields)
-            self.fail(path, f"version {obj!r} has {n} fields, expected {want}")
+            self.fail(path, f"version {excerpt(obj)} has {n} fields, expected {want}")
         return obj
 
     def url(self, obj: Any, path: str) -> str:
         if not isinstance(obj, str) or not _URL.match(obj):
-            self.fail(path, f"must be an http(s) URL, not {obj!r}")
+            self.fail(path, f"must be an http(s) URL, not {excerpt(obj)}")
         return obj
 
     def checksum(self, obj: Any, path: str, length: int, algo: str) -> str:
@@ -108,7 +109,7 @@ class _Checker:
         seen: Set[Any] = set()
         for i, v in enumerate(values):
             if v in seen:
-                self.fail(f"{path}[{i}]", f"duplicate {what} {v!r}")
+                self.fail(f"{path}[{i}]", f"duplicate {what} {excerpt(v)}")
             seen.add(v)
 
     def ascending(self, versions: List[str], path: str) -> None:
@@ -122,7 +123,7 @@ class _Checker:
         names = set(allowed)
         for i, f in enumerate(self.strings(entry["unconfirmed"], f"{path}.unconfirmed")):
             if f not in names:
-                self.fail(f"{path}.unconfirmed[{i}]", f"{f!r} is not a field of this entry")
+                self.fail(f"{path}.unconfirmed[{i}]", f"{excerpt(f)} is not a field of this entry")
 
 
 def _kind(obj: Any) -> str:
@@ -138,7 +139,7 @@ def validate(data: Any, file: Optional[str] = None) -> None:
     c.mapping(data, "", ["schema", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpus", "archs"],
               ["sources", "chips", "forward_compat"])
     if data["schema"] != SCHEMA_VERSION:
-        c.fail("schema", f"unsupported schema {data['schema']!r}; this envcheck reads schema {SCHEMA_VERSION}")
+        c.fail("schema", f"unsupported schema {excerpt(data['schema'])}; this envcheck reads schema {SCHEMA_VERSION}")
     if "sources" in data:
         for name, u in c.mapping(data["sources"], "sources", [], list(data["sources"] or {})).items():
             c.url(u, f"sources.{name}")
@@ -163,7 +164,7 @@ def _archs(c: _Checker, archs: Any) -> Set[str]:
         c.mapping(a, p, keys, ["unconfirmed", "note", "runtime_min_cuda", "runtime_source"])
         cc = a["cc"]
         if not isinstance(cc, str) or not _CC.match(cc):
-            c.fail(f"{p}.cc", f"compute capability {cc!r} must be a quoted \"X.Y\"")
+            c.fail(f"{p}.cc", f"compute capability {excerpt(cc)} must be a quoted \"X.Y\"")
         if cc in seen:
             c.fail(f"{p}.cc", f"duplicate compute capability {cc}")
         seen.add(cc)
@@ -226,7 +227,7 @@ def _cudnn(c: _Checker, cudnn: Any, minors: Set[str], majors: Set[int]) -> Dict[
                 c.fail(f"{p}.cuda[{j}]", f"CUDA family {b} is not in cuda.families")
         c.unique(builds, f"{p}.cuda", "CUDA build")
         if rel["layout"] not in layouts:
-            c.fail(f"{p}.layout", f"unknown layout {rel['layout']!r} (known: {', '.join(layouts)})")
+            c.fail(f"{p}.layout", f"unknown layout {excerpt(rel['layout'])} (known: {', '.join(layouts)})")
         c.url(rel["source"], f"{p}.source")
         if "sha256" in rel:
             sums = c.mapping(rel["sha256"], f"{p}.sha256", [], [str(b) for b in builds])
@@ -266,7 +267,7 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
         c.mapping(s, p, ["arch", "source"], ["unconfirmed", "note"])
         for j, a in enumerate(c.strings(s["arch"], f"{p}.arch", True)):
             if not _ARCH.match(a):
-                c.fail(f"{p}.arch[{j}]", f"{a!r} is not sm_XY or compute_XY")
+                c.fail(f"{p}.arch[{j}]", f"{excerpt(a)} is not sm_XY or compute_XY")
         c.url(s["source"], f"{p}.source")
         c.unconfirmed(s, p, ["arch"])
     keys = ["version", "pypi", "variants", "torchvision", "torchaudio", "python", "source"]
@@ -285,7 +286,7 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
             vp = f"{p}.variants.{tag}"
             m = _CU_TAG.match(str(tag))
             if not m:
-                c.fail(vp, f"variant {tag!r} is not a cuXY tag")
+                c.fail(vp, f"variant {excerpt(tag)} is not a cuXY tag")
             cuda = f"{int(m.group(1))}.{m.group(2)}"  # type: ignore[union-attr]
             if cuda not in minors:
                 c.fail(vp, f"names CUDA {cuda}, which is not in cuda.releases")
@@ -294,7 +295,7 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
                 schema_torch.check_variant_python(c, var["python"], f"{vp}.python")
                 c.url(var.get("python_source"), f"{vp}.python_source")
             if var and "arch" in var and var["arch"] not in sets:
-                c.fail(f"{vp}.arch", f"unknown arch set {var['arch']!r} (see torch.arch_sets)")
+                c.fail(f"{vp}.arch", f"unknown arch set {excerpt(var['arch'])} (see torch.arch_sets)")
             for key in ("cudnn", "nccl"):
                 if var and key in var:
                     c.version(var[key], f"{vp}.{key}", fields=(3, 4))
@@ -306,11 +307,11 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
                 if not _builds_for(cudnn_builds[found[-1]], cuda):
                     c.fail(f"{vp}.cudnn", f"cuDNN {found[-1]} has no build for CUDA {cuda} in cudnn.releases")
         if rel["pypi"] is not None and rel["pypi"] not in variants:
-            c.fail(f"{p}.pypi", f"{rel['pypi']!r} is not one of this release's variants")
+            c.fail(f"{p}.pypi", f"{excerpt(rel['pypi'])} is not one of this release's variants")
         for key, known in (("torchvision", tv), ("torchaudio", ta)):
             for j, v in enumerate(c.seq(rel[key], f"{p}.{key}")):
                 if v not in known:
-                    c.fail(f"{p}.{key}[{j}]", f"{key} {v!r} is not in {key}.versions")
+                    c.fail(f"{p}.{key}[{j}]", f"{key} {excerpt(v)} is not in {key}.versions")
         for j, py in enumerate(c.seq(rel["python"], f"{p}.python", True)):
             c.version(py, f"{p}.python[{j}]", fields=(2,))
         c.url(rel["source"], f"{p}.source")

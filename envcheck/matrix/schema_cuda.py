@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Set, Tuple
 
 from envcheck.matrix.schema_hw import check_min_driver_elsewhere
 from envcheck.versions import vkey
+from envcheck.params.text import excerpt
 
 _FAMILY_KEYS = ["major", "min_driver", "minor_version_compat", "disk_gb", "source"]
 _FAMILY_OPT = ["disk_source", "min_driver_elsewhere", "unconfirmed", "note"]
@@ -63,7 +64,7 @@ def _installers(c: Any, raw: Any) -> Dict[str, Any]:
         for key in ("flags", "toolkit_only"):
             for j, flag in enumerate(c.strings(inst[key], f"{p}.{key}", True)):
                 if not flag.startswith("--"):
-                    c.fail(f"{p}.{key}[{j}]", f"flag {flag!r} must start with --")
+                    c.fail(f"{p}.{key}[{j}]", f"flag {excerpt(flag)} must start with --")
         c.url(inst["source"], f"{p}.source")
         c.unconfirmed(inst, p, _INSTALLER_KEYS)
 
@@ -85,16 +86,16 @@ def _release(c: Any, p: str, rel: Any, majors: Set[int], installers: Dict[str, A
         c.fail(f"{p}.version", f"CUDA {v} has no entry in cuda.families")
     inst = rel["installer"]
     if inst not in installers:
-        c.fail(f"{p}.installer", f"unknown installer {inst!r} (known: {', '.join(installers)})")
+        c.fail(f"{p}.installer", f"unknown installer {excerpt(inst)} (known: {', '.join(installers)})")
     first, last = installers[inst]["first"], installers[inst]["last"]
     mm = vkey(v)[:2]  # type: ignore[arg-type]
     if mm < vkey(first)[:2] or (last is not None and mm > vkey(last)[:2]):
         c.fail(f"{p}.installer", f"CUDA {v} is outside the {inst} installer's range {first} - {last or 'newest'}")
     runfile = c.string(rel["runfile"], f"{p}.runfile")
     if not runfile.startswith(f"cuda_{v}_"):
-        c.fail(f"{p}.runfile", f"{runfile!r} does not name CUDA {v} (expected cuda_{v}_…)")
+        c.fail(f"{p}.runfile", f"{excerpt(runfile)} does not name CUDA {v} (expected cuda_{v}_…)")
     if not c.url(rel["url"], f"{p}.url").endswith("/" + runfile):
-        c.fail(f"{p}.url", f"does not end with the runfile name {runfile!r}")
+        c.fail(f"{p}.url", f"does not end with the runfile name {excerpt(runfile)}")
     c.integer(rel["gcc_max"], f"{p}.gcc_max")
     for j, bad in enumerate(c.seq(rel.get("gcc_broken", []), f"{p}.gcc_broken")):
         bp = f"{p}.gcc_broken[{j}]"

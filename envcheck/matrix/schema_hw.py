@@ -8,6 +8,7 @@ from typing import Any, Dict, Set
 
 from envcheck.matrix.gpus import chip_base, words
 from envcheck.versions import vkey
+from envcheck.params.text import excerpt
 
 _CHIP_KEY = re.compile(r"^[A-Z]+\d+[A-Z]?$")
 
@@ -18,14 +19,14 @@ def check_gpus(c: Any, gpus: Any, archs: Set[str]) -> None:
         p = f"gpus[{i}]"
         c.mapping(g, p, ["cc", "names", "source"], ["unconfirmed", "note"])
         if g["cc"] not in archs:
-            c.fail(f"{p}.cc", f"compute capability {g['cc']!r} is not in archs")
+            c.fail(f"{p}.cc", f"compute capability {excerpt(g['cc'])} is not in archs")
         for j, n in enumerate(c.strings(g["names"], f"{p}.names", True)):
             norm = " ".join(words(n))
             if not norm:
-                c.fail(f"{p}.names[{j}]", f"{n!r} has no word that tells boards apart (vendor and "
+                c.fail(f"{p}.names[{j}]", f"{excerpt(n)} has no word that tells boards apart (vendor and "
                        "memory words are ignored when matching)")
             if norm in names:
-                c.fail(f"{p}.names[{j}]", f"{n!r} is already listed (with {names[norm]})")
+                c.fail(f"{p}.names[{j}]", f"{excerpt(n)} is already listed (with {names[norm]})")
             names[norm] = g["cc"]
         c.url(g["source"], f"{p}.source")
         c.unconfirmed(g, p, ["cc", "names"])
@@ -40,13 +41,13 @@ def check_chips(c: Any, chips: Any, archs: Set[str]) -> None:
         # a trailing letter is a suffix (GK110B is GK110) unless the entry says why it names a chip
         # of its own (GB10B, Jetson Thor, is not GB10)
         if not _CHIP_KEY.match(code) or (chip_base(code) != code and not ch.get("note")):
-            c.fail(f"{p}.chip", f"{code!r} must be a chip code without suffix letters, like GK210 or GA102"
+            c.fail(f"{p}.chip", f"{excerpt(code)} must be a chip code without suffix letters, like GK210 or GA102"
                    " (or say in `note` why the letter is part of the chip's name)")
         if code in seen:
             c.fail(f"{p}.chip", f"duplicate chip {code}")
         seen.add(code)
         if ch["cc"] not in archs:
-            c.fail(f"{p}.cc", f"compute capability {ch['cc']!r} is not in archs")
+            c.fail(f"{p}.cc", f"compute capability {excerpt(ch['cc'])} is not in archs")
         c.string(ch["example"], f"{p}.example")
         c.url(ch["source"], f"{p}.source")
         c.unconfirmed(ch, p, ["cc"])

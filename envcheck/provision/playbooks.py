@@ -11,50 +11,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 
 from envcheck import inputs, rules, versions
-from envcheck.errors import EnvcheckError, UsageError
+from envcheck.errors import UsageError
+from envcheck.params.text import excerpt
+from envcheck.provision import schema
 from envcheck.facts.from_flags import stack_facts
 from envcheck.model import ERROR, Finding, sort_findings
 
-SCHEMA = 1
-
-# one validator per value kind: (check, what to say when it fails)
-_Kind = Tuple[Callable[[Any], bool], str]
-STR: _Kind = (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string")
-_VERSION = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9}){0,5}(?:\+[a-z0-9.]{1,20})?")
-VER: _Kind = (lambda v: isinstance(v, str) and _VERSION.fullmatch(v) is not None,
-              'a quoted version string of digits and dots, e.g. "10.0" (YAML reads 10.10 as the number 10.1)')
-BOOL: _Kind = (lambda v: isinstance(v, bool), "true or false")
-NUM: _Kind = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e9,
-              "a finite number >= 0")
-STRLIST: _Kind = (lambda v: isinstance(v, list) and bool(v) and all(isinstance(x, str) and x.strip() for x in v),
-                  "a non-empty list of strings")
-VERLIST: _Kind = (lambda v: VER[0](v) or (isinstance(v, list) and bool(v) and all(VER[0](x) for x in v)),
-                  'a quoted version or a list of them, e.g. ["3.6", "3.7"]')
-BACKEND: _Kind = (lambda v: v in ("nccl", "gloo", "auto"), "one of nccl, gloo, auto")
-SIZE: _Kind = (lambda v: (isinstance(v, int) and not isinstance(v, bool) and v > 0)
-               or (isinstance(v, str) and re.fullmatch(r"[0-9]{1,12}[KMG]?", v) is not None), "a size like 256M or 1048576")
-
-TOP = {"schema": NUM, "name": STR, "description": STR, "stack": None, "sources": STRLIST, "steps": None}
-TOP_REQUIRED = ("schema", "name", "stack", "steps")
-STACK = {"driver_min": VER, "cuda": VER, "cudnn": VER, "torch": VER, "torchvision": VER,
-         "torchaudio": VER, "python": VERLIST, "gpu": STRLIST}
-
-# step name -> (allowed keys with kinds, required keys)
-STEPS: Dict[str, Tuple[Dict[str, _Kind], Tuple[str, ...]]] = {
-    "install-cuda": ({"version": VER, "runfile": STR, "url": STR, "sha256": STR, "symlink": BOOL,
-                      "tmpdir": STR}, ("version",)),
-    "install-cudnn": ({"archive": STR, "cuda": VER, "cuda_home": STR, "tmpdir": STR}, ("archive",)),
-    "env": ({"cuda_home": STR, "file": STR, "profile_d": BOOL}, ("cuda_home",)),
-    "pip": ({"packages": STRLIST, "index_url": STR, "extra_index_url": STR, "find_links": STR,
-             "no_index": BOOL, "no_deps": BOOL}, ("packages",)),
-    "audit": ({"deep": BOOL}, ()),
-    "nccl-test": ({"backend": BACKEND, "min_busbw": NUM, "max_bytes": SIZE, "timeout": NUM,
-                   "ifname": STR}, ()),
-}
+# what each field may be: the CLI's own declarations (envcheck/provision/schema.py)
+SCHEMA = schema.SCHEMA
+STEPS = schema.STEPS
 
 
 @dataclass
@@ -113,69 +82,28 @@ def find_playbook(ref: Union[str, Path]) -> Path:
     raise UsageError(f"playbook {ref}: no such file", f"give a path or one of: {known}")
 
 
-def _err(file: str, where: str, reason: str) -> UsageError:
-    return UsageError(f"{file}: {where}: {reason}", "correct the playbook (keys: see docs/doctor.md)")
-
-
-def _check_map(file: str, where: str, data: Any, kinds: Dict[str, Optional[_Kind]],
-               required: Tuple[str, ...]) -> None:
-    if not isinstance(data, dict):
-        raise _err(file, where or "(top)", "must be a mapping")
-    for k in data:
-        if k not in kinds:
-            raise _err(file, f"{where}.{k}" if where else str(k),
-                       f"unknown key (known: {', '.join(kinds)})")
-    for k in required:
-        if k not in data:
-            raise _err(file, f"{where}.{k}" if where else k, "missing")
-    for k, kind in kinds.items():
-        if kind is None or k not in data:
-            continue
-        ok, what = kind
-        if not ok(data[k]):
-            raise _err(file, f"{where}.{k}" if where else k, f"must be {what}, not {data[k]!r}")
-
-
-def _check_versions(file: str, stack: Dict[str, Any], steps: List[Step]) -> None:
-    def parse(where: str, value: str, torch: bool = False) -> None:
-        try:
-            versions.parse_torch(value) if torch else versions.vkey(value)
-        except EnvcheckError as e:
-            raise _err(file, where, e.message) from None
-
-    for k in ("driver_min", "cuda", "cudnn", "torchvision", "torchaudio"):
-        if k in stack:
-            parse(f"stack.{k}", stack[k])
-    if "torch" in stack:
-        parse("stack.torch", stack["torch"], torch=True)
-    for i, py in enumerate([stack["python"]] if isinstance(stack.get("python"), str) else stack.get("python") or []):
-        parse(f"stack.python[{i}]", py)
-    for s in steps:
-        for k in ("version", "cuda"):
-            if k in s.args:
-                parse(f"{s.where}.{k}", s.args[k])
-
-
 def parse_playbook(data: Any, file: str) -> Playbook:
-    _check_map(file, "", data, TOP, TOP_REQUIRED)
-    if data["schema"] != SCHEMA:
-        raise _err(file, "schema", f"version {data['schema']!r} not supported (this envcheck reads {SCHEMA})")
-    _check_map(file, "stack", data["stack"], STACK, ())
+    """Every field checked by its declaration before anything runs (a value the CLI refuses is
+    refused here too: a relative cuda_home, an nccl-test timeout of 0 or of 31 years)."""
+    if isinstance(data, dict) and "schema" in data and (type(data["schema"]) is not int or data["schema"] != SCHEMA):
+        raise schema.err(file, "schema", f"version {excerpt(data['schema'])} not supported (this envcheck "
+                                         f"reads {SCHEMA})")
+    schema.check_map(file, "", data, schema.TOP, schema.TOP_REQUIRED)
+    schema.check_map(file, "stack", data["stack"], schema.STACK, ())
     if not isinstance(data["steps"], list) or not data["steps"]:
-        raise _err(file, "steps", "must be a non-empty list")
+        raise schema.err(file, "steps", "must be a non-empty list")
     steps: List[Step] = []
     for i, raw in enumerate(data["steps"]):
         where = f"steps[{i}]"
         if not isinstance(raw, dict) or len(raw) != 1:
-            raise _err(file, where, "each step is a mapping with one key, the step name (e.g. - pip: {...})")
+            raise schema.err(file, where, "each step is a mapping with one key, the step name (e.g. - pip: {...})")
         (name, args), = raw.items()
         if name not in STEPS:
-            raise _err(file, f"{where}.{name}", f"unknown step (known: {', '.join(STEPS)})")
+            raise schema.err(file, f"{where}.{schema.key(name)}", f"unknown step (known: {', '.join(STEPS)})")
         args = {} if args is None else args
-        kinds, required = STEPS[name]
-        _check_map(file, f"{where}.{name}", args, kinds, required)
+        fields, required = STEPS[name]
+        schema.check_map(file, f"{where}.{name}", args, fields, required)
         steps.append(Step(name, dict(args), i))
-    _check_versions(file, data["stack"], steps)
     return Playbook(path=file, name=data["name"], stack=dict(data["stack"]), steps=steps,
                     description=str(data.get("description") or "").strip(),
                     sources=list(data.get("sources") or []))

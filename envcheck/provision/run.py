@@ -21,7 +21,8 @@ from envcheck.install.common import NodeOutcome
 from envcheck.install.cuda import InstallArgs, sha256_file, install_cuda
 from envcheck.install.cuda_spec import toolkit_spec
 from envcheck.install.cudnn import read_archive, cudnn_node
-from envcheck.install.envblock import check_rc_file, env_node
+from envcheck.inputs import check_rc_file
+from envcheck.install.envblock import env_node
 from envcheck.install.pip_step import requirements, pip_node
 from envcheck.install.staging import check_tmpdir
 from envcheck.provision.playbooks import Playbook, Step, check_stack, refusal

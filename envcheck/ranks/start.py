@@ -26,14 +26,18 @@ def boot(entry: str) -> str:
     """Python code that runs on the node with the node scripts as JSON on stdin: writes them to
     the run's own directory (--dir), then becomes `entry` (exec), which removes the directory
     when it ends."""
-    return ("import sys,json,os;a=sys.argv;d=a[a.index('--dir')+1];os.makedirs(d,0o700);"
+    # os.mkdir, not makedirs: the run's directory only, never a parent TMPDIR named (run_dir)
+    return ("import sys,json,os;a=sys.argv;d=a[a.index('--dir')+1];os.mkdir(d,0o700);"
             "p=json.load(sys.stdin);"
             "[(lambda f:(f.write(v),f.close()))(open(os.path.join(d,k),'w')) for k,v in p.items()];"
             "os.execv(sys.executable,[sys.executable,os.path.join(d,%r)]+a[1:])" % entry)
 
 
 def run_dir(run_id: str, index: int) -> str:
-    return f"${{TMPDIR:-/tmp}}/{run_id}-{index}"
+    """The run's directory on the node, as shell text to put in double quotes: under $TMPDIR when
+    that is an existing directory, else under /tmp (as Python's tempfile falls back). A TMPDIR
+    that names nothing (`TMPDIR=/nonexistent envcheck nccl-test`) is never created."""
+    return f'$([ -d "${{TMPDIR:-}}" ] && printf %s "$TMPDIR" || printf /tmp)/{run_id}-{index}'
 
 
 def launcher_cmd(python: Optional[str], entry: str, run_id: str, index: int,

@@ -15,7 +15,7 @@ from tests.conftest import envcheck_exe, run_cli
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.cluster]
 
-TINY = ["--max-bytes", "64K", "--warmup", "1", "--iters", "3", "--timeout", "20",
+TINY = ["--max-bytes", "64K", "--warmup", "1", "--iters", "3", "--collective-timeout", "20",
         "--backend", "gloo"]
 
 
@@ -118,7 +118,7 @@ def start_and_wait_for_worker(cl, host, extra, until_joined=True):
 
 def test_a_worker_killed_on_one_host_stops_every_host_with_exit_3_naming_it(cl):
     start = time.monotonic()
-    p, pid = start_and_wait_for_worker(cl, cl["node02"], ["--timeout", "15"])
+    p, pid = start_and_wait_for_worker(cl, cl["node02"], ["--collective-timeout", "15"])
     os.kill(pid, signal.SIGKILL)
     out, err = p.communicate(timeout=90)
     assert p.returncode == 3, out + err
@@ -129,7 +129,7 @@ def test_a_worker_killed_on_one_host_stops_every_host_with_exit_3_naming_it(cl):
 
 
 def test_a_frozen_rank_makes_the_others_time_out_and_is_named_as_the_silent_one(cl):
-    p, pid = start_and_wait_for_worker(cl, cl["node02"], ["--timeout", "4"])
+    p, pid = start_and_wait_for_worker(cl, cl["node02"], ["--collective-timeout", "4"])
     os.kill(pid, signal.SIGSTOP)   # alive, holding its sockets, answering nothing
     try:
         out, err = p.communicate(timeout=90)
@@ -147,7 +147,7 @@ def test_a_frozen_rank_makes_the_others_time_out_and_is_named_as_the_silent_one(
 
 def test_a_rank_that_never_joins_is_named_after_the_rendezvous_timeout(cl):
     start = time.monotonic()
-    p, pid = start_and_wait_for_worker(cl, cl["node02"], ["--timeout", "4",
+    p, pid = start_and_wait_for_worker(cl, cl["node02"], ["--collective-timeout", "4",
                                                            "--rendezvous-timeout", "4"],
                                        until_joined=False)
     os.kill(pid, signal.SIGSTOP)   # before it imports torch: it never reaches the store
@@ -211,7 +211,7 @@ def test_an_unreachable_host_is_named_and_the_others_start_nothing(cl):
 
 
 def test_killing_the_controller_mid_run_leaves_nothing_on_any_host(cl):
-    p, _ = start_and_wait_for_worker(cl, cl["node02"], ["--timeout", "30"])
+    p, _ = start_and_wait_for_worker(cl, cl["node02"], ["--collective-timeout", "30"])
     p.kill()   # SIGKILL: no cleanup from the controller; the SSH connections just drop
     p.communicate(timeout=30)
     # the autouse fixture then waits up to 10 s and asserts no process or run directory is
@@ -238,7 +238,7 @@ def test_gpu_nodes_get_nccl_and_a_cpu_torch_or_too_many_ranks_are_named(cl):
         set_driver(h, "535.104.05", gpu_list("A100", 2))
     try:
         base = ["node[01-02]", "--ssh-config", str(cl.ssh_config), "--node-python",
-                sys.executable, "--max-bytes", "64", "--timeout", "20", "--json"]
+                sys.executable, "--max-bytes", "64", "--collective-timeout", "20", "--json"]
         too_many = run_cli("nccl-test", *base, "--nproc-per-node", "3", timeout=120)
         auto = run_cli("nccl-test", *base, timeout=120)
     finally:

@@ -15,7 +15,7 @@ from tests.conftest import envcheck_exe, run_cli
 pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-TINY = ["--max-bytes", "64K", "--warmup", "1", "--iters", "3", "--timeout", "20"]
+TINY = ["--max-bytes", "64K", "--warmup", "1", "--iters", "3", "--collective-timeout", "20"]
 
 
 def strays(marker: str) -> list:
@@ -82,7 +82,7 @@ def test_a_worker_killed_mid_run_stops_the_run_with_exit_3_naming_the_rank(tmpen
     full = dict(os.environ, **env)
     start = time.monotonic()
     p = subprocess.Popen([envcheck_exe(), "nccl-test", "--backend", "gloo", "--nproc-per-node",
-                          "2", "--max-bytes", "64K", "--iters", "400", "--timeout", "15",
+                          "2", "--max-bytes", "64K", "--iters", "400", "--collective-timeout", "15",
                           "--json"], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     victim = None
@@ -235,3 +235,21 @@ def test_a_local_run_without_torch_beside_envcheck_falls_back_to_python3_and_say
     d = json.loads(r.stdout)
     assert r.returncode == 3 and "torch" in json.dumps(d["failure"]), d["failure"]
     assert strays(marker) == []
+
+
+def test_a_tmpdir_that_names_nothing_is_never_created(tmp_path):
+    """TMPDIR=/nonexistent used to create /nonexistent (the run directory was made with its
+    parents); the run now goes under /tmp and creates nothing else."""
+    missing = tmp_path / "no" / "such" / "tmp"
+    r = run_cli("nccl-test", "--backend", "gloo", "--nproc-per-node", "1", "--max-bytes", "64",
+                "--warmup", "1", "--iters", "1", env={"TMPDIR": str(missing)})
+    assert r.returncode == 0, r.stdout[-500:] + r.stderr[-1500:]
+    assert not (tmp_path / "no").exists()
+
+
+def test_the_run_directory_is_made_with_no_parents(tmp_path):
+    from envcheck.ranks.start import boot
+    # the boot code alone: a --dir whose parent is missing fails, creating nothing
+    r = subprocess.run(["python3", "-c", boot("x.py"), "--dir", str(tmp_path / "a" / "b")], input="{}",
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "FileNotFoundError" in r.stderr and not (tmp_path / "a").exists()

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import envcheck_exe, run_cli
 
 
 def one_line_usage_error(r, *words):
@@ -24,9 +25,9 @@ def one_line_usage_error(r, *words):
 
 # --- endless input is bounded ------------------------------------------------------------
 @pytest.mark.parametrize("argv,named", [
-    (["check", "/dev/zero"], "is a device"),
-    (["matrix", "validate", "/dev/zero"], "is a device"),
-    (["audit", "--hosts-file", "/dev/zero"], "is a device"),
+    (["check", "/dev/zero"], "character device"),
+    (["matrix", "validate", "/dev/zero"], "character device"),
+    (["audit", "--hosts-file", "/dev/zero"], "character device"),
     (["check", "/"], "is a directory"),
 ])
 def test_endless_or_odd_files_are_refused_without_reading_them(argv, named):
@@ -70,11 +71,11 @@ def test_a_300_character_host_name_is_a_usage_error():
 
 # --- only NO host arguments means this machine -------------------------------------------------
 @pytest.mark.parametrize("argv,named", [
-    (["install-cuda", "12.4", "", "--dry-run"], "empty host argument"),
-    (["audit", ""], "empty host argument"),
+    (["install-cuda", "12.4", "", "--dry-run"], "HOSTS is empty"),
+    (["audit", ""], "HOSTS is empty"),
     (["audit", "@"], "names no host"),
     (["audit", "user@"], "names no host"),
-    (["env", "--cuda-home", "/usr/local/cuda", "   ", "--dry-run"], "empty host argument"),
+    (["env", "--cuda-home", "/usr/local/cuda", "   ", "--dry-run"], "HOSTS is empty"),
 ])
 def test_an_empty_or_invalid_host_argument_never_means_this_machine(argv, named):
     one_line_usage_error(run_cli(*argv), named)
@@ -133,7 +134,7 @@ def test_doctor_reports_an_unwritable_output_before_or_instead_of_a_traceback(fl
     (["check", "--cuda", "10.0\n"], "--cuda"),
     (["check", "--cuda", "１０.０"], "--cuda"),
     (["check", "--torch", "2.1.0junk"], "torch"),
-    (["install-cuda", "12.4; x", "--dry-run"], "CUDA version"),
+    (["install-cuda", "12.4; x", "--dry-run"], "VERSION"),
     (["install-cudnn", "x.tgz", "--cuda", "abc"], "--cuda"),
     (["install-cuda", "12.4", "--install-timeout", "0", "--dry-run"], "--install-timeout"),
     (["install-cuda", "12.4", "--install-timeout", "-5", "--dry-run"], "--install-timeout"),
@@ -199,3 +200,140 @@ def test_a_later_invalid_step_stops_the_playbook_before_the_first_step_writes(tm
     r = run_cli("provision", str(pb), env={"HOME": str(home)})
     one_line_usage_error(r, "demo-pkg >=> 1")
     assert os.listdir(home) == []          # the env step never wrote ~/.bashrc
+
+
+# --- second round (issue 24): launch bounds, names and directories; env's file and values -------
+@pytest.mark.parametrize("argv,named", [
+    (["launch", "--nproc-per-node", "100000"], "--nproc-per-node 100000"),
+    (["launch", "--nproc-per-node", "1e20"], "--nproc-per-node '1e20'"),
+    (["launch", "--grace", "inf"], "--grace inf"),
+    (["launch", "--grace", "100000000"], "--grace 100000000"),
+    (["launch", "--run-timeout", "1e400"], "--run-timeout"),
+    (["launch", "--env", "A B=1"], "--env 'A B=1'"),
+    (["launch", "--env", "1A=x"], "--env '1A=x'"),
+    (["launch", "--env", "A\nB=1"], "--env"),
+    (["launch", "--env", "RANK=3"], "--env RANK"),
+    (["launch", "--log-dir", ""], "--log-dir is empty"),
+    (["launch", "--log-dir", "/dev/null"], "character device"),
+    (["launch", "--log-dir", "/proc/x/logs"], "does not exist"),
+    (["launch", "--log-dir", "/proc/sys"], "cannot write"),
+    (["launch", "--sync", "/nonexistent/x"], "--sync"),
+])
+def test_launch_refuses_at_once_before_any_preflight(argv, named, tmp_path):
+    start = time.monotonic()
+    r = run_cli(*argv, "--", "train.py", env={"TMPDIR": str(tmp_path)}, timeout=60)
+    one_line_usage_error(r, named)
+    assert time.monotonic() - start < 20 and os.listdir(tmp_path) == []
+
+
+def test_launch_log_dir_that_is_a_file_or_a_dangling_symlink_is_refused(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("")
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    one_line_usage_error(run_cli("launch", "--log-dir", str(f), "--", "t.py"), "a file, not a directory")
+    one_line_usage_error(run_cli("launch", "--log-dir", str(tmp_path / "link"), "--", "t.py"), "does not exist")
+    assert not (tmp_path / "gone").exists()
+
+
+@pytest.mark.parametrize("file", ["~/.netrc", ".npmrc", "~/.pypirc", ".wgetrc", "/etc/passwd", "~/notes.sh"])
+def test_env_writes_only_to_shell_startup_files_it_knows(file, tmp_path):
+    r = run_cli("env", "--cuda-home", "/usr/local/cuda", "--file", file, "--dry-run",
+                env={"HOME": str(tmp_path)})
+    one_line_usage_error(r, "not a shell start-up file", "--file-anything")
+
+
+def test_env_file_anything_writes_where_it_is_told(tmp_path):
+    r = run_cli("env", "--cuda-home", "/usr/local/cuda", "--file", "~/.cuda.env", "--file-anything",
+                env={"HOME": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert "export CUDA_HOME=/usr/local/cuda" in (tmp_path / ".cuda.env").read_text()
+
+
+@pytest.mark.parametrize("home", ["", None])
+def test_env_with_home_unset_or_empty_is_an_error_never_slash_bashrc(home, tmp_path):
+    env = dict(os.environ, HOME=home) if home is not None else {k: v for k, v in os.environ.items() if k != "HOME"}
+    r = subprocess.run([envcheck_exe(), "env", "--cuda-home", "/usr/local/cuda"], capture_output=True,
+                       text=True, env=env, timeout=60, cwd=tmp_path)
+    assert r.returncode == 1 and "HOME is unset or empty" in r.stdout, (r.stdout, r.stderr)
+    assert not os.path.exists("/.bashrc") or "envcheck" not in open("/.bashrc").read()
+
+
+@pytest.mark.parametrize("argv,named", [
+    ([b"env", b"--cuda-home", b"/usr/local/cuda-12.4\nexport X=1", b"--dry-run"], "--cuda-home"),
+    ([b"env", b"--cuda-home", b"/usr/local/cuda-\xff", b"--dry-run"], "not UTF-8"),
+    ([b"install-cuda", b"12.4", b"--url", b"https://x/cuda_12.4.1_\xff.run", b"--dry-run"], "not UTF-8"),
+    ([b"install-cudnn", b"x.tgz", b"--cuda-home", b"/opt/\xfe"], "not UTF-8"),
+    ([b"install-cudnn", b"x.tgz", b"--cuda-home", b"opt/cuda"], "not an absolute path"),
+])
+def test_control_characters_and_non_utf8_bytes_are_usage_errors(argv, named, tmp_path):
+    r = subprocess.run([envcheck_exe().encode(), *argv], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, HOME=str(tmp_path)))
+    one_line_usage_error(r, named)
+    assert os.listdir(tmp_path) == []
+
+
+# --- YAML aliases of scalars count; messages quote a short excerpt only ---------------------------
+def _scalar_bomb(path, key="name"):
+    # a 1 MiB string anchored once and aliased 20000 times: 20 GB if anything renders it whole
+    path.write_text(f"big: &s {'x' * (1 << 20)}\n{key}: [" + ", ".join(["*s"] * 20000) + "]\n")
+    return path
+
+
+@pytest.mark.parametrize("argv", [["matrix", "validate", "BOMB"], ["provision", "BOMB", "--dry-run"],
+                                  ["check", "--matrix", "BOMB", "--cuda", "10.0"]])
+def test_a_yaml_file_aliasing_one_big_string_thousands_of_times_is_refused_at_once(argv, tmp_path):
+    bomb = _scalar_bomb(tmp_path / "bomb.yaml")
+    start = time.monotonic()
+    r = run_cli(*[str(bomb) if a == "BOMB" else a for a in argv], timeout=60)
+    one_line_usage_error(r, "aliases (*name) expand it to more than 16 MiB")
+    assert time.monotonic() - start < 20 and len(r.stderr) < 600
+
+
+@pytest.mark.parametrize("value,words", [('"' + "9" * 1_000_000 + '"', "(1000000 characters)"),
+                                         ("9" * 1_000_000, "a value YAML cannot read")])
+def test_a_bad_value_of_a_megabyte_is_quoted_as_an_excerpt(tmp_path, value, words):
+    m = tmp_path / "matrix.yaml"
+    m.write_text(open(os.path.join(os.path.dirname(__file__), "..", "..", "compat_matrix.yaml")).read()
+                 .replace("schema: 1", "schema: " + value, 1))
+    r = run_cli("matrix", "validate", str(m))
+    one_line_usage_error(r, words)
+    assert len(r.stderr) < 400
+
+
+# --- matrix show reads the whole version ----------------------------------------------------------
+@pytest.mark.parametrize("kind,what", [("cuda", "12.4junk"), ("cuda", "12.4; rm -rf /"), ("cudnn", "8.9.7x"),
+                                       ("torch", "2.1.0junk")])
+def test_matrix_show_refuses_a_version_it_would_read_by_its_prefix(kind, what):
+    r = run_cli("matrix", "show", kind, what)
+    one_line_usage_error(r, "cannot parse version")
+    assert r.stdout == ""
+
+
+def test_matrix_show_refuses_a_non_utf8_byte():
+    r = subprocess.run([envcheck_exe(), "matrix", "show", "cuda", b"12.4\xff"], capture_output=True,
+                       text=True, timeout=60)
+    one_line_usage_error(r, "not UTF-8")
+
+
+# --- facts files: nested values are type-checked --------------------------------------------------
+@pytest.mark.parametrize("doc,words", [
+    ({"cuda": {"version": "10.0"}, "gpus": [5, None]}, "gpus["),
+    ({"python": {"version": 3.7}, "cuda": {"version": "10.0"}}, "python.version is a number 3.7"),
+    ({"schema": True, "cuda": {"version": "10.0"}}, "schema is True"),
+    ({"cuda": {"version": "10.0", "toolkits": "none"}}, "cuda.toolkits is a string"),
+    ({"driver": {"version": "535.104.05"}, "gpus": [{"name": "A100", "index": 10 ** 12}]}, "gpus[0].index"),
+    ({"packages": {"torch": {"version": 2}}}, "packages.torch.version"),
+])
+def test_check_refuses_facts_whose_nested_values_have_the_wrong_type(doc, words, tmp_path):
+    f = tmp_path / "facts.json"
+    f.write_text(json.dumps(doc))
+    one_line_usage_error(run_cli("check", str(f)), words)
+    one_line_usage_error(run_cli("plan", str(f)), words)
+
+
+def test_saved_facts_of_this_machine_pass_the_schema(tmp_path):
+    r = run_cli("audit", "--save", str(tmp_path / "facts"), timeout=180)
+    assert r.returncode in (0, 1), r.stderr
+    [saved] = (tmp_path / "facts").iterdir()
+    r = run_cli("check", str(saved))
+    assert r.returncode in (0, 1), r.stderr

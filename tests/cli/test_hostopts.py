@@ -26,4 +26,4 @@ def test_a_selection_is_built_from_a_commands_parsed_parameters_by_name():
     assert sel == HostSelection(hosts=("n[1-2]",), user="u", forks=8, timeout=45.0,
                                 connect_timeout=3.0, strict_host_keys=True)
     # an option the user left unset keeps the default; the command's own default wins over it
-    assert HostSelection.from_params({"timeout": None}).timeout == 60.0
+    assert HostSelection.from_params({"timeout": None}).timeout == 120.0

@@ -47,7 +47,7 @@ def test_an_unknown_option_is_one_line_naming_help(command):
 def test_a_bad_option_value_and_a_missing_argument_are_one_line():
     _one_line_usage_error(run_cli("audit", "node01", "--forks", "abc"), "--forks")
     _one_line_usage_error(run_cli("audit", "node01", "--forks", "0"), "--forks")
-    _one_line_usage_error(run_cli("install-cuda"), "version")
+    _one_line_usage_error(run_cli("install-cuda"), "VERSION")
     _one_line_usage_error(run_cli("no-such-command"), "no-such-command")
 
 

@@ -9,8 +9,13 @@ import pytest
 from envcheck.doctor import health
 from envcheck.errors import UsageError
 from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, WARN, CheckResult, DoctorReport, Measurement
-from envcheck.doctor.render import (escape_label, render_junit, render_prometheus, render_table,
-                                    write_atomic)
+from envcheck.doctor.render import escape_label, render_junit, render_prometheus, render_table
+from envcheck.paths import out_file, write_output
+
+
+def write_atomic(path, text):
+    """What doctor does with --junit/--prometheus (envcheck/paths.py; the cases: tests/cli/test_outputs.py)."""
+    write_output(out_file(str(path), "--junit", "fix"), text, "--junit")
 
 junitparser = pytest.importorskip("junitparser")
 prom_parser = pytest.importorskip("prometheus_client.parser")

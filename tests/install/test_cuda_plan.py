@@ -123,3 +123,18 @@ def test_the_plan_says_where_the_link_points_today_and_which_nvcc_stays_first_on
             "after the install") in notes and "--cuda-home /usr/local/cuda-12.4" in notes
     none = plan_install("n1", facts(), toolkit_spec(M, "12.4"), InstallArgs(url="http://x/c.run"))
     assert any(n.startswith("no nvcc on PATH") for n in none.notes), none.notes
+
+
+def test_the_staging_directory_is_made_only_under_an_existing_tmpdir(tmp_path):
+    import subprocess
+
+    from envcheck.install import staging
+    missing = tmp_path / "no" / "tmp"
+    r = subprocess.run(["sh", "-c", staging.open_command(str(missing), "node01")], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1 and "is not a directory on this node" in r.stderr
+    assert not (tmp_path / "no").exists()
+    ok = subprocess.run(["sh", "-c", staging.open_command(str(tmp_path), "node01")], capture_output=True,
+                        text=True, timeout=30)
+    stage = staging.parse_open(ok.stdout, str(tmp_path))
+    assert stage and (tmp_path / stage.rsplit("/", 1)[1]).is_dir()

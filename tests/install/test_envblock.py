@@ -215,12 +215,12 @@ def test_a_missing_file_is_created_with_mode_0644(tmp_path):
 def test_cli_env_json_and_a_usage_error_for_a_relative_home(tmp_path, cli):
     rc = tmp_path / "rc"
     rc.write_text("x=1\n")
-    r = cli("env", "--cuda-home", "/usr/local/cuda-12.4", "--file", str(rc), "--json")
+    r = cli("env", "--cuda-home", "/usr/local/cuda-12.4", "--file", str(rc), "--file-anything", "--json")
     assert r.returncode == 0, r.stderr
     import json
     [out] = json.loads(r.stdout)
     assert out["status"] == "changed" and "export CUDA_HOME=/usr/local/cuda-12.4" in rc.read_text()
-    bad = cli("env", "--cuda-home", "cuda-12.4", "--file", str(rc))
+    bad = cli("env", "--cuda-home", "cuda-12.4", "--file", str(rc), "--file-anything")
     assert bad.returncode == 2 and "not an absolute path" in bad.stderr
 
 

@@ -155,7 +155,7 @@ def kill_sshd(host):
 
 def test_a_node_whose_sshd_dies_mid_run_is_a_lost_host_exit_3(cl, workdir):
     node02 = cl["node02"]
-    p = subprocess.Popen([envcheck_exe(), *base(cl, workdir, "--no-audit", "--timeout", "200",
+    p = subprocess.Popen([envcheck_exe(), *base(cl, workdir, "--no-audit", "--run-timeout", "200",
                                                 "--", "ddp_tiny.py", "--hang-rank", "0")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

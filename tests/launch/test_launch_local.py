@@ -122,8 +122,8 @@ def test_ctrl_c_stops_every_rank_and_exits_130(tmp_path):
 @pytest.mark.parametrize("args, words", [
     ([], "no script to launch (fix: put it after --"),
     (["--env", "RANK=3", "--", "s.py"], "--env RANK is set by envcheck launch"),
-    (["--env", "NOEQUALS", "--", "s.py"], "--env 'NOEQUALS' is not K=V"),
-    (["--sync", "/nonexistent/x", "--no-audit", "--", "s.py"], "--sync /nonexistent/x: no such"),
+    (["--env", "NOEQUALS", "--", "s.py"], "--env 'NOEQUALS' is not NAME=VALUE"),
+    (["--sync", "/nonexistent/x", "--no-audit", "--", "s.py"], "--sync '/nonexistent/x': no such"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, words):
     r = run_cli("launch", *args, timeout=60)
@@ -167,3 +167,21 @@ def test_the_shipped_launcher_finds_its_supervisor_even_under_pythonsafepath(tmp
     assert [r["code"] for r in recs if r["type"] == "exit"] == [0, 0]
     assert recs[-1]["type"] == "launcher" and recs[-1]["status"] == "done"
     assert not run_dir.exists()   # the launcher removed its run directory
+
+
+def test_sync_is_built_only_for_another_host_and_bounded(tmp_path, monkeypatch):
+    from envcheck.errors import UsageError
+    from envcheck.launch import preflight as lp
+    from envcheck.remote import LocalRemote
+    built = []
+    monkeypatch.setattr(lp, "sync_archive", lambda paths: built.append(paths) or (b"", []))
+    assert lp.sync([LocalRemote()], ["/usr"], 10, 1) == [] and built == []   # nothing to copy to
+    monkeypatch.undo()
+    monkeypatch.setattr(lp, "MAX_SYNC_FILES", 50)
+    start = time.monotonic()
+    with pytest.raises(UsageError, match="--sync /usr: more than"):
+        lp.sync_archive(["/usr"])
+    assert time.monotonic() - start < 5        # the walk stops at the bound
+    (tmp_path / "train.py").write_text("print(1)\n")
+    data, names = lp.sync_archive([str(tmp_path / "train.py")])
+    assert names == [str(tmp_path / "train.py")] and data[:2] == b"\x1f\x8b"

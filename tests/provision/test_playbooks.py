@@ -63,7 +63,7 @@ def test_unknown_top_and_stack_keys_are_refused():
 
 def test_an_unquoted_version_is_refused_because_yaml_reads_it_as_a_number():
     msg = _bad(lambda d: d["steps"][1]["install-cudnn"].update(cuda=10.0))
-    assert "steps[1].install-cudnn.cuda: must be a quoted version" in msg
+    assert "steps[1].install-cudnn.cuda 10.0 must be a quoted version" in msg
 
 
 def test_missing_required_key_and_unparsable_version():
@@ -137,3 +137,55 @@ def test_a_cudnn_built_for_another_cuda_refuses_the_stack():
     data["steps"][1]["install-cudnn"]["archive"] = "cudnn-10.0-linux-x64-v7.6.5.32.tgz"
     errs = [f for f in check_stack(parse_playbook(data, "pb.yaml"), load_matrix()) if f.severity == ERROR]
     assert any(f.component == "cudnn" for f in errs), errs
+
+
+# --- every field checked by the declaration the CLI uses for the same input (issue 24) ----------
+@pytest.mark.parametrize("mutate,words", [
+    (lambda d: d["steps"][2]["env"].update(cuda_home="usr/local/cuda-10.0"), "cuda_home 'usr/local/cuda-10.0' is not an absolute path"),
+    (lambda d: d["steps"][2]["env"].update(cuda_home="/usr/local/cuda-10.0\nexport X=1"), "control character"),
+    (lambda d: d["steps"][1]["install-cudnn"].update(cuda_home="cuda"), "install-cudnn.cuda_home"),
+    (lambda d: d["steps"][6]["nccl-test"].update(timeout=0), "nccl-test.timeout 0 is not a number of seconds"),
+    (lambda d: d["steps"][6]["nccl-test"].update(timeout=31 * 365 * 86400), "timeout 977616000"),
+    (lambda d: d["steps"][6]["nccl-test"].update(timeout=float("inf")), "timeout inf"),
+    (lambda d: d["steps"][6]["nccl-test"].update(max_bytes="1000G"), "above 256G"),
+    (lambda d: d["steps"][6]["nccl-test"].update(min_busbw=float("nan")), "min_busbw nan"),
+    (lambda d: d["steps"][3]["pip"].update(find_links="not\na url"), "control character"),
+    (lambda d: d["steps"][0]["install-cuda"].update(url="ftp//x"), "install-cuda.url"),
+    (lambda d: d["steps"][0]["install-cuda"].update(sha256="abc"), "64 hex digits"),
+    (lambda d: d["steps"][0]["install-cuda"].update(tmpdir="var/tmp"), "not an absolute directory"),
+    (lambda d: d.update(schema=True), "schema: version True not supported"),
+    (lambda d: d.update(name="x" * 1_000_000), "(1000000 characters)"),
+])
+def test_a_value_the_cli_refuses_is_refused_in_a_playbook_before_any_step(mutate, words):
+    msg = _bad(mutate)
+    assert words in msg and len(msg) < 400, msg
+
+
+def test_a_pip_index_that_is_not_a_url_is_refused():
+    msg = _bad(lambda d: next(s for s in d["steps"] if "pip" in s)["pip"].update(
+        index_url="download.pytorch.org/whl/cu100"), NEW)
+    assert "index_url 'download.pytorch.org/whl/cu100' is not an http(s), ftp or file URL" in msg
+
+
+def test_the_json_schema_for_editors_is_the_one_the_declarations_give():
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from envcheck.provision.schema import json_schema
+    shipped = Path(__file__).resolve().parents[2] / "envcheck" / "provision" / "playbook.schema.json"
+    assert json.loads(shipped.read_text()) == json_schema(), \
+        "regenerate envcheck/provision/playbook.schema.json from envcheck.provision.schema.json_schema()"
+    check = jsonschema.Draft202012Validator(json_schema())
+    for name in (OLD, NEW):
+        assert list(check.iter_errors(raw(name))) == []
+    # what parse_playbook refuses, the schema refuses too (where JSON Schema can say it)
+    for mutate in (lambda d: d["steps"][2]["env"].update(cuda_home="rel"),
+                   lambda d: d["steps"][6]["nccl-test"].update(timeout=0),
+                   lambda d: d["steps"][3]["pip"].update(index_url="not a url"),
+                   lambda d: d["stack"].update(cuda=10.0),
+                   lambda d: d["steps"][0]["install-cuda"].update(flags="--silent")):
+        data = copy.deepcopy(raw(OLD))
+        mutate(data)
+        assert list(check.iter_errors(data)), data
