@@ -49,7 +49,7 @@ except OSError:
     pass
 with open(os.path.join(d, "launcher.pid"), "w") as f:
     f.write(str(os.getpid()))
-print(json.dumps({"argv": a[1:], "script": a[0], "files": sorted(os.listdir(d)),
+print(json.dumps({"argv": a[1:], "script": a[0], "python": sys.executable, "files": sorted(os.listdir(d)),
                   "mode": oct(os.stat(d).st_mode & 0o777), "notes": open(os.path.join(d, "notes.txt")).read(),
                   "flag": os.environ.get("RUN_FLAG")}), flush=True)
 if mode != "print":
@@ -62,7 +62,10 @@ def starter(monkeypatch, tmp_path, hosts=2):
     # the node's TMPDIR, as both the start and the stop command see it on a host
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     run_id = f"envcheck-st-{uuid.uuid4().hex[:8]}"
-    return Starter([LocalRemote(f"h{i}") for i in range(hosts)], sys.executable, "entry.py",
+    python = tmp_path / "node-python"      # --node-python: a name no PATH lookup would give
+    if not python.exists():
+        python.symlink_to(sys.executable)
+    return Starter([LocalRemote(f"h{i}") for i in range(hosts)], str(python), "entry.py",
                    {"entry.py": ENTRY, "notes.txt": "shipped"}, run_id)
 
 
@@ -74,7 +77,7 @@ def test_a_host_s_launcher_becomes_the_entry_in_the_run_s_own_directory_with_the
     assert (r.exit_code, r.error, r.stdout) == (0, None, "")      # stdout went to on_stdout, as it came
     said = json.loads(b"".join(out))
     assert said == {"argv": ["launch", "--dir", d, "--mode", "print", "--", "my DIR", "3"],
-                    "script": f"{d}/entry.py", "files": ["entry.py", "launcher.pid", "notes.txt"],
+                    "script": f"{d}/entry.py", "python": f"{tmp_path}/node-python", "files": ["entry.py", "launcher.pid", "notes.txt"],
                     "mode": "0o700", "notes": "shipped", "flag": "on"}
     assert s.stop(1, 0, 30).exit_code == 0
     assert not (tmp_path / f"{s.run_id}-1").exists()          # the stop removes the run's directory
