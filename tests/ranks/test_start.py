@@ -83,14 +83,20 @@ def test_a_host_s_launcher_becomes_the_entry_in_the_run_s_own_directory_with_the
     assert not (tmp_path / f"{s.run_id}-1").exists()          # the stop removes the run's directory
 
 
-def test_stop_ends_a_running_launcher_and_its_directory(tmp_path, monkeypatch):
-    s, ready = starter(monkeypatch, tmp_path), threading.Event()
-    env = {"RUN_FLAG": "on"}
-    got = []
-    t = threading.Thread(target=lambda: got.append(s.start(0, ["--mode", "wait"], env, 120,
+def running(s, i, mode):
+    """Host i's launcher started in --mode MODE, in a thread, once it has said it runs: (the
+    thread, a list that gets start's RunResult)."""
+    ready, got = threading.Event(), []
+    t = threading.Thread(target=lambda: got.append(s.start(i, ["--mode", mode], {"RUN_FLAG": "on"}, 120,
                                                            on_stdout=lambda b: ready.set())), daemon=True)
     t.start()
     assert ready.wait(60)
+    return t, got
+
+
+def test_stop_ends_a_running_launcher_and_its_directory(tmp_path, monkeypatch):
+    s = starter(monkeypatch, tmp_path)
+    t, got = running(s, 0, "wait")
     assert (tmp_path / f"{s.run_id}-0" / "launcher.pid").exists()
     assert s.stop(0, 5, 60).exit_code == 0
     t.join(60)
@@ -99,13 +105,8 @@ def test_stop_ends_a_running_launcher_and_its_directory(tmp_path, monkeypatch):
 
 
 def test_a_launcher_that_ignores_term_is_killed_after_wait_s_and_each_run_is_bounded(tmp_path, monkeypatch):
-    s, ready = starter(monkeypatch, tmp_path), threading.Event()
-    env = {"RUN_FLAG": "on"}
-    got = []
-    t = threading.Thread(target=lambda: got.append(s.start(1, ["--mode", "ignore-term"], env, 120,
-                                                           on_stdout=lambda b: ready.set())), daemon=True)
-    t.start()
-    assert ready.wait(60)
+    s = starter(monkeypatch, tmp_path)
+    t, got = running(s, 1, "ignore-term")
     # the stop waits wait_s (30 s) for a TERMed launcher: its own timeout ends it first
     assert s.stop(1, 30, 0.5).error == "timed out after 0.5 s"
     assert t.is_alive()
@@ -113,7 +114,7 @@ def test_a_launcher_that_ignores_term_is_killed_after_wait_s_and_each_run_is_bou
     t.join(60)
     assert not t.is_alive() and got[0].exit_code in (-9, 128 + 9)     # KILLed (as the shell reports it)
     # a launcher that never ends is ended by start's own timeout
-    r = s.start(0, ["--mode", "wait"], env, 0.5)
+    r = s.start(0, ["--mode", "wait"], {}, 0.5)
     assert r.error == "timed out after 0.5 s"
     s.stop(0, 0, 30)
 
