@@ -61,6 +61,8 @@ def test_each_verdict_in_full():
     assert judge(rows=3, wrong=2, busbw=99.0) == Verdict(
         CORRUPT, "2 wrong element(s) in the check pass: data corruption", 99.0, 2)
     assert judge(rows=0, wrong=0, busbw=None) == Verdict(NO_RESULT, "no result from the workers", None, 0)
+    # a busbw given without rows is carried as given, as every other verdict carries it
+    assert judge(rows=0, wrong=0, busbw=7.5) == Verdict(NO_RESULT, "no result from the workers", 7.5, 0)
     assert judge(rows=3, wrong=0, busbw=0.5, min_busbw=2.0) == Verdict(
         SLOW, "busbw 0.5 GB/s below --min-busbw 2 GB/s", 0.5, 0)
     assert judge(rows=3, wrong=0, busbw=12.5, min_busbw=2.0) == Verdict(
