@@ -1,9 +1,20 @@
 """How the harness starts and stops a host's launcher (envcheck/ranks/start.py): the run's own
-directory on the node and the command that stops the launcher and its ranks. Pure strings, no
-node needed; tests/allreduce and tests/launch run them on simulated hosts."""
+directory on the node and the command that stops the launcher and its ranks, as strings and run
+for real on this machine through LocalRemote (/bin/sh, as a node's login shell would) with a
+stand-in launcher; tests/allreduce and tests/launch run the real launchers on simulated hosts."""
+import json
+import os
+import signal
 import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
 
-from envcheck.ranks.start import kill_cmd, launcher_cmd, run_dir
+import pytest
+
+from envcheck.ranks.start import NODE_DIR, Starter, kill_cmd, launcher_cmd, node_files, run_dir
+from envcheck.remote import LocalRemote
 
 
 def test_the_run_directory_and_the_kill_command_name_the_run(tmp_path):
@@ -27,14 +38,6 @@ def test_the_launcher_starts_in_that_directory_which_expands_on_the_node():
 
 # ---- the Starter run for real on this machine (LocalRemote: /bin/sh, as SSH would run it)
 
-import json  # noqa: E402
-import sys  # noqa: E402
-import threading  # noqa: E402
-import uuid  # noqa: E402
-
-from envcheck.ranks.start import NODE_DIR, Starter, node_files  # noqa: E402
-from envcheck.remote import LocalRemote  # noqa: E402
-
 # a stand-in launcher: says where it runs and what it was given, then does what --mode says
 ENTRY = r'''
 import json, os, signal, sys, time
@@ -43,10 +46,11 @@ d = a[a.index("--dir") + 1]
 mode = a[a.index("--mode") + 1]
 if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-try:
-    os.setsid()          # as rank_supervisor.lead_process_group: the group the stop signals
-except OSError:
-    pass
+if mode != "hang":        # (hang: stays in start's process group, which its timeout kills)
+    try:
+        os.setsid()      # as rank_supervisor.lead_process_group: the group the stop signals
+    except OSError:
+        pass
 with open(os.path.join(d, "launcher.pid"), "w") as f:
     f.write(str(os.getpid()))
 print(json.dumps({"argv": a[1:], "script": a[0], "python": sys.executable, "files": sorted(os.listdir(d)),
@@ -58,10 +62,23 @@ if mode != "print":
 '''
 
 
-def starter(monkeypatch, tmp_path, hosts=2):
+@pytest.fixture
+def run_id():
+    """A run id for one test; whatever process still names it at the end is killed, so a test
+    that fails (or a planted bug in the stop) leaves nothing running."""
+    rid = f"envcheck-st-{uuid.uuid4().hex[:8]}"
+    yield rid
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if rid.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def starter(monkeypatch, tmp_path, run_id, hosts=2):
     # the node's TMPDIR, as both the start and the stop command see it on a host
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    run_id = f"envcheck-st-{uuid.uuid4().hex[:8]}"
     python = tmp_path / "node-python"      # --node-python: a name no PATH lookup would give
     if not python.exists():
         python.symlink_to(sys.executable)
@@ -69,8 +86,8 @@ def starter(monkeypatch, tmp_path, hosts=2):
                    {"entry.py": ENTRY, "notes.txt": "shipped"}, run_id)
 
 
-def test_a_host_s_launcher_becomes_the_entry_in_the_run_s_own_directory_with_the_shipped_files(tmp_path, monkeypatch):
-    s, out = starter(monkeypatch, tmp_path), []
+def test_a_host_s_launcher_becomes_the_entry_in_the_run_s_own_directory_with_the_shipped_files(tmp_path, monkeypatch, run_id):
+    s, out = starter(monkeypatch, tmp_path, run_id), []
     r = s.start(1, ["--mode", "print", "--", "my DIR", 3], {"RUN_FLAG": "on"}, 30,
                 on_stdout=out.append)
     d = f"{tmp_path}/{s.run_id}-1"
@@ -94,8 +111,8 @@ def running(s, i, mode):
     return t, got
 
 
-def test_stop_ends_a_running_launcher_and_its_directory(tmp_path, monkeypatch):
-    s = starter(monkeypatch, tmp_path)
+def test_stop_ends_a_running_launcher_and_its_directory(tmp_path, monkeypatch, run_id):
+    s = starter(monkeypatch, tmp_path, run_id)
     t, got = running(s, 0, "wait")
     assert (tmp_path / f"{s.run_id}-0" / "launcher.pid").exists()
     assert s.stop(0, 5, 60).exit_code == 0
@@ -104,8 +121,8 @@ def test_stop_ends_a_running_launcher_and_its_directory(tmp_path, monkeypatch):
     assert not (tmp_path / f"{s.run_id}-0").exists()
 
 
-def test_a_launcher_that_ignores_term_is_killed_after_wait_s_and_each_run_is_bounded(tmp_path, monkeypatch):
-    s = starter(monkeypatch, tmp_path)
+def test_a_launcher_that_ignores_term_is_killed_after_wait_s_and_each_run_is_bounded(tmp_path, monkeypatch, run_id):
+    s = starter(monkeypatch, tmp_path, run_id)
     t, got = running(s, 1, "ignore-term")
     # the stop waits wait_s (30 s) for a TERMed launcher: its own timeout ends it first
     assert s.stop(1, 30, 0.5).error == "timed out after 0.5 s"
@@ -114,9 +131,8 @@ def test_a_launcher_that_ignores_term_is_killed_after_wait_s_and_each_run_is_bou
     t.join(60)
     assert not t.is_alive() and got[0].exit_code in (-9, 128 + 9)     # KILLed (as the shell reports it)
     # a launcher that never ends is ended by start's own timeout
-    r = s.start(0, ["--mode", "wait"], {}, 0.5)
+    r = s.start(0, ["--mode", "hang"], {}, 0.5)
     assert r.error == "timed out after 0.5 s"
-    s.stop(0, 0, 30)
 
 
 def test_node_files_are_the_packaged_node_scripts():
