@@ -125,3 +125,26 @@ def test_a_row_and_an_empty_summary_in_full():
 def test_human_sizes_of_every_unit():
     assert [human_size(n) for n in (1, 1023, 1024, 1536, 1048576, 3 * 1024 ** 3, 1024 ** 3 + 1024)] == \
         ["1", "1023", "1K", "1536", "1M", "3G", "1048577K"]
+
+
+# ---- exact values (each seen to fail on a planted change: bench/mutation.py)
+
+def test_bandwidths_are_decimal_gb_per_second_exactly():
+    assert algbw(2_000_000_000, 2.0) == 1.0
+    assert busbw(2_000_000_000, 2.0, 4) == 1.5
+    with pytest.raises(ValueError, match=r"^nranks must be >= 1$"):
+        busbw_factor(0)
+
+
+def test_a_row_counts_whole_elements_and_the_summary_is_whole():
+    import json
+    row = make_row(4096, 4, "float", 0.001, 2, 0)
+    assert json.dumps(row["count"]) == "1024"          # an integer in the JSON, as nccl-tests prints it
+    s = summarize([make_row(8, 4, "float", 1.0, 2, 0), row])
+    assert set(s) >= {"largest_bytes", "busbw", "algbw", "avg_busbw", "wrong"}
+    assert (s["largest_bytes"], s["algbw"], s["busbw"]) == (4096, row["algbw"], row["busbw"])
+
+
+def test_a_sweep_from_one_byte_starts_at_one_element_of_one_byte():
+    assert sweep_sizes(0, 8, 2, 1) == [1, 2, 4, 8]
+    assert sweep_sizes(1, 4, 2, 1) == [1, 2, 4]

@@ -132,3 +132,27 @@ def test_without_rank_records_the_deadline_then_the_host_then_unknown():
     assert first_cause(HOSTS, ok, {}, HOST_OF, [1], []) == Failure(
         kind="unknown", host=None, rank=None, fix="",
         message="the run failed; ranks that never joined: 1 (node02)")
+
+
+# ---- lists of ranks, and a host's own timeout (each seen to fail on a planted change: bench/mutation.py)
+
+HOSTS4 = [Named(f"node0{i}") for i in range(1, 5)]
+FAILED4 = [RunResult(f"node0{i}", "", 1) for i in range(1, 5)]
+HOST_OF4 = {k: f"node0{k + 1}" for k in range(4)}
+
+
+def test_the_missing_and_the_silent_ranks_are_each_listed_whole():
+    # rank 0 timed out waiting; 1 and 2 never said why; 3 never joined
+    cause = first_cause(HOSTS4, FAILED4, {"node01": [timed_out(0)]}, HOST_OF4, [3], [])
+    assert cause.message == (
+        "rank 0 on node01: collective did not finish in 5 s; ranks that never joined: 3 (node04); rank(s) that "
+        "never reported a timeout themselves (stuck or too slow): 1 (node02), 2 (node03)")
+    assert cause.suspects == ["node02", "node03", "node04"]
+    cause = first_cause(HOSTS4, FAILED4, {}, HOST_OF4, [1, 2], [])
+    assert cause.message == "node01: the launcher exited with code 1; ranks that never joined: 1 (node02), 2 (node03)"
+
+
+def test_a_rank_that_timed_out_and_then_exited_is_a_timeout_not_a_lost_rank():
+    # its exit followed its own timeout: it waited for someone, it did not bring the run down
+    cause = first_cause(HOSTS, FAILED, {"node01": [timed_out(0), exited(0, 1)]}, HOST_OF, [], [])
+    assert (cause.kind, cause.host, cause.rank) == ("timeout", "node01", 0)
