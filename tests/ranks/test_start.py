@@ -44,6 +44,7 @@ import json, os, signal, sys, time
 a = sys.argv
 d = a[a.index("--dir") + 1]
 mode = a[a.index("--mode") + 1]
+signal.alarm(600)        # never outlives its test by long, even where a planted bug hung that test
 if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 if mode != "hang":        # (hang: stays in start's process group, which its timeout kills)
