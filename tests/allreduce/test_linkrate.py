@@ -67,3 +67,29 @@ def test_the_probe_gives_every_interface_its_sysfs_speed_or_none():
             pass
         assert i["speed"] == (raw if raw and raw > 0 else None), i
     assert doc["ib_ports"] == [] or all(p["rate_gbps"] for p in doc["ib_ports"])
+
+
+# ---- whole values (each seen to fail on a planted change: bench/mutation.py)
+
+def test_infiniband_ports_of_one_rate_or_of_several_are_said_as_such():
+    one = node_link([], [{"name": "mlx5_0", "rate_gbps": 100}], None, "nccl")
+    assert one == Link(12.5, "1 InfiniBand port(s), 100 Gb/s each")
+    mixed = node_link([], [{"name": "mlx5_0", "rate_gbps": 200}, {"name": "mlx5_1", "rate_gbps": 400}], None, "nccl")
+    assert mixed == Link(75.0, "2 InfiniBand ports, 600 Gb/s together")
+    assert mixed.to_dict() == {"gbps": 75.0, "source": "2 InfiniBand ports, 600 Gb/s together"}
+
+
+def test_a_link_shared_by_no_rank_or_one_rank_is_the_whole_link():
+    assert Link(10.0, "x").per_rank(0) == Link(10.0, "x").per_rank(1) == 10.0
+    assert Link(10.0, "x").per_rank(4) == 2.5
+
+
+def test_a_run_s_ranks_may_name_their_host_as_host_and_a_host_without_a_rate_is_unknown():
+    links = {"a": {"gbps": 10.0, "source": "eth0 80 Gb/s"}, "b": None}
+    assert of_run(links, [{"rank": 0, "host": "a"}, {"rank": 1, "host": "a"}]) == 5.0
+    assert of_run(links, [{"rank": 0, "node": "a"}, {"rank": 1, "node": "b"}]) is None
+
+
+def test_a_share_is_a_percentage_of_what_the_link_allows():
+    assert percent(5.0, 20.0) == 25.0
+    assert percent(None, 20.0) is None and percent(5.0, 0.0) is None
