@@ -175,3 +175,56 @@ def test_a_figure_within_ten_times_its_latency_is_counted_as_latency_bound():
     figs = figures_of(run(HOSTS, lambda a, b, rail, attempt: 10.0, size=64 << 10))
     v = judge(figs)
     assert v.latency_bound == len(v.best) == 8
+
+
+# ---- what a call says, whole (each seen to fail on a planted change: bench/mutation.py)
+
+def test_a_slow_node_s_call_says_its_pairs_and_what_they_were_held_against():
+    from envcheck.allreduce.pairs import call_message
+    # its pairs in the call's own order (the order they were measured)
+    v = judge(figures_of(run(HOSTS, slow_node("node05", 20), retry=(0, 1))))
+    a, b = (f.peer("node05") for f in v.calls[0].figures)
+    assert {a, b} == {"node04", "node06"}
+    assert call_message(v.calls[0], v) == (
+        f"slow node: every pair with it is far below the median: 0.5 GB/s with {a}, 0.5 GB/s with {b}, "
+        "against the median 10 GB/s of 8 pairs, best of 2 tries")
+    v = judge(figures_of(run(HOSTS, slow_node("node02", 2.5), retry=(0, 1))))
+    a, b = (f.peer("node02") for f in v.calls[0].figures)
+    assert {a, b} == {"node01", "node03"}
+    assert call_message(v.calls[0], v) == (
+        f"slow but close: every pair with it is below half the median: 4 GB/s with {a}, 4 GB/s with {b}, "
+        "against the median 10 GB/s of 8 pairs, best of 2 tries")
+
+
+def test_a_slow_link_s_call_names_both_ends_and_says_they_are_fine_elsewhere():
+    from envcheck.allreduce.pairs import call_message
+
+    def rate(a, b, rail, attempt):
+        return 0.5 if {a, b} == {"node03", "node04"} else 10.0
+    v = judge(figures_of(run(HOSTS, rate, retry=(0,))))
+    assert call_message(v.calls[0], v) == (
+        "link node03-node04: slow, far below the median, 0.5 GB/s with node04 (both ends are fine with their "
+        "other partner), against the median 10 GB/s of 8 pairs, best of 2 tries")
+
+
+def test_corruption_and_min_busbw_calls_say_so():
+    from envcheck.allreduce.pairs import call_message
+    v = judge(figures_of(run(HOSTS, slow_node("none", 1), wrong=("node07",))))
+    msg = call_message(v.calls[0], v)
+    assert msg.startswith("data corruption in every pair with this node: ") and " wrong)" in msg
+    v = judge(figures_of(run(HOSTS, slow_node("none", 1))), min_busbw=100.0)
+    assert call_message(v.calls[0], v).startswith("every pair with this node is below --min-busbw: 10 GB/s with ")
+
+
+def test_the_json_shape_of_a_call_and_of_the_verdict():
+    v = judge(figures_of(run(HOSTS, slow_node("node05", 20), retry=(0, 1))))
+    d = v.to_dict()
+    assert set(d) == {"median_busbw", "pairs", "retried", "latency_bound", "calls", "figures"}
+    assert (d["median_busbw"], d["pairs"], d["retried"]) == (v.median, 8, 8)
+    call = d["calls"][0]
+    assert {k: call[k] for k in ("kind", "hosts", "rail", "why", "fails")} == {
+        "kind": "node", "hosts": ["node05"], "rail": 0, "why": FAR_BELOW, "fails": True}
+    assert len(call["pairs"]) == 2 and len(d["figures"]) == 8
+    pair = call["pairs"][0]
+    assert pair["hosts"] == list(v.calls[0].figures[0].hosts) and pair["busbw"] == pytest.approx(0.5)
+    assert pair["percent_of_link"] is None                    # no link rate given
