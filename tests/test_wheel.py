@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 import zipfile
+import zlib
 
 import yaml
 
@@ -21,6 +23,11 @@ def test_the_built_wheel_contains_the_matrix_and_it_validates(tmp_path):
     [whl] = list(tmp_path.glob("envcheck-*.whl"))
     with zipfile.ZipFile(whl) as z:
         text = z.read("envcheck/data/compat_matrix.yaml").decode()
+        # and compiled by the build (hatch_build.py): the same matrix, fingerprinted by its YAML
+        compiled = json.loads(z.read("envcheck/data/compat_matrix.json"))
+        raw = z.read("envcheck/data/compat_matrix.yaml")
+        assert (compiled["yaml_size"], compiled["yaml_crc32"]) == (len(raw), zlib.crc32(raw))
+        assert compiled["matrix"] == yaml.safe_load(raw)
         assert "envcheck/matrix/schema.py" in z.namelist()
         # shipped as text to the nodes / read as data: an installed envcheck without them only
         # fails on first use, so check every one, byte for byte
