@@ -8,14 +8,11 @@ build compiled it to (hatch_build.py; issue 26: ~1 ms instead of ~50 ms per comm
 """
 from __future__ import annotations
 
-import json
 import re
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-import yaml
 
 from envcheck import inputs
 from envcheck.errors import MatrixError, UsageError, VersionError
@@ -367,26 +364,13 @@ class Matrix:
                 f"{len(self._torch)} torch releases, {len(d['gpus'])} GPU entries, {len(d.get('chips') or [])} GPU chips, {len(self._archs)} archs")
 
 
-def _compiled(p: Path) -> Optional[Matrix]:
-    """The packaged matrix as the wheel's build validated and compiled it (hatch_build.py), while
-    the YAML beside it is the file it was compiled from (size and CRC-32: a hand edit, not an
-    attack, is what they catch: whoever can edit one file can edit both); else None."""
-    try:
-        doc = json.loads(p.with_suffix(".json").read_bytes())
-        raw = p.read_bytes()
-    except (OSError, ValueError):
-        return None
-    if not (isinstance(doc, dict) and doc.get("yaml_size") == len(raw) and doc.get("yaml_crc32") == zlib.crc32(raw)
-            and isinstance(doc.get("matrix"), dict)):
-        return None
-    return Matrix(doc["matrix"], str(p))
-
-
 def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
     p = Path(path) if path else default_matrix_path()
-    compiled = None if path else _compiled(p)
-    if compiled is not None:
-        return compiled
+    # the packaged copy, validated when the wheel was built and compiled to JSON (inputs.compiled)
+    packaged = None if path else inputs.compiled(p)
+    if isinstance(packaged, dict):
+        return Matrix(packaged, str(p))
+    import yaml  # lazy: PyYAML costs ~17 ms CPU to load (-X importtime, issue 26); the packaged matrix is JSON
     try:
         # the C loader when PyYAML has it: 10x faster, and audit loads the matrix on every run
         text = inputs.read_text(str(p), "matrix", "")

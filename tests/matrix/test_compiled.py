@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from envcheck import inputs
 from envcheck.errors import MatrixError
 from envcheck.matrix import load as L
 
@@ -28,7 +29,7 @@ def installed(tmp_path, monkeypatch):
     yml, js = tmp_path / "compat_matrix.yaml", tmp_path / "compat_matrix.json"
     shutil.copy(PACKAGED, yml)
     doc = json.loads(COMPILED.read_text())
-    doc["matrix"]["read_from"] = "json"
+    doc["data"]["read_from"] = "json"
     js.write_text(json.dumps(doc))
     monkeypatch.setattr(L, "default_matrix_path", lambda: yml)
     return yml
@@ -36,7 +37,7 @@ def installed(tmp_path, monkeypatch):
 
 def test_the_compiled_matrix_is_the_packaged_yaml_read_and_validated(monkeypatch):
     monkeypatch.setattr(L, "default_matrix_path", lambda: PACKAGED)
-    assert L._compiled(PACKAGED) is not None
+    assert isinstance(inputs.compiled(PACKAGED), dict)
     assert L.load_matrix().data == L.load_matrix(PACKAGED).data
 
 
