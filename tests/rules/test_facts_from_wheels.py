@@ -10,10 +10,11 @@ import pytest
 
 from envcheck.audit.fleet import compare
 from envcheck.facts.from_flags import stack_facts
+from envcheck.facts.load import derive_nccl
 from envcheck.matrix.load import Matrix, load_matrix
 from envcheck.model import ERROR, WARNING, HostResult
 from envcheck.report import render_facts
-from envcheck.rules import cudnn, judge, nccl
+from envcheck.rules import cudnn, judge
 from envcheck.rules.driver import _newest_supported
 from tests.conftest import REPO
 
@@ -127,7 +128,7 @@ SYSTEM_NCCL = {"version": "2.18.3", "source": "libnccl", "path": "/usr/lib/x86_6
 
 def test_a_static_torch_takes_its_nccl_from_the_matrix_not_the_system_library(m):
     f = probe_facts(nccl_seen=dict(SYSTEM_NCCL))
-    nccl.annotate(f, m)
+    derive_nccl(f, m)
     assert f["nccl"]["version"] == m.torch_variant("1.12.1", "cu102")["nccl"] == "2.10.3"
     assert f["nccl"]["source"] == "matrix" and "statically" in f["nccl"]["note"]
     assert f["nccl"]["ignored"]["version"] == "2.18.3"
@@ -139,14 +140,14 @@ def test_a_static_torch_takes_its_nccl_from_the_matrix_not_the_system_library(m)
 def test_a_torch_2_with_an_nccl_wheel_loads_the_wheel_before_a_system_libnccl(m):
     f = probe_facts(torch="2.1.0+cu121", nccl_seen=dict(SYSTEM_NCCL))
     f["packages"]["nvidia-nccl-cu12"] = {"version": "2.18.1"}
-    nccl.annotate(f, m)
+    derive_nccl(f, m)
     assert (f["nccl"]["version"], f["nccl"]["source"]) == ("2.18.1", "wheel")
 
 
 def test_what_torch_itself_reported_with_deep_always_stands(m):
     f = with_deep(probe_facts(), m, "2.10.3", 7605)
     before = copy.deepcopy(f["nccl"])
-    nccl.annotate(f, m)
+    derive_nccl(f, m)
     assert f["nccl"] == before
 
 
@@ -163,7 +164,7 @@ def test_findings_are_the_same_with_and_without_deep_for_a_static_torch(m):
     plain = {"n1": probe_facts(host="n1", nccl_seen=dict(SYSTEM_NCCL)), "n2": probe_facts(host="n2")}
     deep = {h: with_deep(f, m, "2.10.3", 7605) for h, f in plain.items()}
     for f in list(plain.values()) + list(deep.values()):
-        nccl.annotate(f, m)
+        derive_nccl(f, m)
         cudnn.annotate(f, m)
     for h in plain:  # per host: the same findings; --deep may only settle checks that were skipped
         assert [x.code for x in judge(plain[h], m).findings] == [x.code for x in judge(deep[h], m).findings]
@@ -177,7 +178,7 @@ def test_findings_are_the_same_with_and_without_deep_for_a_static_torch(m):
 def test_a_statically_linked_nccl_the_matrix_does_not_know_is_unknown_not_the_system_one(m):
     f = probe_facts(torch="1.13.1+cu116", nccl_seen=dict(SYSTEM_NCCL))
     assert not m.torch_variant("1.13.1", "cu116").get("nccl")
-    nccl.annotate(f, m)
+    derive_nccl(f, m)
     assert f["nccl"]["version"] is None and f["nccl"]["ignored"]["version"] == "2.18.3"
 
 
