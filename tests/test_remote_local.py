@@ -32,17 +32,27 @@ def test_a_command_within_its_timeout_returns_its_output():
 
 
 def test_fan_out_keeps_input_order_and_turns_an_exception_into_that_items_outcome():
-    import time as _t
+    import threading as _th
     from envcheck.remote import fan_out
 
+    # The last item finishes first, by construction rather than by sleeps: the others wait
+    # until on_done has seen it (a sleep-ordered version failed under CI load).
+    first_done = _th.Event()
+
     def fn(i):
-        _t.sleep(0.02 * (5 - i))       # later items finish first
+        if i != 4:
+            assert first_done.wait(timeout=30), "item 4 never reported done"
         if i == 2:
             raise ValueError("boom")
         return i * 10
 
     seen = []
-    group = fan_out([0, 1, 2, 3, 4], fn, forks=5, on_done=lambda o: seen.append(o.item))
+
+    def on_done(o):
+        seen.append(o.item)
+        first_done.set()
+
+    group = fan_out([0, 1, 2, 3, 4], fn, forks=5, on_done=on_done)
     assert [o.item for o in group] == [0, 1, 2, 3, 4]
     assert [o.value for o in group if o.ok] == [0, 10, 30, 40]
     assert [(o.item, str(o.error)) for o in group.failed] == [(2, "boom")]
@@ -52,17 +62,18 @@ def test_fan_out_keeps_input_order_and_turns_an_exception_into_that_items_outcom
 
 def test_fan_out_runs_at_most_forks_items_at_once():
     import threading as _th
-    import time as _t
     from envcheck.remote import fan_out
     running, peak, lock = [0], [0], _th.Lock()
+
+    together = _th.Barrier(3, timeout=30)   # 3 at once, whatever the scheduling: no sleep race
 
     def fn(_):
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
-        _t.sleep(0.02)
+        together.wait()
         with lock:
             running[0] -= 1
 
-    fan_out(list(range(12)), fn, forks=3)
-    assert peak[0] == 3
+    group = fan_out(list(range(12)), fn, forks=3)
+    assert peak[0] == 3 and not group.failed
