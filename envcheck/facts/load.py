@@ -11,7 +11,7 @@ from envcheck.errors import UsageError
 from envcheck.facts.schema import SCHEMA, Facts
 from envcheck.matrix.load import Matrix
 from envcheck.matrix.pci import annotate as annotate_pci_gpus
-from envcheck.rules.cudnn import annotate as annotate_cudnn
+from envcheck.rules.cudnn import torch_cudnn
 from envcheck.rules.nccl import torch_nccl
 
 OBJECT_SECTIONS = ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc", "nccl", "os", "cuda_compat",
@@ -52,7 +52,7 @@ def derive(facts: Facts, matrix: Matrix) -> None:
     (rules/cudnn.py: torch_cudnn)."""
     annotate_pci_gpus(facts, matrix)
     derive_nccl(facts, matrix)
-    annotate_cudnn(facts, matrix)
+    derive_cudnn(facts, matrix)
 
 
 def derive_nccl(facts: Facts, matrix: Matrix) -> None:
@@ -61,3 +61,11 @@ def derive_nccl(facts: Facts, matrix: Matrix) -> None:
     nccl = torch_nccl(facts, matrix)
     if nccl is not None:
         facts["nccl"] = nccl
+
+
+def derive_cudnn(facts: Facts, matrix: Matrix) -> None:
+    """Record under cudnn.torch_loads which cuDNN torch loads (torch_cudnn), beside the system
+    one (reports)."""
+    loads = torch_cudnn(facts, matrix)
+    if loads and isinstance(facts.get("cudnn"), dict):
+        facts["cudnn"]["torch_loads"] = loads

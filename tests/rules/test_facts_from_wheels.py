@@ -10,7 +10,7 @@ import pytest
 
 from envcheck.audit.fleet import compare
 from envcheck.facts.from_flags import stack_facts
-from envcheck.facts.load import derive_nccl
+from envcheck.facts.load import derive_cudnn, derive_nccl
 from envcheck.matrix.load import Matrix, load_matrix
 from envcheck.model import ERROR, WARNING, HostResult
 from envcheck.report import render_facts
@@ -165,7 +165,7 @@ def test_findings_are_the_same_with_and_without_deep_for_a_static_torch(m):
     deep = {h: with_deep(f, m, "2.10.3", 7605) for h, f in plain.items()}
     for f in list(plain.values()) + list(deep.values()):
         derive_nccl(f, m)
-        cudnn.annotate(f, m)
+        derive_cudnn(f, m)
     for h in plain:  # per host: the same findings; --deep may only settle checks that were skipped
         assert [x.code for x in judge(plain[h], m).findings] == [x.code for x in judge(deep[h], m).findings]
         assert {s.check for s in judge(deep[h], m).skipped} <= {s.check for s in judge(plain[h], m).skipped}
@@ -189,13 +189,13 @@ def test_the_cudnn_row_shows_system_and_pip_cudnn_and_which_one_torch_loads(m):
         "version": "8.9.7", "headers": [{"path": "/usr/include/cudnn_version.h", "version": "8.9.7"}],
         "libs": [{"path": "/usr/lib/x86_64-linux-gnu/libcudnn.so.8", "version": "8.9.7"}]})
     f["packages"]["nvidia-cudnn-cu12"] = {"version": "9.1.0.70", "location": "/venv/lib/python3.10/site-packages"}
-    cudnn.annotate(f, m)
+    derive_cudnn(f, m)
     text = render_facts(f)
     assert "8.9.7 (system)" in text and "pip    nvidia-cudnn-cu12 9.1.0.70" in text
     assert "torch loads 9.1.0.70: pip package nvidia-cudnn-cu12" in text
     # the same system directory put on LD_LIBRARY_PATH: the loader finds it first
     f["env"] = {"LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu"}
-    cudnn.annotate(f, m)
+    derive_cudnn(f, m)
     assert f["cudnn"]["torch_loads"]["how"] == "shadow" and f["cudnn"]["torch_loads"]["version"] == "8.9.7"
     codes = [x.code for x in judge(f, m).findings]
     assert codes.count("cudnn-shadows-torch") == 1 and "cudnn-refused-by-torch" not in codes
