@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.facts.schema import Facts, _dict, _dicts, _get, _str, gpus, interfaces
 
-__all__ = ["gpu_count", "gpu_models", "arch", "interfaces", "Node", "node", "Privilege", "privilege", "Login",
+__all__ = ["gpu_count", "gpu_models", "hostname", "machine_id", "arch", "interfaces", "Node", "node", "Privilege", "privilege", "Login",
            "login", "Toolkit", "toolkit_at", "PathAt", "path_at", "manifest_at", "Owner", "owner_at", "pip_cudnn",
            "RcFile", "rc_file", "tools", "GpuProcess", "gpu_processes"]
 
@@ -34,6 +34,16 @@ def gpu_count(f: Facts) -> int:
 def gpu_models(f: Facts) -> List[Tuple[str, Optional[str]]]:
     """(name, compute capability "X.Y" or None) of each GPU the driver lists, in its order."""
     return [(_str(g.get("name")) or "GPU", _str(g.get("compute_capability"))) for g in gpus(f)]
+
+
+def hostname(f: Facts) -> Optional[str]:
+    """The node's own name (uname -n), which launchers and `hostname`-keyed tools go by."""
+    return _str(_get(f, "hostname"))
+
+
+def machine_id(f: Facts) -> Optional[str]:
+    """/etc/machine-id: the same on two nodes means one machine, or a cloned image."""
+    return _str(_get(f, "machine_id"))
 
 
 def arch(f: Facts) -> Optional[str]:
@@ -59,7 +69,7 @@ class Node:
 
 def node(f: Facts) -> Node:
     res = _dict(_get(f, "resources"))
-    return Node(hostname=_str(_get(f, "hostname")) or "", gpus=gpu_count(f), interfaces=interfaces(f),
+    return Node(hostname=hostname(f) or "", gpus=gpu_count(f), interfaces=interfaces(f),
                 free_port=_int(_get(f, "port", "free")), cpus=_int(res.get("cpus")),
                 mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")))
 
