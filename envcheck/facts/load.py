@@ -15,7 +15,7 @@ from envcheck.rules.cudnn import torch_cudnn
 from envcheck.rules.nccl import torch_nccl
 
 OBJECT_SECTIONS = ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc", "nccl", "os", "cuda_compat",
-                   "privilege", "login", "port", "resources", "tools")
+                   "privilege", "login", "port", "resources", "tools", "torch_import")
 LIST_SECTIONS = ("gpus", "interfaces", "toolkit", "disk", "manifest", "owner", "pip_cudnn", "rcfile")
 FIX = "give a file written by `envcheck audit --json` or the probe of this envcheck version"
 

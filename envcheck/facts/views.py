@@ -22,10 +22,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.facts.schema import Facts, _dict, _dicts, _get, _str, gpus, interfaces
 
-__all__ = ["gpu_count", "gpu_models", "hostname", "machine_id", "arch", "interfaces", "Node", "node", "Privilege", "privilege", "Login",
-           "login", "Toolkit", "toolkit_at", "PathAt", "path_at", "manifest_at", "Owner", "owner_at", "pip_cudnn",
-           "RcFile", "rc_file", "tools", "GpuProcess", "gpu_processes", "driver_reported", "driver_cuda", "driver_source",
-           "pci_gpus_section", "cuda_in_use", "cudnn_torch_loads", "deep", "host_os", "python_executable", "gcc_path", "probe_errors"]
+__all__ = ["gpu_count", "gpu_models", "hostname", "machine_id", "arch", "interfaces", "Node", "node", "Privilege",
+           "privilege", "Login", "login", "Toolkit", "toolkit_at", "PathAt", "path_at", "manifest_at", "Owner",
+           "owner_at", "pip_cudnn", "RcFile", "rc_file", "tools", "GpuProcess", "gpu_processes", "TorchImport",
+           "torch_import", "driver_reported", "driver_cuda", "driver_source", "pci_gpus_section", "cuda_in_use",
+           "cudnn_torch_loads", "deep", "host_os", "python_executable", "gcc_path", "probe_errors"]
 
 
 def gpu_count(f: Facts) -> int:
@@ -74,6 +75,22 @@ def node(f: Facts) -> Node:
     return Node(hostname=hostname(f) or "", gpus=gpu_count(f), interfaces=interfaces(f),
                 free_port=_int(_get(f, "port", "free")), cpus=_int(res.get("cpus")),
                 mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")))
+
+
+@dataclass(frozen=True)
+class TorchImport:
+    """Whether `import torch` works under the node interpreter (section torch_import)."""
+    version: Optional[str]            # what torch.__version__ said; None: it did not import
+    error: Optional[str]              # why not (the exception's last line, or the timeout)
+    executable: str                   # the interpreter that tried, as sys.executable there
+
+
+def torch_import(f: Facts) -> Optional[TorchImport]:
+    """None when the probe was not asked (no torch_import section)."""
+    t = _get(f, "torch_import")
+    if not isinstance(t, dict):
+        return None
+    return TorchImport(_str(t.get("version")), _str(t.get("error")), _str(t.get("executable")) or "")
 
 
 @dataclass(frozen=True)
