@@ -372,6 +372,7 @@ def test_only_the_node_probe_reads_a_node():
 # The top-level keys of a facts document (envcheck/facts/schema.py). Outside facts/ a command
 # reads them through facts/schema.py's accessors or facts/views.py's typed views: indexing the
 # dict (f["gpus"], facts.get("torch"), a private _get(f, "driver", …)) is a second reader of it.
+# Writing one is facts/'s too: the derived facts (load.py: derive), a fix's edits on a copy (edit.py).
 FACT_KEYS = {"schema", "origin", "probe", "hostname", "machine_id", "os", "python", "driver", "gpus",
              "pci_gpus", "cuda", "cudnn", "packages", "torch", "deep", "numpy", "nccl", "gcc", "env",
              "interfaces", "health", "errors", "privilege", "disk", "toolkit", "port", "resources", "tools",
