@@ -9,7 +9,9 @@ heldout.yaml   round 1 (63 texts): 72.5 % scored once before any change for them
 heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once before any change
                for them, and 5 of 29 negatives answered with a confident environment cause;
                34/49 = 69.4 % and 2 of 29 after the general changes that scoring prompted (no
-               longer out-of-sample; 9 positives have causes no id names, so 40/49 is the most).
+               longer out-of-sample; 9 positives have causes no id names, so 40/49 is the most);
+               then 39/49 = 79.6 % and 0 of 29 after the causes read from the emitters for 7 of
+               those 9 (relabelled, `was:` in the file) and two general rules (in-sample).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout"
 # corpus: (the recall it holds, how many negatives may get a confident environment cause)
 BARS = {
     "heldout.yaml": (0.90, 0),
-    "heldout2.yaml": (34 / 49, 2),
+    "heldout2.yaml": (39 / 49, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 
