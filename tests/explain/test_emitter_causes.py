@@ -100,3 +100,35 @@ def test_cuda_unknown_error_mid_run_is_only_possible_and_at_initialisation_stays
     at_init = ('  File "/env/lib/python3.8/site-packages/torch/cuda/__init__.py", line 172, in _lazy_init\n'
                "    torch._C._cuda_init()\nRuntimeError: CUDA error: unknown error")
     assert _top(at_init) == ("cuda-unknown-error", "likely")
+
+
+# --- after the third held-out round (in-sample: prompted by its misses, each read from an emitter) ---
+
+def test_the_drivers_own_library_missing_is_no_driver():
+    assert _top("OSError: libcuda.so.1: cannot open shared object file: No such file or directory")[0] == \
+        "no-driver-found"
+    # a toolkit library missing is still the toolkit's
+    assert _top("OSError: libcublas.so.11: cannot open shared object file: No such file or directory")[0] == \
+        "cuda-lib-missing"
+
+
+def test_the_container_toolkits_requirement_check_without_its_later_hint_is_an_old_driver():
+    text = ("stderr: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=11.0\\n\": unknown.")
+    assert _top(text)[0] == "driver-too-old"
+
+
+def test_distutils_unable_to_execute_nvcc_is_a_missing_toolkit_not_a_failed_compile():
+    text = ("unable to execute '/usr/local/cuda/bin/nvcc': No such file or directory\n"
+            "error: command '/usr/local/cuda/bin/nvcc' failed with exit status 1")
+    assert _top(text)[0] == "cuda-home-unset"
+    # another program missing says nothing of CUDA
+    assert _top("unable to execute 'x86_64-linux-gnu-gcc': No such file or directory") is None
+
+
+def test_cudnn_arch_mismatch_is_a_gpu_below_cudnns_minimum_first():
+    assert _top("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH")[0] == "gpu-too-old"
+
+
+def test_a_status_enum_in_a_wrappers_camel_case_is_the_same_code():
+    found = explain("    raise cudnnExceptions[status]\nlibcudnn.cudnnStatusArchMismatch")
+    assert found and found[0].id == "gpu-too-old" and found[0].values["code"] == "CUDNN_STATUS_ARCH_MISMATCH"
