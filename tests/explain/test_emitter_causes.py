@@ -132,3 +132,10 @@ def test_cudnn_arch_mismatch_is_a_gpu_below_cudnns_minimum_first():
 def test_a_status_enum_in_a_wrappers_camel_case_is_the_same_code():
     found = explain("    raise cudnnExceptions[status]\nlibcudnn.cudnnStatusArchMismatch")
     assert found and found[0].id == "gpu-too-old" and found[0].values["code"] == "CUDNN_STATUS_ARCH_MISMATCH"
+
+
+def test_a_library_cudnns_loader_names_as_missing_is_the_missing_one():
+    text = "Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such file or directory"
+    assert _top(text)[0] == "cuda-lib-missing"
+    own = "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file"
+    assert _top(own)[0] == "cudnn-lib-missing"

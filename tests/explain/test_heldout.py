@@ -15,7 +15,7 @@ heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once befo
 heldout3.yaml  round 3 (61 texts, 40 positives, 21 negatives), collected after those changes:
                23/40 = 57.5 % scored once before any change for them, and 0 of 21 negatives
                answered with a confident environment cause (7 positives have no id: 33/40 at most);
-               27/40 = 67.5 % after the general changes that scoring prompted (in-sample).
+               28/40 = 70.0 % after the general changes that scoring prompted (in-sample).
 """
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout"
 BARS = {
     "heldout.yaml": (0.90, 0),
     "heldout2.yaml": (39 / 49, 0),
-    # scored once at 23/40; held at the in-sample 27/40 reached after the changes it prompted
-    "heldout3.yaml": (27 / 40, 0),
+    # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted
+    "heldout3.yaml": (28 / 40, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 
