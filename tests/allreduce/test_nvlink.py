@@ -17,7 +17,9 @@ from envcheck.allreduce.bandwidth import plateau
 from envcheck.allreduce.linkrate import Allowed, allowed
 from envcheck.allreduce.nvlink import node_nvlink, table
 from envcheck.allreduce.render import render_text
+from envcheck.audit.probe import shipped_source
 from envcheck.facts import views
+from envcheck.ranks.preflight import PROBE_SECTIONS
 from envcheck.remote import Remote, RunResult
 from tests.node.probe_helpers import PROBE
 
@@ -42,9 +44,9 @@ def nvml(tmp_path_factory):
     return d
 
 
-def _probe(lib: Path, *args: str, use_pynvml: bool = False) -> dict:
+def _probe(lib: Path, *args: str, use_pynvml: bool = False, script: Path = PROBE) -> dict:
     env = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": str(lib), "ENVCHECK_SIM_NVML": str(lib / "nvml.conf")}
-    cmd = [sys.executable, str(PROBE), *args]
+    cmd = [sys.executable, str(script), *args]
     if use_pynvml:
         pytest.importorskip("pynvml")
     else:   # a node's system python3: no nvidia-ml-py, so ctypes
@@ -56,11 +58,15 @@ def _probe(lib: Path, *args: str, use_pynvml: bool = False) -> dict:
 
 
 @pytest.mark.parametrize("use_pynvml", [True, False], ids=["pynvml", "ctypes"])
-def test_the_probe_reads_each_gpus_links_up_and_nvmls_version_as_the_preflight_asks(nvml, use_pynvml):
-    doc = _probe(nvml, "--only", "nvlink", use_pynvml=use_pynvml)   # pulls in the gpus section it needs
+def test_the_probe_reads_each_gpus_links_up_and_nvmls_version_as_the_preflight_asks(nvml, use_pynvml, tmp_path):
+    script = tmp_path / "probe.py"   # only the parts the preflight ships
+    script.write_text(shipped_source(PROBE_SECTIONS))
+    doc = _probe(nvml, "--only", ",".join(PROBE_SECTIONS), use_pynvml=use_pynvml, script=script)
     assert [g["nvlink"] for g in doc["gpus"]] == [{"links": 18, "up": 18, "nvml_version": 6},
                                                   {"links": 18, "up": 16, "nvml_version": 6}]
     assert doc["nvlink"] == {"read": True, "error": None} and doc["errors"] == []
+    assert [g["nvlink"] for g in _probe(nvml, "--only", "nvlink")["gpus"]][0]["up"] == 18   # pulls in gpus
+    assert "nvlink" not in _probe(nvml)["gpus"][0]   # the audit's document does not pay for it
 
 
 def test_a_gpu_without_nvlink_or_a_driver_without_the_version_call(tmp_path, nvml):
