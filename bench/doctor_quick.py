@@ -3,7 +3,8 @@ node's HealthCheckProgram or prolog (Slurm kills those after 60 s; the target is
 
 Runs the installed console script N times (the whole process: interpreter start, imports, the
 probe, the rules), prints each time, the median and the max, and the verdict/exit code of the
-last run. No network test and no torch import are part of --quick.
+last run. No network test and no GPU op are part of --quick; one `import torch` is (a PASS
+says a rank can start).
 
 Usage: python bench/doctor_quick.py [--runs 5] [--envcheck PATH] [--quick]   (--quick: 1 run, CI)
 """

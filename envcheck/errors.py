@@ -1,7 +1,7 @@
 """One error family. The CLI turns each into one line on stderr and its exit code.
 
 The exit codes, the same for every command: EXIT_CODES below (README.md's table is generated
-from it).
+from it); envcheck.model.Outcome is the one place a command's result becomes 0, 1 or 3.
 """
 from __future__ import annotations
 
@@ -13,16 +13,20 @@ EXIT_INTERRUPTED = 130
 
 # code -> (name, what it means); README.md's "Exit codes" table is generated from this
 EXIT_CODES = {
-    EXIT_OK: ("clean", "nothing found that breaks the stack (doctor: PASS, or WARN without `--strict`)"),
-    EXIT_FINDINGS: ("findings", "at least one error finding; `nccl-test`: data corruption (`#wrong` > 0) "
-                    "or busbw below `--min-busbw`; doctor: FAIL (or WARN with `--strict`); `launch`: the "
-                    "script failed (its first failing rank exited non-zero)"),
+    EXIT_OK: ("PASS or WARN", "nothing found that breaks the stack (warnings, and checks skipped for lack of "
+              "facts, fail only with `--strict`)"),
+    EXIT_FINDINGS: ("FAIL", "something definite is wrong: an error finding, a FAIL node, `nccl-test`'s data "
+                    "corruption (`#wrong` > 0) or busbw below `--min-busbw`, a failed install or step, "
+                    "`launch`'s script failing (its first failing rank exited non-zero); with `--strict` "
+                    "also a warning or a skipped check"),
     EXIT_USAGE: ("usage", "a bad option, an unparsable version, a missing or malformed file or matrix — "
                  "one line on stderr naming the thing and the fix"),
-    EXIT_UNREACHABLE: ("unknown", "a host could not be checked (unreachable, auth failure, changed host "
-                       "key, timeout, probe crash), or a collective timed out / lost a rank — the host "
-                       "and the reason are named"),
-    EXIT_INTERRUPTED: ("interrupted", "Ctrl-C; `launch` stops every rank on every host first"),
+    EXIT_UNREACHABLE: ("UNKNOWN", "nothing definite is wrong, but something could not be checked: a host "
+                       "unreachable (auth failure, changed host key, timeout, probe crash), a collective "
+                       "timed out or lost a rank — the host and the reason are named; a FAIL elsewhere "
+                       "outranks it"),
+    EXIT_INTERRUPTED: ("interrupted", "Ctrl-C; whatever was started on the nodes is stopped first "
+                       "(`launch` stops every rank on every host)"),
 }
 
 

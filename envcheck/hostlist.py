@@ -1,17 +1,19 @@
-"""Which hosts a command targets: `[user@]host[:port]`, Slurm hostlists, hosts files, and the
-Slurm allocation. Pure: no I/O except reading a hosts file the user named.
+"""Which hosts a command targets: `[user@]host[:port]`, hostlists in clush's grammar, hosts and
+groups files, and the Slurm allocation. Pure: no I/O except reading files the user named.
 
-Slurm's hostlist syntax (as in `scontrol show hostnames`): `node[01-16]` expands to node01 …
-node16 keeping the zero padding of the lower bound, `gpu[1-3,7]-ib` to gpu1-ib … gpu7-ib, several
-bracket groups multiply out (`r[1-2]n[1-2]` → r1n1 r1n2 r2n1 r2n2), and commas outside brackets
-separate entries (`a,b[1-2]`). compress_hostlist() is the inverse, for reports (`node[001-480]`).
+The grammar is clush's (ClusterShell's NodeSet; pdsh and Slurm users type the same): `node[01-16]`
+expands to node01 … node16 keeping the zero padding, `gpu[1-3,7]-ib` to gpu1-ib … gpu7-ib,
+`node[01-08/2]` steps, several bracket groups multiply out (`r[1-2]n[1-2]`), and outside brackets
+`,` joins, `!` excludes (`node[01-08]!node03`), `&` intersects and `^` keeps what is in one side
+only, left to right; `@gpu` is a group from a groups file (`gpu: node[01-16]`). Every range is
+counted before NodeSet builds a name. compress_hostlist() is the inverse, for reports.
 """
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable, List, Mapping, Optional, Sequence
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from envcheck import inputs
 from envcheck.errors import UsageError
@@ -20,7 +22,6 @@ from envcheck.errors import UsageError
 # built, so a typo like node[1-100000][1-100000] is one line, not a MemoryError (Slurm's own
 # hostlist.c caps a range at 64k too)
 MAX_HOSTS = 65_536
-MAX_EXPANSION = MAX_HOSTS
 
 _NAME_OK = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -45,9 +46,15 @@ class Target:
         return s
 
 
-def _split_top_level(text: str) -> List[str]:
-    """Split on commas that are not inside brackets."""
-    parts, depth, cur = [], 0, []
+_OPS = ",!&^"     # clush's NodeSet operators, applied left to right: union, minus, and, xor
+_ITEM = re.compile(r"(\d+)(?:-(\d+)(?:/(\d+))?)?")
+_MAX_GROUP_DEPTH = 8
+
+
+def _terms(text: str) -> List[Tuple[str, str]]:
+    """`a[1-4],b!a2&x` → [(',', 'a[1-4]'), (',', 'b'), ('!', 'a2'), ('&', 'x')]: the operator
+    before each term, split outside brackets."""
+    out, depth, cur, op = [], 0, [], ","
     for ch in text:
         if ch == "[":
             depth += 1
@@ -57,38 +64,64 @@ def _split_top_level(text: str) -> List[str]:
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise UsageError(f"bad host list {text!r}: ']' without '['",
-                                 "write ranges as node[01-04]")
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
+                raise UsageError(f"bad host list {text!r}: ']' without '['", "write ranges as node[01-04]")
+        if ch in _OPS and depth == 0:
+            out.append((op, "".join(cur).strip()))
+            op, cur = ch, []
         else:
             cur.append(ch)
     if depth != 0:
         raise UsageError(f"bad host list {text!r}: '[' without ']'", "write ranges as node[01-04]")
-    parts.append("".join(cur))
-    return [p.strip() for p in parts if p.strip()]
+    out.append((op, "".join(cur).strip()))
+    if out[0] == (",", "") and len(out) > 1 and out[1][0] != ",":
+        raise UsageError(f"bad host list {text!r}: {out[1][0]!r} needs hosts on its left",
+                         "write node[01-08]!node03, or give -x node03")
+    return [(o, t) for o, t in out if t]
 
 
-def _range_items(spec: str, token: str) -> List[tuple]:
-    """`01-03,7` → [('01', 1, 3), ('7', 7, 7)], checked, nothing expanded."""
-    out = []
+def _range_count(spec: str, token: str) -> Tuple[int, str]:
+    """How many numbers `01-03,7,10-20/5` stands for, checked, nothing expanded; and the range
+    as NodeSet reads it the way Slurm does (the lower bound's padding: `005-10` is `005-010`)."""
+    n, items = 0, []
     for item in spec.split(","):
-        item = item.strip()
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+        m = _ITEM.fullmatch(item.strip())
         if not m:
-            raise UsageError(f"bad host list {token!r}: range {item!r} is not N or N-M",
-                             "use digits only inside brackets, e.g. node[01-16] or gpu[1-3,7]")
-        lo_s, hi_s = m.group(1), m.group(2) or m.group(1)
-        if len(lo_s) > 9 or len(hi_s) > 9:
+            raise UsageError(f"bad host list {token!r}: range {item.strip()!r} is not N, N-M or N-M/STEP",
+                             "use digits only inside brackets, e.g. node[01-16], gpu[1-3,7] or node[01-08/2]")
+        lo_s, hi_s, step_s = m.group(1), m.group(2) or m.group(1), m.group(3) or "1"
+        if max(len(lo_s), len(hi_s), len(step_s)) > 9:
             raise UsageError(f"bad host list {token!r}: range {item!r} has numbers of more than 9 digits",
                              "check the range for a typo")
-        lo, hi = int(lo_s), int(hi_s)
+        lo, hi, step = int(lo_s), int(hi_s), int(step_s)
         if hi < lo:
-            raise UsageError(f"bad host list {token!r}: range {item!r} goes backwards",
-                             f"write it as [{hi_s}-{lo_s}]")
-        out.append((lo_s, lo, hi))
-    return out
+            raise UsageError(f"bad host list {token!r}: range {item!r} goes backwards", f"write it as [{hi_s}-{lo_s}]")
+        if step < 1:
+            raise UsageError(f"bad host list {token!r}: range {item!r} has step 0", "e.g. node[01-08/2]")
+        n += (hi - lo) // step + 1
+        pad = len(lo_s) if lo_s.startswith("0") and len(lo_s) > 1 else 0
+        items.append(f"{lo_s}-{str(hi).zfill(pad)}/{step}" if m.group(2) else lo_s)
+    return n, ",".join(items)
+
+
+def _term_count(term: str) -> Tuple[int, str]:
+    """The hosts one term (no operator, no group) stands for, before NodeSet builds any of them,
+    and the term as NodeSet is given it."""
+    count, parts = 1, []
+    for piece in re.split(r"(\[[^\]]*\])", term):
+        if piece.startswith("["):
+            if not piece[1:-1]:
+                raise UsageError(f"bad host list {term!r}: empty brackets", "e.g. node[01-04]")
+            n, text = _range_count(piece[1:-1], term)
+            count *= n
+            parts.append(f"[{text}]")
+            if count > MAX_HOSTS:
+                return count, ""
+        elif piece and not _NAME_OK.match(piece):
+            raise UsageError(f"bad host list {term[:80]!r}: {piece[:40]!r} is not part of a host name",
+                             "write host names, ranges (node[01-16]), ! to exclude, @group")
+        else:
+            parts.append(piece)
+    return count, "".join(parts)
 
 
 def _too_many(text: str) -> UsageError:
@@ -96,41 +129,92 @@ def _too_many(text: str) -> UsageError:
                       "check the ranges for a typo, or split the work into several runs")
 
 
-def expand_hostlist(text: str, budget: int = MAX_HOSTS) -> List[str]:
-    """Expand one Slurm hostlist expression (may hold commas) into host strings, in order; more
-    than `budget` hosts is a UsageError, raised before the list is built."""
-    plans = []
+def _expand_term(term: str) -> List[str]:
+    """One counted term's names: each bracket's numbers from ClusterShell's RangeSet (steps,
+    padding), joined to the text around them as Slurm joins them. Not NodeSet itself: it reads
+    the digits before a bracket as part of the range (`a1[5-12]` → a15 … a112, 98 names where
+    Slurm means 8), which would also escape the count made before expansion."""
+    # lazy: ClusterShell.RangeSet costs ~15 ms CPU (-X importtime) of every start-up (the CLI
+    # imports this module); only a bracketed hostlist needs it
+    from ClusterShell.RangeSet import RangeSet, RangeSetException
+    combos = [""]
+    for piece in re.split(r"(\[[^\]]*\])", term):
+        if piece.startswith("["):
+            try:
+                values = list(RangeSet(piece[1:-1]))
+            except (RangeSetException, ValueError) as e:
+                raise UsageError(f"bad host list {term[:80]!r}: {e}", "e.g. node[01-16], node[01-08/2]") from None
+            combos = [c + v for c in combos for v in values]
+        else:
+            combos = [c + piece for c in combos]
+    return combos
+
+
+def expand_hostlist(text: str, budget: int = MAX_HOSTS, groups: Optional[Mapping[str, str]] = None,
+                    _depth: int = 0) -> List[str]:
+    """Expand one hostlist expression in clush's grammar (ClusterShell's NodeSet): ranges with
+    steps (`node[01-08/2]`), `,` union, `!` minus, `&` intersection, `^` either-but-not-both,
+    applied left to right, and `@group` from `groups` (a groups file). Names come in the order
+    written, each once. More than `budget` hosts is a UsageError, raised before NodeSet builds
+    anything: every term is counted first (an excluded range counts too)."""
+    if _depth > _MAX_GROUP_DEPTH:
+        raise UsageError(f"host group {text[:80]!r}: groups nested more than {_MAX_GROUP_DEPTH} deep (a loop?)",
+                         "check the groups file")
+    terms = []
     total = 0
-    for token in _split_top_level(text):
-        groups: List[object] = []
-        count = 1
-        for piece in re.split(r"(\[[^\]]*\])", token):
-            if piece.startswith("["):
-                if not piece[1:-1]:
-                    raise UsageError(f"bad host list {token!r}: empty brackets", "e.g. node[01-04]")
-                items = _range_items(piece[1:-1], token)
-                count *= sum(hi - lo + 1 for _, lo, hi in items)
-                groups.append(items)
-            else:
-                groups.append(piece)
-            if count > budget:
-                raise _too_many(text)
-        total += count
+    for op, term in _terms(text):
+        if term.startswith("@"):
+            n = _group_count(term, groups, _depth)
+        else:
+            n, term = _term_count(term)
+        terms.append((op, term))
+        total += n
         if total > budget:
             raise _too_many(text)
-        plans.append(groups)
-    names: List[str] = []
-    for groups in plans:
-        combos = [""]
-        for g in groups:
-            if isinstance(g, str):
-                combos = [c + g for c in combos]
-            else:
-                values = [str(i).zfill(len(s) if s.startswith("0") and len(s) > 1 else 0)
-                          for s, lo, hi in g for i in range(lo, hi + 1)]
-                combos = [c + v for c in combos for v in values]
-        names.extend(combos)
-    return names
+    names: Dict[str, None] = {}
+    for op, term in terms:
+        these = (expand_hostlist(_group_text(term, groups), budget, groups, _depth + 1)
+                 if term.startswith("@") else _expand_term(term))
+        if op == ",":
+            names.update(dict.fromkeys(these))
+        elif op == "!":
+            for n in these:
+                names.pop(n, None)
+        elif op == "&":
+            keep = set(these)
+            names = {n: None for n in names if n in keep}
+        else:  # ^
+            both = set(names) & set(these)
+            names.update(dict.fromkeys(these))
+            names = {n: None for n in names if n not in both}
+    return list(names)
+
+
+def _group_text(term: str, groups: Optional[Mapping[str, str]]) -> str:
+    name = term[1:]
+    if not _NAME_OK.match(name):
+        raise UsageError(f"bad host {term[:80]!r}: names no host and no group", "write host names, or @GROUP")
+    if not groups:
+        raise UsageError(f"host group {term!r}: no groups file",
+                         f"give --groups-file FILE with a line `{name or 'NAME'}: node[01-16]` "
+                         f"(ClusterShell's groups format; default {GROUPS_FILE})")
+    if name not in groups:
+        known = ", ".join("@" + g for g in sorted(groups)[:8])
+        raise UsageError(f"host group {term!r} is not in the groups file", f"use one of {known}")
+    return groups[name]
+
+
+def _group_count(term: str, groups: Optional[Mapping[str, str]], depth: int) -> int:
+    """A group's size, counted the same way (its own terms, its nested groups)."""
+    total = 0
+    for _, t in _terms(_group_text(term, groups)):
+        if depth >= _MAX_GROUP_DEPTH:
+            raise UsageError(f"host group {term!r}: groups nested more than {_MAX_GROUP_DEPTH} deep (a loop?)",
+                             "check the groups file")
+        total += _group_count(t, groups, depth + 1) if t.startswith("@") else _term_count(t)[0]
+        if total > MAX_HOSTS:
+            break
+    return total
 
 
 def compress_hostlist(names: Iterable[str]) -> str:
@@ -189,7 +273,7 @@ def parse_target(text: str) -> Target:
     return Target(host=host, user=user, port=port)
 
 
-def parse_targets(specs: Iterable[str]) -> List[Target]:
+def parse_targets(specs: Iterable[str], groups: Optional[Mapping[str, str]] = None) -> List[Target]:
     """Expand and parse every argument; duplicates (same user, host and port) dropped, order kept.
 
     The user@ prefix and :port suffix apply to every host of a hostlist: `root@node[1-2]:2222`.
@@ -202,7 +286,7 @@ def parse_targets(specs: Iterable[str]) -> List[Target]:
         if not spec:
             raise UsageError("an empty host argument (an unset shell variable?)",
                              "name the hosts, or give no host arguments at all to work on this machine")
-        expanded = _expand_with_affixes(spec, budget)
+        expanded = _expand_with_affixes(spec, budget, groups)
         if not expanded:
             raise UsageError(f"bad host {spec[:80]!r}: names no host",
                              "write [user@]host[:port], or give no host arguments at all for this machine")
@@ -215,12 +299,13 @@ def parse_targets(specs: Iterable[str]) -> List[Target]:
     return out
 
 
-def _expand_with_affixes(spec: str, budget: int = MAX_HOSTS) -> List[str]:
+def _expand_with_affixes(spec: str, budget: int = MAX_HOSTS,
+                         groups: Optional[Mapping[str, str]] = None) -> List[str]:
     # keep user@ and :port outside the expansion so `u@n[1-2]:22` gives u@n1:22, u@n2:22
     user = ""
-    if "@" in spec.split("[")[0]:
-        user, spec = spec.split("@", 1)
-        user += "@"
+    m = re.match(r"([A-Za-z0-9_.\-]+)@", spec)   # `@gpu` alone is a group, not a user
+    if m:
+        user, spec = m.group(0), spec[m.end():]
     if re.fullmatch(r"\[[0-9A-Fa-f.%]*:[0-9A-Fa-f:.%]*\](?::\d*)?", spec) or \
             ("[" not in spec and spec.count(":") > 1):
         return [user + spec]  # an IPv6 address, bare or [in brackets]:port, not a hostlist
@@ -229,25 +314,65 @@ def _expand_with_affixes(spec: str, budget: int = MAX_HOSTS) -> List[str]:
     if m:
         port = m.group(1)
         spec = spec[: m.start()]
-    return [user + h + port for h in expand_hostlist(spec, budget)]
+    return [user + h + port for h in expand_hostlist(spec, budget, groups)]
+
+
+# ClusterShell's own static groups file (its `local` group source): `name: nodeset` per line
+GROUPS_FILE = "/etc/clustershell/groups"
+
+
+def read_groups_file(path: Optional[str]) -> Dict[str, str]:
+    """`gpu: node[01-16]` lines (ClusterShell's groups file; `#` comments) → {name: nodeset}.
+    No path: ClusterShell's default file when it exists, else no groups."""
+    if path is None:
+        if not os.path.isfile(GROUPS_FILE):
+            return {}
+        path = GROUPS_FILE
+    fix = "write one group per line: `gpu: node[01-16]` (ClusterShell's groups file format)"
+    groups: Dict[str, str] = {}
+    for n, line in enumerate(inputs.read_text(path, "groups file", fix, limit=4 * 1024 * 1024).splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, sep, nodes = line.partition(":")
+        if not sep or not _NAME_OK.match(name.strip()) or not nodes.strip():
+            raise UsageError(f"groups file {path}, line {n}: {line[:80]!r} is not `NAME: NODESET`", fix)
+        groups[name.strip()] = nodes.strip().replace(" ", ",")
+    return groups
+
+
+# what an Ansible inventory looks like, to say so instead of "bad host '[gpus]'"
+ANSIBLE_LINE = re.compile(r"^\s*(\[[A-Za-z0-9_:\-]+\]\s*$|\S+\s+\w+=|(all|hosts|children|vars)\s*:\s*$)")
+
+
+def _ansible_inventory(path: str, lines: Sequence[str]) -> UsageError:
+    return UsageError(f"hosts file {path} looks like an Ansible inventory ({lines[0].strip()[:40]!r}); "
+                      "--hosts-file takes one host or hostlist per line",
+                      f"list its hosts once: `ansible all -i {path} --list-hosts | tail -n +2 > hosts.txt`, "
+                      "then --hosts-file hosts.txt")
 
 
 def read_hosts_file(path: str) -> List[str]:
-    """One host (or hostlist) per line; `#` starts a comment; blank lines ignored."""
+    """One host (or hostlist) per line; `#` starts a comment; blank lines ignored. An Ansible
+    inventory (INI sections, `host key=value`, YAML `all:`) is refused, saying so."""
     lines = inputs.read_text(path, "hosts file", "give a text file with one host or hostlist per line",
                              limit=4 * 1024 * 1024).splitlines()
     specs = []
     for line in lines:
-        line = line.split("#", 1)[0].strip()
-        if line:
+        line = line.split("#", 1)[0].rstrip()
+        if ANSIBLE_LINE.match(line):
+            raise _ansible_inventory(path, [line])
+        if line.strip():
             specs.extend(line.split())
     return specs
 
 
 def resolve_targets(args: Sequence[str], hosts_file: Optional[str] = None,
-                    environ: Optional[Mapping[str, str]] = None) -> List[Target]:
+                    environ: Optional[Mapping[str, str]] = None, exclude: Sequence[str] = (),
+                    groups_file: Optional[str] = None) -> List[Target]:
     """The hosts a command runs on: arguments plus --hosts-file; with neither, the Slurm
-    allocation ($SLURM_JOB_NODELIST); with none of these, [] (the caller runs locally)."""
+    allocation ($SLURM_JOB_NODELIST); with none of these, [] (the caller runs locally).
+    `exclude` (-x, clush's) drops hosts by name, whatever user@ or :port they were given with."""
     specs = list(args)
     if hosts_file:
         listed = read_hosts_file(hosts_file)
@@ -260,4 +385,14 @@ def resolve_targets(args: Sequence[str], hosts_file: Optional[str] = None,
         nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
         if nodelist:
             specs = [nodelist]
-    return parse_targets(specs)
+    groups = read_groups_file(groups_file) if groups_file or any("@" in s for s in list(specs) + list(exclude)) else {}
+    targets = parse_targets(specs, groups)
+    if exclude:
+        if not targets:
+            raise UsageError("-x/--exclude without hosts: this machine cannot be excluded from itself",
+                             "name the hosts, e.g. node[01-08] -x node03")
+        gone = {t.host for t in parse_targets(exclude, groups)}
+        targets = [t for t in targets if t.host not in gone]
+        if not targets:
+            raise UsageError(f"-x {','.join(exclude)[:80]} excludes every host", "exclude fewer hosts")
+    return targets

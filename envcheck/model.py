@@ -165,12 +165,42 @@ def has_errors(findings: List[Finding]) -> bool:
     return any(f.severity == ERROR for f in findings)
 
 
-def verdict_exit_code(findings: List[Finding], *, unknown: bool = False) -> int:
-    """The exit code of every command that judges a stack (audit, check): 3 when something
-    could not be checked (its state is unknown), else 1 on an error finding, else 0."""
-    if unknown:
-        return EXIT_UNREACHABLE
-    return EXIT_FINDINGS if has_errors(findings) else EXIT_OK
+# One vocabulary for every command's verdict (doctor's own words) and the one place an outcome
+# becomes an exit code: FAIL 1 when anything definite is wrong; else UNKNOWN 3 when something
+# could not be checked at all; else WARN or PASS, 0 (WARN and skipped checks are 1 under --strict).
+PASS, WARN, FAIL, UNKNOWN = "PASS", "WARN", "FAIL", "UNKNOWN"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command found, counted: errors (an error finding, a FAIL node, corrupt sums, a
+    failed install or script), warnings, skipped (checks that could not run for lack of facts)
+    and unknown (what could not be checked at all: an unreachable host, a lost or hung rank).
+    `--strict` has one meaning everywhere: a warning or a skipped check fails as an error does."""
+
+    errors: int = 0
+    warnings: int = 0
+    skipped: int = 0
+    unknown: int = 0
+
+    @classmethod
+    def of(cls, findings: List[Finding], skipped: int = 0, unknown: int = 0) -> "Outcome":
+        return cls(sum(f.severity == ERROR for f in findings), sum(f.severity == WARNING for f in findings),
+                   skipped, unknown)
+
+    def __add__(self, other: "Outcome") -> "Outcome":
+        return Outcome(self.errors + other.errors, self.warnings + other.warnings,
+                       self.skipped + other.skipped, self.unknown + other.unknown)
+
+    def verdict(self, strict: bool = False) -> str:
+        if self.errors or (strict and (self.warnings or self.skipped)):
+            return FAIL
+        if self.unknown:
+            return UNKNOWN
+        return WARN if self.warnings or self.skipped else PASS
+
+    def exit_code(self, strict: bool = False) -> int:
+        return {FAIL: EXIT_FINDINGS, UNKNOWN: EXIT_UNREACHABLE}.get(self.verdict(strict), EXIT_OK)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional
 from envcheck import rules, versions
 from envcheck.errors import UsageError
 from envcheck.facts.from_flags import stack_facts
+from envcheck.matrix.gpus import did_you_mean
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding
 from envcheck.provision.playbooks import available, load_playbook
@@ -142,8 +143,10 @@ def make_plan(matrix: Matrix, gpu: str, *, driver: Optional[str] = None, torch: 
     probe = stack_facts(gpu=gpu, matrix=matrix)
     cc = probe["gpus"][0].get("compute_capability")
     if cc is None:
+        meant = did_you_mean(matrix.gpu_suggestions(gpu))
         raise UsageError(f"plan: GPU {gpu!r} is not in the matrix",
-                         "give its compute capability instead, e.g. --gpu sm_86 or --gpu 8.6")
+                         (f"did you mean {meant}? Else give" if meant else "give")
+                         + " its compute capability instead, e.g. --gpu sm_86 or --gpu 8.6")
     if driver:
         versions.vkey(driver, "--driver")
     if python:

@@ -31,17 +31,13 @@ from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts.schema import Facts
+from envcheck.render import plural, styled, summary_line
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, Skipped, has_errors, skipped_summary
 
-# ANSI SGR codes; paint() is only ever asked to colour by the CLI, which decides (a terminal and
-# no NO_COLOR): library output stays plain text.
-_STYLE = {ERROR: "1;31", WARNING: "33", INFO: "36", "odd": "1;33", "ok": "32"}
-
-
 def paint(text: str, style: str, on: bool) -> str:
-    """text in the style's colour when on, else unchanged."""
-    code = _STYLE.get(style)
-    return f"\033[{code}m{text}\033[0m" if on and code and text else text
+    """text in the style's colour (rich, envcheck/render.py STYLES) when the CLI asks for colour
+    (a terminal, NO_COLOR unset, or FORCE_COLOR), else unchanged: library output is plain text."""
+    return styled(text, style, on)
 
 
 def severity_label(severity: str) -> str:
@@ -353,48 +349,28 @@ def audit_json(results: Sequence[HostResult], fleet_findings: Sequence[Finding] 
             "fleet_findings": [fd.to_dict() for fd in fleet_findings]}
 
 
-def render_findings(findings: Iterable[Finding], width: int = 0, skipped: Sequence[Skipped] = ()) -> str:
-    """`envcheck check`'s table: severity, component, message (with its code), the fix under it,
-    then a count line and the checks that could not run. Wrapped to the terminal width. "No
-    findings" only when every check ran."""
+def render_findings(findings: Iterable[Finding], width: int = 0, skipped: Sequence[Skipped] = (),
+                    verdict: str = "", color: bool = False) -> str:
+    """`envcheck check`'s table: severity, component, message (its code never split), the fix
+    under it on one line (a command is never broken: a terminal wraps it, a copy keeps it whole),
+    the checks that could not run, and the summary line last. "No findings" only when every
+    check ran."""
     items: List[Finding] = list(findings)
     width = width or max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
-    if not items and not skipped:
-        return "No findings: nothing in this stack is known to break.\n"
-    if not items:
-        return "\n".join([f"0 errors, {skipped_summary(list(skipped))}"] + skipped_lines(skipped, "")) + "\n"
-    lines = [f"{'SEVERITY':<8} {'COMPONENT':<11} MESSAGE"]
+    lines = [f"{'SEVERITY':<8} {'COMPONENT':<11} MESSAGE"] if items else []
     indent = " " * 21
     for fd in items:
-        head = f"{fd.severity:<8} {fd.component:<11} "
+        head = f"{paint(f'{fd.severity:<8}', fd.severity, color)} {fd.component:<11} "
         body = f"{fd.message} [{fd.code}]" + (f" ({fd.host})" if fd.host else "")
-        lines.extend(textwrap.wrap(body, width, initial_indent=head, subsequent_indent=indent))
+        wrapped = textwrap.wrap(body, width - 21, break_on_hyphens=False, break_long_words=False)
+        lines.extend([head + wrapped[0]] + [indent + w for w in wrapped[1:]])
         if fd.fix:
-            lines.extend(textwrap.wrap(fd.fix, width, initial_indent=indent + "fix: ",
-                                       subsequent_indent=indent + "     ", break_on_hyphens=False))
-    n = {s: sum(1 for fd in items if fd.severity == s) for s in (ERROR, WARNING, INFO)}
-    lines.append("")
-    lines.append(f"{n[ERROR]} error(s), {n[WARNING]} warning(s), {n[INFO]} note(s)"
-                 + (f", {skipped_summary(list(skipped))}" if skipped else ""))
+            lines.append(f"{indent}fix: {fd.fix}")
     lines.extend(skipped_lines(skipped, ""))
+    n = [plural(sum(fd.severity == s for fd in items), w) for s, w in ((ERROR, "error"), (WARNING, "warning"), (INFO, "note"))]
+    clean = "" if items or skipped else "nothing in this stack is known to break (No findings)"
+    tail = "; ".join(x for x in (skipped_summary(list(skipped)), clean) if x)
+    lines.append(("" if not lines else "\n") + summary_line(verdict or (ERROR in {f.severity for f in items} and "FAIL")
+                                                          or "PASS", ", ".join(n), [], tail,
+                                                          paint=lambda t, st: paint(t, st, color)))
     return "\n".join(lines) + "\n"
-
-
-def outcome_body(out: Any, indent: str = "  ", log_header: bool = True,
-                 log_lines: Optional[int] = None) -> List[str]:
-    """The lines under a host's status for one install/env/provision step outcome (NodeOutcome):
-    what it did, problems, the error and the installer log's tail."""
-    text: List[str] = []
-    for line in out.lines:
-        for i, part in enumerate(str(line).splitlines()):
-            text.append((indent if i == 0 else indent + "  ") + part)
-    text.extend(f"{indent}problem: {p}" for p in out.problems)
-    if out.error:
-        text.append(f"{indent}error: {out.error}")
-    if out.log_tail:
-        if log_header:
-            text.append(f"{indent}installer log (tail):")
-        tail = out.log_tail.splitlines()
-        prefix = indent + ("  | " if log_header else "| ")
-        text.extend(prefix + line for line in (tail[-log_lines:] if log_lines else tail))
-    return text

@@ -89,6 +89,55 @@ pip_quietly() {
 pip_quietly install -q --disable-pip-version-check ".[test,plot]" 'torch==2.13.0'
 pip_quietly install -q --disable-pip-version-check --force-reinstall --no-deps .
 
+# The CLI on the lowest and the highest Python it promises (requires-python, README), installed
+# as a user installs it (`pip install .`, no torch: cheap), for tests/cli/test_every_python.py.
+# The interpreter: pyenv's build (this project's machine image has 3.6-3.13 there), else one on
+# PATH, else the distribution's package (apt: Debian 13 has 3.13, Debian 11 and Ubuntu 20.04 3.9).
+# With none of these (python.org's downloads are out of reach), the run goes on: the test skips,
+# naming the Python it lacks (.venv/pyX.Y.missing says why), and this script says so on stderr.
+PYENV_VERSIONS=${PYENV_ROOT:-/root/.pyenv}/versions
+find_python() {   # the newest X.Y interpreter here, or nothing
+  local minor=$1 p
+  p=$(ls -d "$PYENV_VERSIONS/$minor".*/bin/python"$minor" 2>/dev/null | sort -V | tail -1 || true)
+  [ -n "$p" ] || p=$(command -v "python$minor" 2>/dev/null || true)
+  # a python3.X that cannot make a venv (Debian without python3.X-venv) does not count
+  [ -n "$p" ] && "$p" -c 'import ensurepip, venv' >/dev/null 2>&1 && echo "$p"
+  return 0
+}
+for minor in 3.9 3.13; do
+  rm -f ".venv/py$minor.missing"
+  base=$(find_python "$minor")
+  if [ -z "$base" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    if apt-cache show "python$minor-venv" >/dev/null 2>&1; then
+      echo "tests/run.sh: installing python$minor python$minor-venv"
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "python$minor" "python$minor-venv" >/dev/null 2>&1 || true
+      base=$(find_python "$minor")
+    fi
+  fi
+  if [ -z "$base" ]; then
+    why="no Python $minor here: not under $PYENV_VERSIONS, not on PATH, no python$minor-venv package in apt"
+    echo "tests/run.sh: WARNING: $why; tests/cli/test_every_python.py skips it" >&2
+    echo "$why" > ".venv/py$minor.missing"
+    continue
+  fi
+  [ -x ".venv/py$minor/bin/python" ] || "$base" -m venv ".venv/py$minor"
+  stamp=".venv/py$minor/.installed"
+  # reinstalled only when a packaged file changed since (each install is ~10 s of building)
+  if [ -f "$stamp" ] && [ -z "$(find envcheck pyproject.toml compat_matrix.yaml playbooks README.md -newer "$stamp" -print -quit)" ]; then
+    continue
+  fi
+  log=$(mktemp)
+  if ! ".venv/py$minor/bin/python" -m pip install -q --disable-pip-version-check . >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "tests/run.sh: FAILED: pip install . under Python $minor; see pip's message above" >&2
+    exit 1
+  fi
+  rm -f "$log"
+  touch "$stamp"
+done
+
 # The tests must never borrow torch from the machine's own python3: every worker they start names
 # an interpreter from .venv. So the python3 first on PATH is a bare venv that has no torch (nor
 # anything else), and tests/conftest.py refuses to run when the python3 on PATH has torch.

@@ -230,6 +230,25 @@ def test_no_module_outside_the_node_scripts_is_over_400_lines():
     assert bad == [], f"modules over {MAX_MODULE_LINES} lines: split them by subject"
 
 
+def test_exit_codes_are_decided_in_one_place():
+    """model.Outcome turns what a command found into 0, 1 or 3 (errors.py defines the numbers):
+    no other module names EXIT_FINDINGS or EXIT_UNREACHABLE (an error class's own exit_code
+    attribute aside), and no command exits with a bare number other than 0."""
+    bad = []
+    for m, t in TREES.items():
+        if m in ("envcheck/errors.py", "envcheck/model.py") or m.startswith("envcheck/node/"):
+            continue
+        attrs = {id(n.value) for c in ast.walk(t) if isinstance(c, ast.ClassDef) for n in c.body
+                 if isinstance(n, ast.Assign) and [getattr(x, "id", "") for x in n.targets] == ["exit_code"]}
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name) and n.id in ("EXIT_FINDINGS", "EXIT_UNREACHABLE") and id(n) not in attrs:
+                bad.append((m, n.lineno, n.id))
+            if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "Exit" and n.args \
+                    and isinstance(n.args[0], ast.Constant) and n.args[0].value not in (0,):
+                bad.append((m, n.lineno, f"Exit({n.args[0].value})"))
+    assert bad == [], "exit codes decided outside model.Outcome: " + repr(bad)
+
+
 # An import inside a function hides the real import graph from a reader; it is allowed only where
 # it pays at start-up (issue 26: `envcheck check`, `explain` and `--help` within 0.15 s), and then
 # it says what it saves, measured: `# lazy: <what> costs ~N ms CPU …` on its line or right above
@@ -356,7 +375,7 @@ def test_only_the_node_probe_reads_a_node():
 FACT_KEYS = {"schema", "origin", "probe", "hostname", "machine_id", "os", "python", "driver", "gpus",
              "pci_gpus", "cuda", "cudnn", "packages", "torch", "deep", "numpy", "nccl", "gcc", "env",
              "interfaces", "health", "errors", "privilege", "disk", "toolkit", "port", "resources", "tools",
-             "gpu_processes", "login", "manifest", "owner", "pip_cudnn", "rcfile"}
+             "gpu_processes", "login", "manifest", "owner", "pip_cudnn", "rcfile", "torch_import"}
 # Not moved yet (rules/ is being changed by issue 21's work; the derivations that write derived
 # facts, rules/nccl.py and rules/cudnn.py `annotate`, and the remedies that edit a copy, move to
 # facts/ after it lands). The set must only shrink, as above.

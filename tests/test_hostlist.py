@@ -152,9 +152,104 @@ def test_one_numbered_series_comes_back_in_numeric_order(prefix, suffix, numbers
 ])
 def test_compression_reads_like_slurm(names, text):
     assert compress_hostlist(names) == text
-    assert sorted(expand_hostlist(text)) == sorted(set(names))
+    assert sorted(t.label for t in parse_targets([text])) == sorted(set(names))
 
 
 def test_compression_of_nothing_is_empty_and_duplicates_count_once():
     assert compress_hostlist([]) == ""
     assert compress_hostlist(["n1", "n1", "n2"]) == "n[1-2]"
+
+
+# clush's grammar (ClusterShell NodeSet): steps, exclusion, intersection, groups, -x
+
+def test_a_step_takes_every_other_host():
+    assert expand_hostlist("node[01-08/2]") == ["node01", "node03", "node05", "node07"]
+
+
+@pytest.mark.parametrize("text,hosts", [
+    ("node[01-04]!node03", ["node01", "node02", "node04"]),
+    ("node[01-06]!node[02-03]!node05", ["node01", "node04", "node06"]),
+    ("node[01-06]&node[04-09]", ["node04", "node05", "node06"]),
+    ("node[01-03]^node[03-04]", ["node01", "node02", "node04"]),
+    ("b1,a1!b1,c1", ["a1", "c1"]),          # left to right, as clush reads it
+])
+def test_operators_apply_left_to_right_in_the_order_written(text, hosts):
+    assert expand_hostlist(text) == hosts
+
+
+def test_an_operator_with_nothing_on_its_left_says_to_use_exclude():
+    with pytest.raises(UsageError, match="needs hosts on its left") as e:
+        expand_hostlist("!node03")
+    assert "-x node03" in e.value.fix
+
+
+def test_groups_come_from_a_groups_file_and_nest(tmp_path):
+    f = tmp_path / "groups"
+    f.write_text("# ClusterShell's format\ngpu: node[01-04]\nall: @gpu,login1  # nested\n")
+    got = resolve_targets(["@all!node02"], groups_file=str(f), environ={})
+    assert [t.host for t in got] == ["node01", "node03", "node04", "login1"]
+
+
+def test_an_unknown_group_names_the_known_ones(tmp_path):
+    f = tmp_path / "groups"
+    f.write_text("gpu: node[01-04]\n")
+    with pytest.raises(UsageError, match="'@cpu' is not in the groups file") as e:
+        resolve_targets(["@cpu"], groups_file=str(f), environ={})
+    assert "@gpu" in e.value.fix
+
+
+def test_a_group_without_a_groups_file_says_how_to_give_one(monkeypatch):
+    monkeypatch.setattr("envcheck.hostlist.GROUPS_FILE", "/nonexistent/groups")
+    with pytest.raises(UsageError, match="no groups file") as e:
+        resolve_targets(["@gpu"], environ={})
+    assert "--groups-file" in e.value.fix
+
+
+def test_a_group_that_contains_itself_is_refused_not_recursed_forever(tmp_path):
+    f = tmp_path / "groups"
+    f.write_text("a: @b\nb: @a\n")
+    with pytest.raises(UsageError, match="nested more than"):
+        resolve_targets(["@a"], groups_file=str(f), environ={})
+
+
+def test_a_huge_group_or_excluded_range_is_counted_before_anything_is_built(tmp_path):
+    f = tmp_path / "groups"
+    f.write_text("big: n[1-99999999]\n")
+    with pytest.raises(UsageError, match="more than 65536 hosts"):
+        resolve_targets(["@big"], groups_file=str(f), environ={})
+    with pytest.raises(UsageError, match="more than 65536 hosts"):
+        expand_hostlist("n[1-10]!n[1-99999999]")
+
+
+def test_exclude_drops_hosts_by_name_whatever_their_user_or_port():
+    got = resolve_targets(["root@node[01-08/2]:22"], exclude=["node03", "node0[6-7]"], environ={})
+    assert [t.label for t in got] == ["root@node01:22", "root@node05:22"]
+
+
+@pytest.mark.parametrize("exclude,words", [(["node[01-02]"], "excludes every host")])
+def test_excluding_every_host_is_a_usage_error(exclude, words):
+    with pytest.raises(UsageError, match=words):
+        resolve_targets(["node[01-02]"], exclude=exclude, environ={})
+
+
+def test_exclude_without_hosts_is_a_usage_error_not_this_machine():
+    with pytest.raises(UsageError, match="without hosts"):
+        resolve_targets([], exclude=["node03"], environ={})
+
+
+@pytest.mark.parametrize("text", [
+    "[gpus]\nnode01 ansible_user=root\n",
+    "node01 ansible_host=10.0.0.1\n",
+    "all:\n  hosts:\n    node01:\n",
+])
+def test_an_ansible_inventory_given_as_hosts_file_says_what_it_is(tmp_path, text):
+    f = tmp_path / "inventory"
+    f.write_text(text)
+    with pytest.raises(UsageError, match="looks like an Ansible inventory") as e:
+        resolve_targets([], hosts_file=str(f), environ={})
+    assert "ansible all -i" in e.value.fix and "--list-hosts" in e.value.fix
+
+
+def test_digits_before_a_bracket_stay_text_as_in_slurm():
+    # NodeSet itself would read a1[5-12] as a[15-112]: 98 hosts where Slurm means 8
+    assert expand_hostlist("a1[5-12]") == ["a15", "a16", "a17", "a18", "a19", "a110", "a111", "a112"]

@@ -79,3 +79,16 @@ def test_a_missing_identity_or_broken_ssh_config_is_refused_before_any_connectio
         make_remotes([Target("n")], SSHOptions(identity=str(tmp_path / "nokey")))
     with pytest.raises(UsageError, match="ssh config .* does not exist"):
         make_remotes([Target("n")], SSHOptions(ssh_config=str(tmp_path / "nocfg")))
+
+
+def test_an_ansible_inventory_given_to_dash_i_is_named_as_one(tmp_path):
+    from envcheck.hosts import make_remotes
+    inv = tmp_path / "inventory.ini"
+    inv.write_text("[gpus]\nnode01 ansible_user=root\n")
+    with pytest.raises(UsageError, match="looks like an Ansible inventory") as e:
+        make_remotes([Target("n")], SSHOptions(identity=str(inv)))
+    assert "--hosts-file" in e.value.fix
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n")
+    with pytest.raises(UsageError, match="is not an SSH private key"):
+        make_remotes([Target("n")], SSHOptions(identity=str(other)))

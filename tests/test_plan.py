@@ -81,6 +81,20 @@ def test_unknown_gpu_names_the_fix(m):
         make_plan(m, "Z9000")
 
 
+@pytest.mark.parametrize("typed,meant", [("4090", '--gpu "RTX 4090" (sm_89)'), ("H10", "--gpu H100 (sm_90)"),
+                                         ("6000", '--gpu "RTX 6000" (sm_75)')])
+def test_a_gpu_name_the_matrix_lacks_gets_a_did_you_mean_with_its_sm(m, typed, meant):
+    with pytest.raises(UsageError) as e:
+        make_plan(m, typed)
+    assert e.value.fix.startswith(f"did you mean {meant}")
+
+
+def test_check_with_a_bare_model_number_suggests_the_board_in_the_fix(cli):
+    r = cli("check", "--gpu", "4090", "--json")
+    (f,) = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "gpu-unknown"]
+    assert 'did you mean --gpu "RTX 4090" (sm_89)?' in f["fix"]
+
+
 def test_cli_json_and_exit_codes(cli):
     r = cli("plan", "--gpu", "A100", "--torch", "1.1.0", "--json")
     assert r.returncode == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence, Tuple
 
 from envcheck.ranks.plan import NodeFacts, PreflightError
+from envcheck.ranks.preflight import PROBE_SECTIONS
 
 # host memory one gloo rank holds at the largest size: the send/receive buffer and the copy the
 # sums are checked against (the worker's allocations), with room for torch itself
@@ -46,3 +47,18 @@ def check_capacity(n: NodeFacts, ranks: int, backend: str, max_bytes: int) -> Li
             f"{n.host}: {ranks} rank(s) x {max_bytes} bytes need about {need >> 20} MiB of memory, "
             f"{n.mem_available >> 20} MiB is available", n.host, "lower --max-bytes or --nproc-per-node"))
     return errs
+
+
+# nccl-test's sections: the harness's, and whether torch imports (launch has its own node check,
+# which looks for the script too)
+RANK_SECTIONS = PROBE_SECTIONS + ("torch_import",)
+TORCH_FIX = "pass --node-python with the venv or conda env that has torch, or install torch there"
+TORCH_TIMEOUT = 60.0    # seconds on top of the harness's: the probe gives the import 60 s
+
+
+def check_torch(nodes: Sequence[NodeFacts], python: Optional[str]) -> List[PreflightError]:
+    """Every rank imports torch: a node where it does not import is named before any starts
+    (what launch's preflight says too), instead of 'rank 1 could not start: No module named'."""
+    return [PreflightError(f"{n.host}: torch does not import under {n.torch.executable or python or 'python3'}: "
+                           f"{n.torch.error or 'unknown error'}", n.host, TORCH_FIX)
+            for n in nodes if n.torch is not None and not n.torch.version]

@@ -10,8 +10,10 @@ from envcheck.allreduce.run import Report
 from envcheck.allreduce.bandwidth import human_size
 from envcheck.allreduce.linkrate import pct, percent
 from envcheck.allreduce.pairs import PairVerdict, against, call_message
+from envcheck.allreduce.verdict import judge_report
+from envcheck.model import Outcome
+from envcheck.render import fold_blocks, plural, summary_line
 from envcheck.errors import UsageError
-from envcheck.hostlist import compress_hostlist
 from envcheck.paths import write_output
 
 _TYPE_NAMES = {"float32": "float", "float": "float", "float16": "half", "half": "half",
@@ -19,7 +21,9 @@ _TYPE_NAMES = {"float32": "float", "float": "float", "float16": "half", "half": 
                "int32": "int32", "int": "int32"}
 
 
-def render_text(rep: Report) -> str:
+def render_text(rep: Report, verdict=None, summarize: bool = True) -> str:
+    """nccl-tests' `#` table and lines (parseable as nccl-tests' are), then the summary line
+    (summarize=False: --pairs, whose pair table ends with its own)."""
     lines: List[str] = []
     where = f"{rep.master_addr}:{rep.master_port}" if rep.master_addr else "-"
     lines.append(f"# envcheck nccl-test: all_reduce sum, {rep.world_size} rank(s) on "
@@ -68,25 +72,23 @@ def render_text(rep: Report) -> str:
             lines.append(f"#   fix: {f.fix}")
         for e in rep.preflight_errors[1:]:
             lines.append(f"#   also: {e['message']}")
-        for host, status in rep.host_status.items():
-            lines.append(f"#   {host}: {status}")
+        for where, (status,) in fold_blocks((h, [st]) for h, st in rep.host_status.items()):
+            lines.append(f"#   {where}: {status}")
         for host, log in rep.logs.items():
             if log.strip() and rep.host_status.get(host) != "ok":
                 lines.append(f"# --- {host}: log tail ---")
                 lines.extend(log.splitlines()[-20:])
+    if summarize:
+        lines.append("# " + summary(rep, verdict))
     return "\n".join(lines)
 
 
 def nvlink_lines(rep: Report) -> List[str]:
     """Each node's NVLink figure (hosts with the same one on one line): what an intra-node
     all-reduce can reach."""
-    by_text: Dict[str, List[str]] = {}
-    for host, nv in rep.nvlinks.items():
-        if nv:
-            text = (f"{nv['gpus']}x {nv['gpu']}, NVLink {nv['generation']}, {nv['links']} of {nv['links_max']} links up: "
-                    f"{nv['gbps']:g} GB/s per GPU and direction")
-            by_text.setdefault(text, []).append(host)
-    return [f"# nvlink: {compress_hostlist(hosts)}: {text}" for text, hosts in by_text.items()]
+    texts = ((host, [f"{nv['gpus']}x {nv['gpu']}, NVLink {nv['generation']}, {nv['links']} of {nv['links_max']} "
+                     f"links up: {nv['gbps']:g} GB/s per GPU and direction"]) for host, nv in rep.nvlinks.items() if nv)
+    return [f"# nvlink: {where}: {text}" for where, (text,) in fold_blocks(texts)]
 
 
 def allowed_lines(s: Dict[str, Any]) -> List[str]:
@@ -105,7 +107,20 @@ def allowed_lines(s: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def render_pairs(v: PairVerdict) -> str:
+def summary(rep: Report, verdict=None) -> str:
+    """`PASS: 2 hosts, 4 ranks: busbw 1.23 GB/s at 64 MiB, 0 wrong` (a `#` line, as nccl-tests' own)."""
+    v = verdict or judge_report(rep)
+    head = f"{plural(len(rep.hosts), 'host')}, {plural(rep.world_size, 'rank')}"
+    return summary_line(v.outcome.verdict(), head, [], v.message)
+
+
+def pairs_outcome(rep: Report, v: PairVerdict) -> Outcome:
+    """nccl-test --pairs counted: a node or link the pairs fail is an error, one they only warn
+    about a warning; rounds that could not run leave the fleet unknown."""
+    return Outcome(sum(c.fails for c in v.calls), sum(not c.fails for c in v.calls), 0, 1 if rep.failure else 0)
+
+
+def render_pairs(rep: Report, v: PairVerdict) -> str:
     """nccl-test --pairs: a line per pair and rail (its best try), the named ones marked, then
     what they were compared with and what the pairs name."""
     lines = ["#", "# Pairs: disjoint node pairs all-reducing at the same time, one group per rail (best of its tries)",
@@ -123,6 +138,9 @@ def render_pairs(v: PairVerdict) -> str:
     lines.append("#")
     lines.append(f"# Compared with {against(v)}" + ("" if v.calls else ": no node or link stands out"))
     lines += [f"# {'FAIL' if c.fails else 'WARN'} {call_message(c, v)}" for c in v.calls]
+    head = f"{plural(len(rep.hosts), 'host')}, pair rounds"
+    lines.append("# " + summary_line(pairs_outcome(rep, v).verdict(), head, [],
+                                     rep.failure.message if rep.failure else ""))
     return "\n".join(lines)
 
 

@@ -149,7 +149,9 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, sizes: 
 
     wiring = rp.Wiring(opts.node_python, opts.ifname, opts.master_addr, opts.master_port,
                        opts.connect_timeout, opts.forks)
-    pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say)
+    pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say, sections=pf.RANK_SECTIONS,
+                       checks=[lambda nodes: pf.check_torch(nodes, opts.node_python)],
+                       facts_timeout=30 + pf.TORCH_TIMEOUT)
     if pre.plan is not None:
         report.ifname, report.world_size = pre.plan.ifname, pre.plan.world_size
         report.master_addr, report.master_port = pre.plan.master_addr, pre.plan.master_port

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Sequence
 
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE
+from envcheck.model import Outcome
 from envcheck.ranks.failure import Failure
 
 PASSED, CORRUPT, SLOW, LOST, NO_RESULT = "passed", "corrupt", "slow", "lost", "no-result"
@@ -29,10 +29,14 @@ class Verdict:
         return self.status == PASSED
 
     @property
+    def outcome(self) -> Outcome:
+        """Wrong or slow is an error; a run that could not be measured is unknown."""
+        bad = self.status in (CORRUPT, SLOW)
+        return Outcome(errors=int(bad), unknown=int(not bad and self.status != PASSED))
+
+    @property
     def exit_code(self) -> int:
-        if self.status == PASSED:
-            return EXIT_OK
-        return EXIT_FINDINGS if self.status in (CORRUPT, SLOW) else EXIT_UNREACHABLE
+        return self.outcome.exit_code()
 
 
 def judge(*, rows: int, wrong: int, busbw: Optional[float], failure: Optional[Failure] = None,

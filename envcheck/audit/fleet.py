@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-from envcheck.audit.probe import audit_host
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from envcheck.audit.probe import (DEEP_PROBE_TIMEOUT, PROBE_TIMEOUT, ProbeError, judge_result,
+from envcheck import model
+from envcheck.audit.probe import (DEEP_PROBE_TIMEOUT, PROBE_TIMEOUT, ProbeError, audit_host, judge_result,
                                   parse_probe_result, probe_command, probe_source)
-from envcheck.model import Finding, HostResult, sort_findings, verdict_exit_code
+from envcheck.errors import UsageError
+from envcheck.model import Finding, HostResult, sort_findings
 from envcheck.remote import Outcome, Remote, RunResult, fan_out
 from envcheck.rules.fleet import DriftRow, drift, fleet_findings
 from envcheck.rules.health import expected_gpus
@@ -38,14 +38,13 @@ class FleetAudit:
         out = [f for r in self.results for f in r.findings] + list(self.fleet)
         return sort_findings(out)
 
+    def outcome(self) -> model.Outcome:
+        """Its findings, skipped checks and the hosts that could not be audited, counted: the
+        exit code and the verdict come from there (model.Outcome), for one host as for many."""
+        return model.Outcome.of(self.all_findings, sum(len(r.skipped) for r in self.results), len(self.unreachable))
+
     def exit_code(self, strict: bool = False) -> int:
-        """3 when a host could not be audited (its state is unknown), else 1 on any error
-        finding (or, with --strict, any check skipped for lack of facts), else 0 — for one host
-        as for many."""
-        code = verdict_exit_code(self.all_findings, unknown=bool(self.unreachable))
-        if code == EXIT_OK and strict and any(r.skipped for r in self.results):
-            return EXIT_FINDINGS
-        return code
+        return self.outcome().exit_code(strict)
 
 
 def audit_fleet(remotes: Sequence[Remote], matrix, *, deep: bool = False,

@@ -23,10 +23,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from envcheck.facts import schema as F
 from envcheck.hostlist import compress_hostlist
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, skipped_summary, sort_findings
+from envcheck.render import HOSTS_HERE, host_names, plural, stand_in as _stand_in, summary_line
 from envcheck.report import audit_json, paint, pci_gpus_summary, severity_label
 from envcheck.rules.fleet import CHECKS, MISSING
 
-HOSTS_HERE = "\0HOSTS\0"  # stands for the host's own name while findings are compared
 _ADDR = re.compile(r"\[?\b(?:\d{1,3}\.){3}\d{1,3}\b\]?|\[[0-9A-Fa-f:.%]+\]")
 _GET = {c.key: c.get for c in CHECKS}
 
@@ -116,14 +116,7 @@ def render_table(audit, full: bool = False, color: bool = False) -> List[str]:
 
 def _host_names(r: HostResult) -> List[str]:
     """The names a host's findings call it: as given, and as it calls itself."""
-    names = {r.host, str((r.facts or {}).get("hostname") or "")}
-    return sorted((n for n in names if len(n) > 1), key=len, reverse=True)
-
-
-def _stand_in(text: str, names: Sequence[str]) -> str:
-    for n in names:
-        text = re.sub(r"(?<![\w.@-])" + re.escape(n) + r"(?![\w-])", HOSTS_HERE, text)
-    return text
+    return host_names(r.host, str((r.facts or {}).get("hostname") or ""))
 
 
 def group_findings(audit, severities=(ERROR, WARNING)) -> List[Tuple[Finding, List[str]]]:
@@ -157,13 +150,11 @@ def render_findings(audit, width: int = 100, color: bool = False) -> List[str]:
         else:
             first = " " * (len(where) + 10)
         wrapped = textwrap.wrap(body, width, initial_indent=first, subsequent_indent=" " * 8,
-                                break_on_hyphens=False)
+                                break_on_hyphens=False, break_long_words=False)
         lines.append((head + " " + wrapped[0].lstrip()) if head else wrapped[0])
         lines.extend(wrapped[1:])
-        if f.fix:
-            lines.extend(textwrap.wrap("fix: " + f.fix.replace(HOSTS_HERE, where), width,
-                                       initial_indent=" " * 8, subsequent_indent=" " * 13,
-                                       break_on_hyphens=False))
+        if f.fix:   # one line: a command broken across lines cannot be copied whole
+            lines.append(" " * 8 + "fix: " + f.fix.replace(HOSTS_HERE, where))
     return lines
 
 
@@ -188,31 +179,36 @@ def render_unreachable(audit, color: bool = False) -> List[str]:
     return lines
 
 
-def render_summary(audit, full: bool = False) -> str:
+def render_summary(audit, full: bool = False, strict: bool = False, color: bool = False) -> str:
+    """`FAIL: 32 hosts: 28 without errors, 2 with errors, 2 not audited; 1 fleet finding`."""
     n = len(audit.results)
     bad = len(audit.unreachable)
     with_err = sum(1 for r in audit.results if r.reachable and any(f.severity == ERROR for f in r.findings))
-    clean = n - bad - with_err
-    parts = [f"{n} host(s): {clean} without errors"]
-    if with_err:
-        parts.append(f"{with_err} with errors")
-    if bad:
-        parts.append(f"{bad} not audited")
-    if audit.fleet:
-        parts.append(f"{len(audit.fleet)} fleet finding(s)")
     notes = sum(1 for r in audit.results for f in r.findings if f.severity == INFO)
-    if notes and not full:
-        parts.append(f"{notes} note(s) not shown (--full)")
-    return ", ".join(parts)
+    tail = "; ".join(x for x in (plural(len(audit.fleet), "fleet finding") if audit.fleet else "",
+                                 f"{plural(notes, 'note')} not shown (--full)" if notes and not full else "") if x)
+    return summary_line(audit.outcome().verdict(strict), plural(n, "host"),
+                        [(n - bad - with_err, "without errors"), (with_err, "with errors"), (bad, "not audited")],
+                        tail, paint=lambda t, st: paint(t, st, color))
 
 
-def render(audit, full: bool = False, color: bool = False, width: Optional[int] = None) -> str:
+def render_one_summary(audit, strict: bool = False, color: bool = False) -> str:
+    """One host's summary line: `WARN: node01: 0 errors, 1 warning, 2 notes; 3 checks skipped (…)`."""
+    r = audit.results[0]
+    fs = audit.all_findings
+    counts = [plural(sum(f.severity == s for f in fs), w) for s, w in ((ERROR, "error"), (WARNING, "warning"), (INFO, "note"))]
+    head = f"{r.host}: not audited" if not r.reachable else f"{r.host}: {', '.join(counts)}"
+    return summary_line(audit.outcome().verdict(strict), head, [], skipped_summary(r.skipped),
+                        paint=lambda t, st: paint(t, st, color))
+
+
+def render(audit, full: bool = False, color: bool = False, width: Optional[int] = None, strict: bool = False) -> str:
     """The fleet report: table, findings, hosts not audited, summary (module docstring)."""
     findings = [] if full else render_findings(audit, width or 100, color)
     if full and audit.fleet:  # every host's findings are in its facts block; these are not
         findings = render_findings(type(audit)(results=[], fleet=audit.fleet), width or 100, color)
     blocks = [render_table(audit, full, color), findings, render_unreachable(audit, color),
-              [render_summary(audit, full)]]
+              [render_summary(audit, full, strict, color)]]
     return "\n\n".join("\n".join(b) for b in blocks if b) + "\n"
 
 

@@ -8,15 +8,17 @@ generated tables in reference.py.
 
 Each command is in its own module below; importing it registers it on `app`.
 """
+from typing import Annotated
 import importlib
 import sys
 
 import typer
 
+from envcheck import __version__
 from envcheck.cli import streams
 from envcheck.cli.command import EnvcheckApp
 from envcheck.cli.options import Refused
-from envcheck.errors import EnvcheckError
+from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError
 
 # Plain help (rich_markup_mode=None): two columns that read at 80 columns, at most 100 wide
 # whatever $COLUMNS says, the same on every typer version pip resolves.
@@ -32,8 +34,16 @@ app = EnvcheckApp(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"envcheck {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(version: Annotated[bool, typer.Option(
+        "--version", "-V", is_eager=True, callback=_print_version,
+        help="Print envcheck's version and exit.")] = False) -> None:
     """Get a GPU cluster ready for distributed PyTorch training, and prove that it is."""
 
 
@@ -49,7 +59,8 @@ from envcheck.cli import provision  # noqa: E402,F401
 from envcheck.cli import plan  # noqa: E402,F401
 from envcheck.cli import explain  # noqa: E402,F401
 from envcheck.cli import matrix  # noqa: E402,F401
-from envcheck.cli import version  # noqa: E402,F401
+from envcheck.cli import version as _version_command  # noqa: E402,F401
+from envcheck.cli.common import color_wanted  # noqa: E402
 
 
 def main() -> None:
@@ -62,7 +73,7 @@ def main() -> None:
     try:
         code = _run()
     except KeyboardInterrupt:
-        code = _say("interrupted", 130)
+        code = _say("interrupted", EXIT_INTERRUPTED)
     lost = streams.flush()
     if lost is not None:
         code = max(code, _say(lost.one_line(), lost.exit_code))
@@ -78,7 +89,9 @@ def _run() -> int:
     # click's exceptions, wherever this Typer takes them from (Typer >= 0.29 vendors click)
     exc = importlib.import_module(typer.BadParameter.__module__)
     try:
-        rv = app(standalone_mode=False)
+        # click strips ANSI from output that is not a terminal; colour is decided once, in
+        # common.color_wanted (FORCE_COLOR, NO_COLOR, a terminal), for every echo
+        rv = app(standalone_mode=False, color=color_wanted())
     except Refused as e:
         return _say(e.message, e.exit_code)
     except exc.UsageError as e:
@@ -92,8 +105,8 @@ def _run() -> int:
         return _say(f"{' '.join(e.format_message().split())} (fix: see `{where} --help`)", e.exit_code)
     except exc.ClickException as e:
         return _say(" ".join(e.format_message().split()), e.exit_code)
-    except typer.Abort:
-        return _say("aborted", 1)
+    except typer.Abort:   # Ctrl-C at a prompt
+        return _say("interrupted", EXIT_INTERRUPTED)
     except EnvcheckError as e:   # raised outside a command's guard (stdout lost while help printed)
         e.reported = True   # type: ignore[attr-defined]
         return _say(" ".join(e.one_line().split()), e.exit_code)

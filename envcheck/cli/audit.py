@@ -6,12 +6,12 @@ from typing import Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
+from envcheck.cli.common import (Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, color_wanted, guard,
                                  note, print_json, show_probe_exit, text_width)
-from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
-                                   IdentityOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt,
-                                   UserOpt, closing_all, command_timeout, local_python,
-                                   progress_printer, HostSelection)
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt,
+                                   HostsArg, HostsFileOpt, IdentityOpt, PortOpt, SshConfigOpt,
+                                   StrictHostKeysOpt, TimeoutOpt, UserOpt, closing_all, command_timeout,
+                                   local_python, progress_printer, HostSelection)
 from envcheck.cli.options import option
 from envcheck.cli.slurmopts import LauncherOpt, StepSizeOpt
 from envcheck.cli.slurmopts import check_launcher, srun_hosts
@@ -31,7 +31,7 @@ def audit(
                             "environment (default: python3, else python; on this machine envcheck's "
                             "own interpreter when torch is installed there).")] = None,
     timeout: TimeoutOpt = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,
@@ -45,7 +45,7 @@ def audit(
     gpus_per_node: GpusPerNodeOpt = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
-    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
+    strict: StrictOpt = False,
     show_probe: Annotated[bool, typer.Option(
         "--show-probe", help="Print the script that runs on the nodes (read-only, stdlib), and exit.")] = False,
     launcher: LauncherOpt = "ssh",
@@ -62,10 +62,9 @@ def audit(
     # lazy: the fleet audit, its renderers and the matrix cost ~110 ms CPU at start-up (-X importtime,
     # issue 26); only audit needs them
     from envcheck.audit.fleet import audit_fleet, save_facts
-    from envcheck.audit.render import render, to_json
+    from envcheck.audit.render import to_json
     from envcheck.matrix.load import load_matrix
     from envcheck.remote import LocalRemote
-    from envcheck.report import render_audit
 
     if show_probe:  # the script on stdout (runnable as saved), its command line on stderr
         raise show_probe_exit(node_python=node_python, deep=deep)
@@ -90,14 +89,24 @@ def audit(
     if json_out:
         print_json(to_json(fleet))  # one shape for one host or many, local or remote
         raise typer.Exit(fleet.exit_code(strict))
+    _show(fleet, full, strict)
+
+
+def _show(fleet, full: bool, strict: bool) -> None:
+    """The report, the same through SSH or srun, then exit with the fleet's outcome."""
+    # lazy: the renderers and the facts table cost ~110 ms CPU at start-up (counted with the
+    # fleet audit above, -X importtime, issue 26); only audit needs them
+    from envcheck.audit.render import render, render_one_summary
+    from envcheck.report import render_audit
     color = color_wanted()
     if len(fleet.results) == 1:
         # one host reads the same whether it is this machine or one over SSH: its facts table
-        typer.echo(render_audit(fleet.results, color))
+        typer.echo(render_audit(fleet.results, color) + "\n")
+        typer.echo(render_one_summary(fleet, strict, color))
     else:
         if full:
             typer.echo(render_audit(fleet.results, color) + "\n")
-        typer.echo(render(fleet, full=full, color=color, width=text_width()), nl=False)
+        typer.echo(render(fleet, full=full, color=color, width=text_width(), strict=strict), nl=False)
     raise typer.Exit(fleet.exit_code(strict))
 
 
@@ -106,8 +115,7 @@ def _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_
     """`audit --launcher srun`: the allocation's nodes, the probe through srun (envcheck/slurm/srun.py)."""
     # lazy: the fleet audit, its renderer and srun cost ~80 ms CPU at start-up (-X importtime, issue 26); only audit needs them
     from envcheck.audit.fleet import save_facts
-    from envcheck.audit.render import render, to_json
-    from envcheck.report import render_audit
+    from envcheck.audit.render import to_json
     from envcheck.slurm import srun
 
     check_launcher(launcher)
@@ -119,10 +127,4 @@ def _audit_srun(hosts, m, launcher, step_size, deep, node_python, timeout, gpus_
         print_json(dict(to_json(fleet), slurm=meta))
         raise typer.Exit(fleet.exit_code(strict))
     note(f"through srun: job {meta['job_id']}, step(s) {', '.join(meta['steps']) or 'none reported'}")
-    if len(fleet.results) == 1:
-        typer.echo(render_audit(fleet.results, color_wanted()))
-    else:
-        if full:
-            typer.echo(render_audit(fleet.results, color_wanted()) + "\n")
-        typer.echo(render(fleet, full=full, color=color_wanted(), width=text_width()), nl=False)
-    raise typer.Exit(fleet.exit_code(strict))
+    _show(fleet, full, strict)

@@ -5,9 +5,9 @@ import typer
 
 from envcheck.cli import app
 from envcheck import params as P
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.common import Annotated, StrictOpt, JsonOpt, MatrixOpt, color_wanted, guard, print_json
 from envcheck.cli.options import argument, option
-from envcheck.errors import EXIT_FINDINGS, UsageError
+from envcheck.errors import UsageError
 
 
 @app.command("check")
@@ -29,7 +29,7 @@ def check(
     cuda_compat: Annotated[Optional[str], option(P.CUDA_COMPAT)] = None,
     matrix: MatrixOpt = None,
     json_out: JsonOpt = False,
-    strict: Annotated[bool, typer.Option("--strict", help="A check skipped for lack of facts exits 1, as an error does.")] = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Judge a stack without touching any machine. Example: envcheck check --driver 410.48 --cuda 10.0 --torch 1.1.0+cu100 --gpu V100
 
@@ -39,7 +39,7 @@ def check(
     # issue 26), which --help and the commands that judge nothing would pay
     from envcheck.facts.from_flags import load_facts_file, stack_facts
     from envcheck.matrix.load import load_matrix
-    from envcheck.model import has_errors, verdict_exit_code
+    from envcheck.model import Outcome, has_errors
     from envcheck.report import render_findings
     from envcheck.rules import judge
     m = load_matrix(matrix)
@@ -52,10 +52,11 @@ def check(
                          "--cudnn --torch --torchvision --torchaudio --gpu --python --gcc --numpy --cuda-compat")
     facts = stack_facts(base, matrix=m, **given)
     verdict = judge(facts, m)
-    bad = has_errors(verdict.findings) or (strict and bool(verdict.skipped))
+    outcome = Outcome.of(verdict.findings, len(verdict.skipped))
     if json_out:
         print_json({"ok": not has_errors(verdict.findings), "findings": [f.to_dict() for f in verdict.findings],
                     "skipped": [s.to_dict() for s in verdict.skipped]})
     else:
-        typer.echo(render_findings(verdict.findings, skipped=verdict.skipped), nl=False)
-    raise typer.Exit(EXIT_FINDINGS if bad else verdict_exit_code(verdict.findings))
+        typer.echo(render_findings(verdict.findings, skipped=verdict.skipped, verdict=outcome.verdict(strict),
+                                   color=color_wanted()), nl=False)
+    raise typer.Exit(outcome.exit_code(strict))

@@ -3,7 +3,6 @@ options that mean the same thing everywhere (--matrix, --json). Values are check
 declarations (envcheck/params) while the command line is parsed."""
 import functools
 import json
-import os
 import shutil
 import sys
 from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
@@ -12,7 +11,7 @@ import typer
 
 from envcheck import params as P
 from envcheck.cli.options import option
-from envcheck.errors import EnvcheckError
+from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError
 
 from typing import Annotated  # noqa: F401 - the command modules take it from here
 
@@ -20,6 +19,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 MatrixOpt = Annotated[Optional[str], option(P.MATRIX, envvar="ENVCHECK_MATRIX")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON only, nothing else on stdout.")]
+StrictOpt = Annotated[bool, typer.Option(
+    "--strict", help="A warning, or a check skipped for lack of facts, exits 1 as an error does.")]
 ShowProbeOpt = Annotated[bool, typer.Option(
     "--show-probe", help="Print what this command runs on the nodes to read them (the probe script, "
                          "read-only, stdlib; its command line on stderr), and exit.")]
@@ -77,7 +78,7 @@ def guard(fn: F) -> F:
             # one line whatever the message quoted (a file's text, a parser's caret diagram)
             raise die(" ".join(part.strip() for part in e.one_line().splitlines() if part.strip()), e.exit_code)
         except KeyboardInterrupt:
-            raise die("interrupted", 130)
+            raise die("interrupted", EXIT_INTERRUPTED)
 
     return wrapper  # type: ignore[return-value]
 
@@ -87,11 +88,12 @@ def print_json(obj: Any) -> None:
 
 
 def color_wanted(stream: Any = None) -> bool:
-    """Colour only on a terminal, and never when NO_COLOR is set to anything (no-color.org)."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    stream = sys.stdout if stream is None else stream
-    return bool(getattr(stream, "isatty", lambda: False)())
+    """Colour everywhere or nowhere, decided once, as rich decides it: on a terminal, or anywhere
+    with FORCE_COLOR set; never with NO_COLOR set (no-color.org) or TERM=dumb."""
+    # lazy: rich.console costs ~50 ms CPU at start-up (-X importtime); --help and --json never ask
+    from rich.console import Console
+    c = Console(file=sys.stdout if stream is None else stream)
+    return c.is_terminal and not c.no_color and c.color_system is not None
 
 
 def text_width() -> int:

@@ -4,10 +4,10 @@ import typer
 
 from envcheck import params as P
 from envcheck.cli import app
-from envcheck.cli.common import (Annotated, GpusPerNodeOpt, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note,
-                                 print_json, show_probes_exit)
-from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
-                                   IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+from envcheck.cli.common import (Annotated, StrictOpt, GpusPerNodeOpt, JsonOpt, MatrixOpt, ShowProbeOpt,
+                                 color_wanted, guard, note, print_json, show_probes_exit)
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt,
+                                   HostsArg, HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
                                    closing_all, command_timeout, local_python)
 from envcheck.cli.options import option
@@ -43,11 +43,13 @@ def _write_outputs(report: health.DoctorReport, code: int, strict: bool, junit: 
         print_json(dict(report.to_dict(), exit_code=code,
                         **({"slurm_actions": [a.to_dict() for a in actions]} if actions is not None else {})))
     else:
-        typer.echo(render_table(report), nl=False)
-        if actions:
+        table = render_table(report, color_wanted(), strict)
+        if actions:  # what was done to the nodes goes above the summary line, which ends the report
             # lazy: Slurm's rendering costs ~30 ms CPU at start-up (-X importtime, issue 26); only --drain-failed needs it
             from envcheck.slurm.render import render_actions
-            typer.echo(render_actions(actions), nl=False)
+            body, summary = table.rstrip("\n").rsplit("\n", 1)
+            table = f"{body}\n{render_actions(actions)}{summary}\n"
+        typer.echo(table, nl=False)
 
 
 def _load_baseline(path: str) -> health.DoctorReport:
@@ -65,9 +67,9 @@ def doctor(
     ctx: typer.Context,
     hosts: HostsArg = None,
     local: Annotated[bool, typer.Option("--local", help="Check this machine only (e.g. a Slurm HealthCheckProgram or prolog), even inside an allocation.")] = False,
-    quick: Annotated[bool, typer.Option("--quick", help="No network test and no torch import: finishes in seconds.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="No network test and no GPU op (torch is still imported once: a PASS says a rank can start); seconds.")] = False,
     deep: Annotated[bool, typer.Option("--deep/--no-deep", help="Import torch on the nodes (its CUDA, cuDNN, NCCL, a tiny op per GPU): on by default here, a pre-training check must know torch works; audit's default is off.")] = True,
-    strict: Annotated[bool, typer.Option("--strict", help="A WARN verdict, or an audit check skipped for lack of facts, exits 1.")] = False,
+    strict: StrictOpt = False,
     expect_gpus: Annotated[bool, typer.Option("--expect-gpus/--no-expect-gpus", help="--no-expect-gpus: a CPU-only (gloo) cluster; a missing NVIDIA driver is then not a warning.")] = True,
     gpus_per_node: GpusPerNodeOpt = None,
     dcgm: Annotated[Optional[int], option(P.DCGM)] = None,
@@ -88,7 +90,7 @@ def doctor(
     pairs: Annotated[bool, typer.Option("--pairs/--no-pairs", help="After the all-reduce, rounds of node pairs all-reducing at once, each compared with their median: names a slow node or link with no threshold given (3+ hosts).")] = True,
     bisect: Annotated[bool, typer.Option("--bisect/--no-bisect", help="When the all-reduce fails and neither it nor the pairs name a node, re-test halves and pairs to find it.")] = True,
     node_python: NodePythonOpt = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,
@@ -135,7 +137,7 @@ def doctor(
     report.notes += be.fleet_notes
     if launcher == "srun":
         report.slurm = be.slurm()
-    code = health.exit_code(report.verdict, strict, sum(c.skipped for c in report.checks))
+    code = health.outcome(report).exit_code(strict)
     actions = None
     if drain_failed or resume_passed:
         # lazy: Slurm's node actions cost ~5 ms CPU at start-up (-X importtime, issue 26); only these flags need them
@@ -148,9 +150,9 @@ def doctor(
 def _show_probe(deep: bool, quick: bool, node_python: Optional[str]) -> typer.Exit:
     """--show-probe: the audit's probe, then (unless --quick) the rank preflight's sections."""
     # lazy: the probe runner and the preflight cost ~100 ms CPU at start-up (-X importtime, issue 26)
-    from envcheck.ranks.preflight import PROBE_SECTIONS
+    from envcheck.allreduce.preflight import RANK_SECTIONS
     from envcheck.audit.probe import show_probe as probe_shown
     reads = [("the audit, on each node", probe_shown(deep=deep and not quick, node_python=node_python))]
     if not quick:
-        reads.append(("the all-reduce's preflight, on each node", probe_shown(only=PROBE_SECTIONS, node_python=node_python)))
+        reads.append(("the all-reduce's preflight, on each node", probe_shown(only=RANK_SECTIONS, node_python=node_python)))
     return show_probes_exit(reads)

@@ -7,11 +7,12 @@ import typer
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, die, guard, print_json
 from envcheck import params as P
-from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, HostsFileOpt, IdentityOpt,
-                                   NodePythonOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt,
-                                   UserOpt, HostSelection, command_timeout)
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt,
+                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+                                   StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection, closing_all,
+                                   command_timeout)
 from envcheck.cli.options import argument
-from envcheck.errors import UsageError
+from envcheck.errors import EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:  # the matcher itself is imported where it runs (see explain below)
     from envcheck.explain.match import Explanation
@@ -20,7 +21,8 @@ WIDTH = 100
 
 
 def _wrapped(label: str, body: str, hang: str = "") -> None:
-    lines = textwrap.wrap(body, WIDTH - 11, subsequent_indent=hang) or [""]
+    lines = textwrap.wrap(body, WIDTH - 11, subsequent_indent=hang, break_on_hyphens=False,
+                          break_long_words=False) or [""]
     typer.echo(f"  {(label + ':') if label else '':<8} {lines[0]}")
     for line in lines[1:]:
         typer.echo(f"           {line}")
@@ -39,7 +41,7 @@ def _print(found: List["Explanation"]) -> None:
         for j, a in enumerate(e.alternatives, 1):
             _wrapped("causes" if j == 1 else "", f"{j}. {a.confidence}: {a.cause}", "   ")
             _wrapped("", f"   tell apart: {a.check}", "   ")
-        _wrapped("fix", e.fix)
+        typer.echo(f"  {'fix:':<8} {e.fix}")   # one line: a command broken across lines cannot be copied whole
         for j, c in enumerate(e.checks):
             typer.echo(f"  {'check:' if j == 0 else '':<8} {c}")
 
@@ -70,7 +72,8 @@ def explain(
         help="Also audit these hosts and say per host which cause is confirmed or ruled out.")] = None,
     local: Annotated[bool, typer.Option("--local", help="Audit this machine and say which cause is confirmed or ruled out here.")] = False,
     node_python: NodePythonOpt = None,
-    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
+    ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False,
@@ -96,7 +99,7 @@ def explain(
     if not found:
         if json_out:
             print_json({"known": False, "environment": False, "matches": []})
-            raise typer.Exit(2)
+            raise typer.Exit(EXIT_USAGE)
         raise die("explain: this error text matches no known signature; run `envcheck audit HOSTS` "
                   "to check the whole stack", 2)
     diagnosis = None
@@ -110,12 +113,9 @@ def explain(
         # --local: this machine even inside a Slurm allocation (no $SLURM_JOB_NODELIST fan-out)
         timeout = command_timeout(timeout)
         remotes = [LocalRemote()] if local else HostSelection.from_params(ctx.params, timeout=timeout).remotes()
-        try:
+        with closing_all(remotes):
             fa = audit_fleet(remotes, load_matrix(matrix), deep=False, node_python=node_python,
                              timeout=timeout, forks=forks)
-        finally:
-            for r in remotes:
-                r.close()
         diagnosis = verdicts(found, fa.results)
     code = 0
     if diagnosis is not None:

@@ -2,6 +2,7 @@
 print each node's outcome, exit (0 all done or nothing to do, 1 refused/failed, 3 unreachable)."""
 import getpass
 import os
+import shlex
 import sys
 import threading
 from pathlib import Path
@@ -10,18 +11,20 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, guard, print_json, show_probes_exit
+from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, color_wanted, guard, print_json,
+                                 show_probes_exit)
 from envcheck import params as P
-from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
-                                   IdentityOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt, TimeoutOpt,
-                                   UserOpt, HostSelection, command_timeout)
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt, HostsArg,
+                                   HostsFileOpt, IdentityOpt, PortOpt, SshConfigOpt, StrictHostKeysOpt,
+                                   TimeoutOpt, UserOpt, HostSelection, closing_all, command_timeout)
 from envcheck.cli.options import argument, option
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, UsageError
+from envcheck.errors import UsageError
 from envcheck.inputs import check_rc_file
 from envcheck.install.staging import check_tmpdir
 
 if TYPE_CHECKING:  # imported where they run (see the commands below)
     from envcheck.install.common import NodeOutcome
+    from envcheck.remote import Remote
 
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print per node what would be transferred and run; change nothing.")]
 InstallTimeoutOpt = Annotated[float, option(P.INSTALL_TIMEOUT)]
@@ -49,13 +52,6 @@ def sudo_password_source(enabled: bool) -> Optional[Callable[[], str]]:
     return get
 
 
-def render(out: "NodeOutcome") -> None:
-    from envcheck.report import outcome_body  # lazy: the renderer, ~5 ms (-X importtime, issue 26)
-    typer.echo(f"{out.host}: {out.status}" + (f" ({out.bytes_uploaded} bytes uploaded)" if out.bytes_uploaded else ""))
-    for line in outcome_body(out):
-        typer.echo(line)
-
-
 @app.command("env", renamed=OLD_TIMEOUT)
 @guard
 def env_cmd(
@@ -68,7 +64,8 @@ def env_cmd(
     remove: Annotated[bool, typer.Option("--remove", help="Take the envcheck block (or files) out again.")] = False,
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
-    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
+    ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False, show_probe: ShowProbeOpt = False,
@@ -94,31 +91,41 @@ def env_cmd(
     timeout = command_timeout(timeout)
     o = HostSelection.from_params(ctx.params, timeout=timeout)
     pw = sudo_password_source(sudo)
-    finish(on_nodes(o.remotes(), lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d,
+    with closing_all(o.remotes()) as remotes:
+        outs = on_nodes(remotes, lambda r: env_node(r, cuda_home=cuda_home, file=file, profile_d=profile_d,
                                                     remove=remove, dry_run=dry_run, use_sudo=sudo, password=pw,
-                                                    timeout=timeout), o.forks), json_out)
+                                                    timeout=timeout), o.forks)
+    finish(outs, json_out, dry_run)
 
 
 def upload_progress() -> Optional[Callable[[str, int, int], None]]:
-    """One progress line on stderr for all uploads together, when stderr is a terminal (none when
-    piped or --json): hosts upload in parallel, so per-host lines would overwrite each other."""
-    if not sys.stderr.isatty():
+    """One progress bar on stderr (rich) for all uploads together, when stderr is a terminal
+    (none when piped or --json): hosts upload in parallel, so per-host lines would overwrite
+    each other."""
+    # lazy: rich's console and progress cost ~70 ms CPU at start-up (-X importtime); only an upload draws a bar
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
         return None
+    bar = Progress(TextColumn("uploading"), BarColumn(), DownloadColumn(), TextColumn("{task.fields[hosts]}"),
+                   console=console, auto_refresh=False)
+    task = bar.add_task("uploading", total=None, hosts="")
     lock = threading.Lock()
     state: dict = {}
 
     def show(host: str, done: int, total: int) -> None:
         with lock:
+            if not state:
+                bar.start()
             state[host] = (done, total)
-            d = sum(v[0] for v in state.values())
-            t = sum(v[1] for v in state.values())
             finished = sum(v[0] >= v[1] for v in state.values())
-            pct = 100 * d // t if t else 100
-            sys.stderr.write(f"\ruploading [{'#' * (pct // 4):<25}] {pct:3d}% {d / 1e6:9.1f}/{t / 1e6:.1f} MB, "
-                             f"{finished}/{len(state)} host(s) done")
+            bar.update(task, completed=sum(v[0] for v in state.values()), total=sum(v[1] for v in state.values()),
+                       hosts=f"{finished}/{len(state)} host(s) done")
+            bar.refresh()
             if finished == len(state):
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+                bar.stop()
     return show
 
 
@@ -141,7 +148,8 @@ def install_cuda_cmd(
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
     install_timeout: InstallTimeoutOpt = 3600.0,
-    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
+    ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False, matrix: MatrixOpt = None, json_out: JsonOpt = False,
@@ -176,29 +184,42 @@ def install_cuda_cmd(
     if not json_out:
         typer.echo(f"CUDA {spec.version} ({spec.generation} installer) -> {args.target(spec)} on {len(remotes)} node(s)"
                    + (" [dry run]" if dry_run else ""))
-    try:
+    with closing_all(remotes):
         outcomes = install_cuda(remotes, spec, args, dry_run=dry_run, forks=forks, password=pw,
                                 progress=None if json_out else upload_progress())
-    finally:
-        for r in remotes:
-            r.close()
-    finish(outcomes, json_out)
+    finish(outcomes, json_out, dry_run, next_step=_env_next(remotes, ctx.params, args.target(spec)))
 
 
-def finish(outcomes: List["NodeOutcome"], json_out: bool) -> None:
+def _env_next(remotes: List["Remote"], params: dict, cuda_home: str) -> str:
+    """`envcheck env node[01-04] --ssh-config F --cuda-home /usr/local/cuda-12.4`: what puts the
+    toolkit on PATH for non-interactive shells, on the same hosts reached the same way."""
+    # lazy: the hostlist folder costs ~25 ms CPU at start-up (-X importtime, issue 26); only install-cuda's last line needs it
+    from envcheck.hostlist import compress_hostlist
+    hosts = "" if all(r.is_local for r in remotes) else shlex.quote(compress_hostlist([r.name for r in remotes]))
+    how = "".join(f" {flag} {shlex.quote(str(params[k]))}" for k, flag in
+                  (("ssh_config", "--ssh-config"), ("user", "--user"), ("port", "--port"), ("identity", "--identity"))
+                  if params.get(k))
+    return " ".join(x for x in ("envcheck env", hosts) if x) + how + f" --cuda-home {shlex.quote(cuda_home)}"
+
+
+def finish(outcomes: List["NodeOutcome"], json_out: bool, dry_run: bool = False, next_step: str = "") -> None:
+    """Print the outcomes (JSON, or each distinct one once under its hosts, then the summary
+    line and, where one follows, the next command), and exit with their code."""
+    # lazy: the outcome renderers and the fan-out's results cost ~40 ms CPU at start-up (-X importtime,
+    # issue 26); only the installers print them
+    from envcheck.install.common import outcome_of
+    from envcheck.install.render import outcomes_summary, render_outcomes
+    from envcheck.report import paint
     if json_out:
         print_json([o.__dict__ for o in outcomes])
     else:
-        for out in outcomes:
-            render(out)
-        n = {s: sum(o.status == s for o in outcomes) for s in ("changed", "would-change", "unchanged")}
-        bad = len(outcomes) - sum(n.values())
-        typer.echo(f"{n['changed']} changed, {n['would-change']} would change, {n['unchanged']} already in place, "
-                   f"{bad} refused/failed; "
-                   f"{sum(o.bytes_uploaded for o in outcomes)} bytes uploaded, "
-                   f"{sum(o.installers_run for o in outcomes)} installer run(s)")
-    codes = [EXIT_OK if o.ok else EXIT_UNREACHABLE if o.status == "unreachable" else EXIT_FINDINGS for o in outcomes]
-    raise typer.Exit(max(codes) if codes else EXIT_OK)
+        color = color_wanted()
+        for line in render_outcomes(outcomes, lambda t, st: paint(t, st, color)):
+            typer.echo(line)
+        typer.echo(outcomes_summary(outcomes, dry_run, lambda t, st: paint(t, st, color)))
+        if next_step and outcome_of(outcomes).exit_code() == 0:
+            typer.echo(f"next: {next_step}")
+    raise typer.Exit(outcome_of(outcomes).exit_code())
 
 
 @app.command("install-cudnn", renamed={"--timeout": "--install-timeout"})
@@ -215,7 +236,8 @@ def install_cudnn_cmd(
     dry_run: DryRunOpt = False,
     sudo: SudoOpt = False,
     install_timeout: InstallTimeoutOpt = 3600.0,
-    hosts_file: HostsFileOpt = None, ssh_config: SshConfigOpt = None, user: UserOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
+    ssh_config: SshConfigOpt = None, user: UserOpt = None,
     port: PortOpt = None, identity: IdentityOpt = None, forks: ForksOpt = 32,
     connect_timeout: ConnectTimeoutOpt = 10.0, timeout: TimeoutOpt = None,
     strict_host_keys: StrictHostKeysOpt = False, json_out: JsonOpt = False, show_probe: ShowProbeOpt = False,
@@ -248,11 +270,8 @@ def install_cudnn_cmd(
     o = HostSelection.from_params(ctx.params, timeout=command_timeout(timeout))
     pw = sudo_password_source(sudo)
     remotes = o.remotes()
-    try:
+    with closing_all(remotes):
         outs = install_cudnn(remotes, info, home, forks=forks, tmpdir=tmpdir, remove=remove, force=force,
                              dry_run=dry_run, use_sudo=sudo, password=pw, timeout=install_timeout,
                              fact_timeout=command_timeout(timeout))
-    finally:
-        for r in remotes:
-            r.close()
-    finish(outs, json_out)
+    finish(outs, json_out, dry_run)

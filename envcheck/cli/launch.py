@@ -11,7 +11,7 @@ from envcheck.cli import app
 from envcheck.cli.common import (Annotated, JsonOpt, MatrixOpt, ShowProbeOpt, guard, note, print_json,
                                  show_probe_exit)
 from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostSelection, HostsArg,
-                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
+                                   HostsFileOpt, ExcludeOpt, GroupsFileOpt, IdentityOpt, NodePythonOpt, PortOpt,
                                    SshConfigOpt, StrictHostKeysOpt, UserOpt, closing_all,
                                    local_python)
 from envcheck.cli.command import HelpCommand
@@ -90,7 +90,7 @@ def launch(
     force: ForceOpt = False,
     no_audit: NoAuditOpt = False,
     matrix: MatrixOpt = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,

@@ -7,8 +7,8 @@ import typer
 from envcheck import params as P
 from envcheck.cli import app
 from envcheck.cli.common import Annotated, JsonOpt, ShowProbeOpt, guard, note, print_json, show_probe_exit
-from envcheck.cli.hostopts import (ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
-                                   IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+from envcheck.cli.hostopts import (ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt, HostsArg,
+                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
                                    StrictHostKeysOpt, UserOpt, HostSelection, closing_all,
                                    local_python)
 from envcheck.cli.options import option
@@ -39,7 +39,7 @@ PairsOpt = Annotated[bool, typer.Option(
 def nccl_test(
     ctx: typer.Context,
     hosts: HostsArg = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,
@@ -77,12 +77,12 @@ def nccl_test(
     leaves strays."""
     # lazy: the all-reduce run (its preflight, render, verdict) costs ~140 ms CPU at start-up
     # (-X importtime, issue 26), which --help and every other command would pay
-    from envcheck.ranks.preflight import PROBE_SECTIONS
+    from envcheck.allreduce.preflight import RANK_SECTIONS
     from envcheck.allreduce.render import plot as draw, render_text, require_matplotlib
     from envcheck.allreduce.run import Options, check_options, run_allreduce
-    from envcheck.allreduce.verdict import SLOW, judge_report
+    from envcheck.allreduce.verdict import judge_report
     if show_probe:
-        raise show_probe_exit(PROBE_SECTIONS, node_python)
+        raise show_probe_exit(RANK_SECTIONS, node_python)
 
     if plot:
         require_matplotlib(plot)   # before the run, not after minutes of it
@@ -112,9 +112,7 @@ def nccl_test(
     if json_out:
         print_json(dict(rep.to_dict(), exit_code=verdict.exit_code, **({"slurm": meta} if meta else {})))
     else:
-        typer.echo(render_text(rep))
-        if verdict.status == SLOW:
-            typer.echo(f"# {verdict.message}")
+        typer.echo(render_text(rep, verdict))   # its last line says the verdict, SLOW's reason included
     raise typer.Exit(verdict.exit_code)
 
 
@@ -135,7 +133,7 @@ def _pairs(remotes, opts: "Options", min_busbw: Optional[float], json_out: bool)
     """`--pairs`: the pair rounds alone (a slow pair's round runs twice); exit 1 for a node or
     link the pairs fail, 3 when the rounds could not run."""
     from envcheck.allreduce.pairs import figures_of, judge, pair_spec  # lazy: with the run above, ~140 ms
-    from envcheck.allreduce.render import render_pairs, render_text
+    from envcheck.allreduce.render import pairs_outcome, render_pairs, render_text
     from envcheck.allreduce.run import run_allreduce
     if len(remotes) < 3:
         raise UsageError(f"--pairs needs 3 hosts or more ({len(remotes)} given): one pair has nothing to be "
@@ -144,10 +142,10 @@ def _pairs(remotes, opts: "Options", min_busbw: Optional[float], json_out: bool)
     say = None if json_out else note
     rep = run_allreduce(remotes, opts, say)
     v = judge(figures_of(rep), min_busbw)
-    code = 3 if rep.failure else (1 if any(c.fails for c in v.calls) else 0)
+    code = pairs_outcome(rep, v).exit_code()
     if json_out:
         print_json(dict(rep.to_dict(), pairs=v.to_dict(), exit_code=code))
     else:
-        typer.echo(render_text(rep))
-        typer.echo(render_pairs(v))
+        typer.echo(render_text(rep, summarize=False))
+        typer.echo(render_pairs(rep, v))
     raise typer.Exit(code)

@@ -4,7 +4,7 @@ import typer
 
 from envcheck.cli import app
 from envcheck import params as P
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
 from envcheck.cli.options import argument, option
 
 if TYPE_CHECKING:  # imported where they run (see plan and _gpu_of_host below)
@@ -68,7 +68,10 @@ def plan(
     # lazy: the planner (the rules, the playbooks) and the matrix cost ~85 ms CPU at start-up
     # (-X importtime, issue 26), which --help and every other command would pay
     from envcheck.matrix.load import load_matrix
+    from envcheck.model import Outcome
     from envcheck.plan import make_plan
+    from envcheck.render import plural, summary_line
+    from envcheck.report import paint
     m = load_matrix(matrix)
     label = gpu
     if not gpu:
@@ -79,7 +82,7 @@ def plan(
         print_json({"gpu": label, "compute_capability": p.compute_capability,
                     "note": p.note, "allowed": [s.to_dict() for s in p.allowed],
                     "excluded": [s.to_dict() for s in p.excluded]})
-        raise typer.Exit(0 if p.allowed else 1)
+        raise typer.Exit(Outcome(errors=int(not p.allowed)).exit_code())
     pins = "".join(f", {k} {v}" for k, v in (("driver", driver), ("torch", torch), ("python", python)) if v)
     typer.echo(f"GPU {label} (compute capability {p.compute_capability}{pins}): {len(p.allowed)} stack(s) allowed, "
                f"{len(p.excluded)} excluded")
@@ -111,4 +114,11 @@ def plan(
         typer.echo("excluded:")
         for s in p.excluded:
             typer.echo(f"  {s.label} (CUDA {s.cuda}): " + "; ".join(s.reasons))
-    raise typer.Exit(0 if p.allowed else 1)
+    outcome = Outcome(errors=int(not p.allowed))
+    typer.echo("\n" + summary_line(outcome.verdict(), plural(len(p.allowed) + len(p.excluded), "stack"),
+                                   [(len(p.allowed), "allowed"), (len(p.excluded), "excluded")], f"GPU {label}",
+                                   keep_zero=True, paint=lambda t, st: paint(t, st, color_wanted())))
+    if p.allowed:
+        best = p.allowed[0]
+        typer.echo("next: " + (f"envcheck provision {best.playbook} HOSTS" if best.playbook else best.commands[0]))
+    raise typer.Exit(outcome.exit_code())

@@ -4,11 +4,11 @@ from typing import Optional
 import typer
 
 from envcheck.cli import app
-from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, guard, print_json
+from envcheck.cli.common import Annotated, JsonOpt, MatrixOpt, color_wanted, guard, print_json
 from envcheck import params as P
-from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ForksOpt, HostsArg, HostsFileOpt,
-                                   IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
-                                   StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection,
+from envcheck.cli.hostopts import (OLD_TIMEOUT, ConnectTimeoutOpt, ExcludeOpt, ForksOpt, GroupsFileOpt, HostsArg,
+                                   HostsFileOpt, IdentityOpt, NodePythonOpt, PortOpt, SshConfigOpt,
+                                   StrictHostKeysOpt, TimeoutOpt, UserOpt, HostSelection, closing_all,
                                    command_timeout)
 from envcheck.cli.install import sudo_password_source
 from envcheck.cli.options import argument, option
@@ -25,7 +25,7 @@ def provision_cmd(
     sudo: Annotated[bool, typer.Option("--sudo", help="Use sudo where the login is not root (password asked once, or ENVCHECK_SUDO_PASSWORD).")] = False,
     no_checksum: Annotated[bool, typer.Option("--no-checksum", help="Do not check runfile sha256s against the playbook/matrix (makeself's own check still runs).")] = False,
     node_python: NodePythonOpt = None,
-    hosts_file: HostsFileOpt = None,
+    hosts_file: HostsFileOpt = None, exclude: ExcludeOpt = None, groups_file: GroupsFileOpt = None,
     ssh_config: SshConfigOpt = None,
     user: UserOpt = None,
     port: PortOpt = None,
@@ -42,10 +42,12 @@ def provision_cmd(
     Bring every host to a stack described as data in `playbooks/*.yaml`."""
     # lazy: provision (every installer, the playbooks, the matrix) costs ~140 ms CPU at start-up
     # (-X importtime, issue 26); only provision needs it
+    from envcheck.install.render import outcome_body
     from envcheck.matrix.load import load_matrix
     from envcheck.provision.playbooks import load_playbook
-    from envcheck.provision.run import ProvisionOptions, exit_code, provision, to_json
-    from envcheck.report import outcome_body
+    from envcheck.provision.run import ProvisionOptions, exit_code, outcome, provision, to_json
+    from envcheck.render import fold_blocks, plural, summary_line
+    from envcheck.report import paint
 
     pb = load_playbook(playbook)
     m = load_matrix(matrix)
@@ -57,29 +59,36 @@ def provision_cmd(
     if not json_out:
         typer.echo(f"playbook {pb.name} ({pb.path}): {len(pb.steps)} step(s) on {len(remotes)} host(s)"
                    + (" [dry run]" if dry_run else ""))
-    try:
+    with closing_all(remotes):
         res = provision(pb, remotes, m, o)
-    finally:
-        for r in remotes:
-            r.close()
     code = exit_code(res.runs)
     if json_out:
         print_json({"playbook": pb.name, "dry_run": dry_run, "notes": res.notes, "warnings": res.warnings,
                     "hosts": to_json(res.runs), "exit_code": code})
         raise typer.Exit(code)
+    color = color_wanted()
     for w in res.warnings:
         typer.echo(f"stack warning: {w}")
     for n in res.notes:
         typer.echo(f"note: {n}")
     by_index = {s.index: s for s in pb.steps}
-    for run in res.runs:
-        typer.echo(f"{run.host}: " + ("ok" if run.ok else f"STOPPED at {run.stopped}"))
+
+    def block(run) -> list:
+        head = paint("ok", "ok", color) if run.ok else paint(f"STOPPED at {run.stopped}", "error", color)
+        lines = [head]
         for st in run.steps:
-            out = st.outcome
-            typer.echo(f"  {by_index[st.index].where}: {out.status}")
-            for line in outcome_body(out, indent="    ", log_header=False, log_lines=10):
-                typer.echo(line)
+            lines.append(f"  {by_index[st.index].where}: {st.outcome.status}")
+            lines.extend(outcome_body(st.outcome, indent="    ", log_header=False, log_lines=10))
+        return lines
+
+    for where, lines in fold_blocks((run.host, block(run)) for run in res.runs):
+        typer.echo(f"{where}: {lines[0]}")
+        for line in lines[1:]:
+            typer.echo(line)
     changed = sum(r.changed for r in res.runs)
-    typer.echo(f"{sum(r.ok for r in res.runs)}/{len(res.runs)} host(s) ok, {changed} step(s) changed something"
-               + ("" if dry_run else ("; run it again: nothing should change" if changed else "; nothing to do")))
+    ok = sum(r.ok for r in res.runs)
+    tail = "dry run" if dry_run else (f"{plural(changed, 'step')} changed something; run it again: nothing should "
+                                      "change" if changed else "nothing to do")
+    typer.echo(summary_line(outcome(res.runs).verdict(), plural(len(res.runs), "host"),
+                            [(ok, "ok"), (len(res.runs) - ok, "stopped")], tail, paint=lambda t, st: paint(t, st, color)))
     raise typer.Exit(code)

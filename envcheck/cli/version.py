@@ -6,5 +6,5 @@ from envcheck.cli import app
 
 @app.command("version")
 def version() -> None:
-    """Print envcheck's version. Example: envcheck version"""
-    typer.echo(__version__)
+    """Print envcheck's version (as --version does). Example: envcheck version"""
+    typer.echo(f"envcheck {__version__}")

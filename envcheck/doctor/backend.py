@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from envcheck.allreduce.linkrate import allowed
 from envcheck.allreduce.pairs import figures_of, pair_spec
 from envcheck.allreduce.run import Options, Report, run_allreduce
 from envcheck.allreduce.verdict import judge_report, preflight_refusals
 from envcheck.audit.fleet import audit_batch, audit_fleet
+from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, shipped_source
 from envcheck.doctor.dcgm import run_dcgm
 from envcheck.doctor.health import CheckResult
 from envcheck.doctor.run import AllreduceOutcome
 from envcheck.errors import UsageError
+from envcheck.facts import views
 from envcheck.slurm.srun import SrunRunner, require_allocation
 from envcheck.slurm.srun_ranks import allreduce as srun_allreduce
 from envcheck.model import HostResult
-from envcheck.remote import Remote
+from envcheck.remote import Remote, RunResult, fan_out
 
 BISECT_TIMEOUT = 30.0   # seconds per collective / rendezvous in a bisection run
 FLEET_BUDGET = 2.0      # seconds of timed all-reduces at the one size: fewer iterations through a slow link
@@ -49,6 +51,17 @@ class DoctorBackend:
         self.fleet_notes = [f"{f.severity}: {f.message}" for f in fa.fleet]
         return fa.results
 
+    def torch_import(self, hosts: Sequence[str]) -> Dict[str, Imported]:
+        """`import torch` under the node interpreter on each host (the probe's torch_import
+        section): (version, None) or (None, why)."""
+        cmd, src = probe_command(node_python=self.node_python, only=TORCH_SECTIONS), shipped_source(TORCH_SECTIONS)
+        runs = fan_out(list(hosts), lambda h: self.by_name[h].run(cmd, stdin=src, timeout=self.torch_timeout()),
+                       self.forks).values_or(lambda h, e: RunResult(h, cmd, None, error=f"{type(e).__name__}: {e}"))
+        return {h: imported(h, res, self.node_python) for h, res in zip(hosts, runs)}
+
+    def torch_timeout(self) -> float:
+        return max(self.timeout or 0.0, TORCH_TIMEOUT)
+
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]:
         return run_dcgm([self.by_name[h] for h in hosts], level, self.forks)
 
@@ -76,6 +89,22 @@ class DoctorBackend:
 
 
 LAUNCHERS = ("ssh", "srun")
+TORCH_SECTIONS = ("torch_import",)
+TORCH_TIMEOUT = 90.0    # the probe gives the import 60 s of it
+Imported = Tuple[Optional[str], Optional[str]]   # (torch's version, None) or (None, why it does not import)
+
+
+def imported(host: str, res: RunResult, python: Optional[str]) -> Imported:
+    """What the torch_import probe on `host` said, as (version, None) or (None, why)."""
+    if res.error:
+        return None, res.error
+    try:
+        t = views.torch_import(parse_probe_result(host, res, node_python=python))
+    except ProbeError as e:
+        return None, e.reason
+    if t is None:
+        return None, "the probe did not say whether torch imports"
+    return (t.version, None) if t.version else (None, t.error or "unknown error")
 
 
 def check_launcher(launcher: str) -> None:
@@ -133,6 +162,11 @@ class SrunBackend(DoctorBackend):
                          timeout=self.timeout, gpus_per_node=self.gpus_per_node)
         self.fleet_notes = [f"{f.severity}: {f.message}" for f in fa.fleet]
         return fa.results
+
+    def torch_import(self, hosts: Sequence[str]) -> Dict[str, Imported]:
+        cmd, src = probe_command(node_python=self.node_python, only=TORCH_SECTIONS), shipped_source(TORCH_SECTIONS)
+        raw = self.runner.run_all(list(hosts), cmd, src, self.torch_timeout())
+        return {h: imported(h, raw[h], self.node_python) for h in hosts}
 
     def slurm(self) -> Dict[str, object]:
         return {"job_id": self.job_id, "steps": self.runner.step_ids()}

@@ -4,7 +4,7 @@ envcheck/doctor/health.py); envcheck/doctor/run.py runs things and calls these."
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from envcheck.facts import schema as F
 from envcheck.facts import views
@@ -43,8 +43,9 @@ def expecting_gpus(f: Finding) -> Finding:
     if f.code != "driver-not-found" or f.severity != INFO:
         return f
     return replace(f, severity=WARNING,
-                   message="No NVIDIA driver found and no NVIDIA GPU on the PCI bus, but doctor expects GPUs "
-                           "on every node. " + f.message,
+                   # not the audit's own words, which end 'a CPU machine, nothing to fix'
+                   message="No NVIDIA driver found and no NVIDIA GPU on the PCI bus (a CPU machine), but doctor "
+                           "expects GPUs on every node: a training run asking for GPUs fails here.",
                    fix="run the job on GPU nodes, or pass --no-expect-gpus for a CPU-only (gloo) cluster")
 
 
@@ -78,6 +79,36 @@ def checks_from_audit(results: Iterable[HostResult], ignore: Iterable[str] = (),
                 fix="; ".join(dict.fromkeys(f.fix for f in shown if f.fix)),
                 code=",".join(dict.fromkeys(f.code for f in shown)), skipped=len(skipped)))
     return out
+
+
+TORCH_CODE = "torch-not-importable"
+TORCH_FIX = "pass --node-python with the venv or conda env that has torch, or install torch there"
+
+
+def torch_from_deep(facts: Optional[Dict[str, Any]]) -> Optional[Tuple[Optional[str], Optional[str]]]:
+    """(version, None) or (None, why) when the audit imported torch (--deep); None when it did not try."""
+    deep = (facts or {}).get("deep")
+    if not isinstance(deep, dict) or not ({"torch", "error"} & set(deep)):
+        return None
+    if deep.get("torch"):
+        return str(deep["torch"]), None
+    return None, str(deep.get("error") or "unknown error")
+
+
+def require_torch(checks: List[CheckResult], imports: Dict[str, Tuple[Optional[str], Optional[str]]],
+                  results: Iterable[HostResult]) -> None:
+    """Every rank of a training run imports torch: a node where it does not import is FAIL
+    (never PASS, whatever else the audit found), on its "torch" check, with the fix."""
+    python = {r.host: F.python_executable(r.facts or {}) for r in results}
+    for c in checks:
+        version, why = imports.get(c.host, ("", None))
+        if c.check != "torch" or version:
+            continue
+        was = c.message if c.status != PASS or c.code else (f"installed: {c.message}" if c.message else "")
+        c.status, c.fix = FAIL, "; ".join(x for x in (TORCH_FIX, c.fix) if x)
+        c.code = ",".join(x for x in (TORCH_CODE, c.code) if x)
+        c.message = (f"torch does not import under {python.get(c.host) or 'the node python'}: {why}; "
+                     f"a training rank cannot start here" + (f"; {was}" if was else ""))
 
 
 def _fact_line(facts: Dict[str, Any], comp: str) -> str:

@@ -10,16 +10,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
-PASS = "PASS"
-WARN = "WARN"
-FAIL = "FAIL"
-UNKNOWN = "UNKNOWN"
+from envcheck.model import FAIL, PASS, UNKNOWN, WARN, Outcome  # noqa: F401 - re-exported
+
 SKIP = "SKIP"          # a check that did not apply (no torch: no --deep); never changes a verdict
 VERDICTS = (PASS, WARN, FAIL, UNKNOWN)
 
 _RANK = {SKIP: -1, PASS: 0, WARN: 1, UNKNOWN: 2, FAIL: 3}
-
-EXIT_FOR = {PASS: 0, WARN: 0, FAIL: 1, UNKNOWN: 3}
 
 
 @dataclass
@@ -109,11 +105,15 @@ def overall(nodes: List[NodeVerdict]) -> str:
     return worst([n.verdict for n in nodes])
 
 
+def outcome(report: "DoctorReport") -> Outcome:
+    """The report counted: FAIL nodes are errors, WARN ones warnings, UNKNOWN ones unknown."""
+    by = [n.verdict for n in report.nodes]
+    return Outcome(by.count(FAIL), by.count(WARN), sum(c.skipped for c in report.checks), by.count(UNKNOWN))
+
+
 def exit_code(verdict: str, strict: bool = False, skipped: int = 0) -> int:
-    """The verdict's exit code; --strict also fails on a warning or on a skipped check."""
-    if strict and (verdict == WARN or (skipped and verdict == PASS)):
-        return 1
-    return EXIT_FOR[verdict]
+    """The exit code of a run whose overall verdict is `verdict` (model.Outcome decides)."""
+    return Outcome(verdict == FAIL, verdict == WARN, skipped, verdict == UNKNOWN).exit_code(strict)
 
 
 def finalize(report: DoctorReport) -> DoctorReport:

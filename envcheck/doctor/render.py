@@ -8,31 +8,51 @@ import xml.etree.ElementTree as ET
 from collections import OrderedDict
 from typing import Dict, List, Optional
 
-from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, WARN, DoctorReport
+from envcheck.doctor.checks import BUSBW
+from envcheck.doctor.health import FAIL, PASS, SKIP, UNKNOWN, WARN, DoctorReport, outcome
+from envcheck.hostlist import compress_hostlist
+from envcheck.render import fold_blocks, plural, styled, summary_line
 
 _VERDICT_VALUE = {PASS: 0, WARN: 1, FAIL: 2, UNKNOWN: 3}
 
 
 # ---------------------------------------------------------------- table
-def render_table(report: DoctorReport) -> str:
-    lines: List[str] = []
-    width = max([len(h) for h in report.hosts] + [4])
-    lines.append(f"{'HOST':<{width}}  VERDICT  REASON")
-    for n in report.nodes:
-        first = n.reasons[0] if n.reasons else ""
-        lines.append(f"{n.host:<{width}}  {n.verdict:<7}  {first}")
-        for r in n.reasons[1:]:
-            lines.append(f"{'':<{width}}  {'':<7}  {r}")
+MEASURED = {BUSBW: ("all-reduce bus bandwidth", "GB/s (nccl-tests' busbw at the largest size)"),
+            "allreduce_pair_median_busbw_gbps": ("pair rounds' median bus bandwidth", "GB/s")}
+
+
+def _fixes(report: DoctorReport, host: str, verdict: str) -> List[str]:
+    """The fixes of the checks that gave the node its verdict, each once."""
+    return list(dict.fromkeys(c.fix for c in report.checks if c.host == host and c.status == verdict and c.fix))
+
+
+def render_table(report: DoctorReport, color: bool = False, strict: bool = False) -> str:
+    """Nodes with the same verdict, reasons and fixes on one row under their folded hostlist
+    (clush -b), each non-PASS row with its fix; the network figures in words; the summary line."""
+    def paint(text: str, style: str) -> str:
+        return styled(text, style, color)
+
+    groups = fold_blocks((n.host, [n.verdict] + [f"  {r}" for r in n.reasons]
+                          + ([f"  fix: {f}" for f in _fixes(report, n.host, n.verdict)] if n.verdict != PASS else []))
+                         for n in report.nodes)
+    width = max([len(where) for where, _ in groups] + [5])
+    lines = [f"{'HOSTS':<{width}}  VERDICT  REASON"]
+    for where, (verdict, *rest) in groups:
+        first = rest[0].strip() if rest else ""
+        lines.append(f"{where:<{width}}  {paint(f'{verdict:<7}', verdict)}  {first}".rstrip())
+        lines.extend(f"{'':<{width}}           {r.strip()}" for r in rest[1:])
     for m in report.measurements:
         if "host" in m.labels:  # per-node/GPU gauges are for dashboards; the verdicts name the faults
             continue
-        labels = ", ".join(f"{k}={v}" for k, v in m.labels.items())
-        lines.append(f"{m.name}{' (' + labels + ')' if labels else ''}: {_num(m.value)}")
+        what, unit = MEASURED.get(m.name, (m.name.replace("_", " "), ""))
+        lines.append(f"{what}: {_num(m.value)} {unit}".rstrip())
     if report.suspects:
-        lines.append("suspect node(s): " + ", ".join(report.suspects))
-    for note in report.notes:
-        lines.append(note)
-    lines.append(f"overall: {report.verdict}  ({report.duration:.1f} s)")
+        lines.append("suspect node(s): " + compress_hostlist(report.suspects))
+    lines.extend(report.notes)
+    by = [n.verdict for n in report.nodes]
+    lines.append(summary_line(outcome(report).verdict(strict), plural(len(report.hosts), "host"),
+                              [(by.count(v), v) for v in (FAIL, UNKNOWN, WARN, PASS)],
+                              f"{report.duration:.1f} s", paint=paint))
     return "\n".join(lines) + "\n"
 
 

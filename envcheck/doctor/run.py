@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Protocol, Sequence
+from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from envcheck.allreduce.bandwidth import human_size
 from envcheck.allreduce.linkrate import pct, percent
 from envcheck.allreduce.pairs import PairFigure, judge as judge_pairs
 from envcheck.doctor import health
 from envcheck.doctor.pairs import named as pairs_named, pair_checks, pair_measurements, pair_notes
-from envcheck.doctor.checks import (BUSBW, BUSBW_ALLOWED, GPU_ONLY_CODES, checks_from_audit, compare_baseline, health_measurements,
-                                    inventory_of)
+from envcheck.doctor.checks import (BUSBW, BUSBW_ALLOWED, GPU_ONLY_CODES, checks_from_audit, compare_baseline,
+                                    health_measurements, inventory_of, require_torch, torch_from_deep)
 from envcheck.doctor.health import FAIL, PASS, SKIP, CheckResult, DoctorReport, Measurement
 from envcheck.allreduce.verdict import judge
 from envcheck.doctor.isolate import isolate
@@ -51,6 +51,8 @@ class Backend(Protocol):
 
     def dcgm(self, hosts: Sequence[str], level: int) -> List[CheckResult]: ...
 
+    def torch_import(self, hosts: Sequence[str]) -> Dict[str, Tuple[Optional[str], Optional[str]]]: ...
+
 
 @dataclass
 class DoctorOptions:
@@ -79,6 +81,7 @@ def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
     report.inventory = {r.host: inventory_of(r.facts) for r in results if r.reachable and r.facts}
     report.measurements += health_measurements(results)
     reachable = [r.host for r in results if r.reachable]
+    no_torch = _torch_requirement(report, results, reachable, backend)
     if opts.dcgm and reachable:
         say(f"dcgm: dcgmi diag -r {opts.dcgm} on {len(reachable)} host(s)")
         dcgm = backend.dcgm(reachable, opts.dcgm)
@@ -90,8 +93,11 @@ def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
     if opts.quick:
         report.notes.append("network test skipped (--quick)")
         report.checks += [CheckResult(h, "allreduce", SKIP, "--quick") for h in reachable]
-    elif reachable:
-        _network(report, reachable, opts, backend, say)
+    else:
+        report.checks += [CheckResult(h, "allreduce", SKIP, "torch does not import here") for h in no_torch]
+        ready = [h for h in reachable if h not in no_torch]
+        if ready:
+            _network(report, ready, opts, backend, say)
 
     health.finalize(report)
     if opts.baseline is not None:
@@ -99,6 +105,19 @@ def run_doctor(hosts: Sequence[str], opts: DoctorOptions, backend: Backend,
         health.finalize(report)
     report.duration = time.monotonic() - t0
     return report
+
+
+def _torch_requirement(report: DoctorReport, results: List[HostResult], reachable: List[str],
+                       backend: Backend) -> List[str]:
+    """Whether torch imports on every reachable node: from the deep audit where it tried, else
+    one `import torch` per node (--quick and --no-deep too: a PASS says a rank can start). The
+    nodes where it does not are FAIL (checks.require_torch); returned, so no rank starts there."""
+    imports = {r.host: torch_from_deep(r.facts) for r in results if r.reachable}
+    todo = [h for h in reachable if imports.get(h) is None]
+    if todo:
+        imports.update(backend.torch_import(todo))
+    require_torch(report.checks, imports, results)
+    return [h for h in reachable if not (imports.get(h) or (None, None))[0]]
 
 
 def _judge(out: AllreduceOutcome, min_busbw: Optional[float]) -> AllreduceOutcome:

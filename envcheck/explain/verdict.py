@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Sequence
 
 from envcheck.explain.match import Explanation
+from envcheck.model import Outcome
 
 SHOWN = ("error", "warning")
 Facts = Dict[str, Any]
@@ -72,9 +73,7 @@ def verdicts(found: Sequence[Explanation], results: Sequence[Any]) -> List[Dict[
 
 
 def exit_code(diagnosis: Sequence[Dict[str, Any]]) -> int:
-    """3 when a host could not be audited, 1 when a cause is confirmed by an error, else 0."""
-    if any(d["error"] for d in diagnosis):
-        return 3
-    if any(f["severity"] == "error" for d in diagnosis for c in d["causes"] for f in c["findings"]):
-        return 1
-    return 0
+    """FAIL (1) when a cause is confirmed by an error on a host, else UNKNOWN (3) when a host
+    could not be audited, else 0 (model.Outcome)."""
+    confirmed = sum(any(f["severity"] == "error" for c in d["causes"] for f in c["findings"]) for d in diagnosis)
+    return Outcome(errors=confirmed, unknown=sum(bool(d["error"]) for d in diagnosis)).exit_code()

@@ -15,7 +15,7 @@ from envcheck.rules.cudnn import annotate as annotate_cudnn
 from envcheck.rules.nccl import annotate as annotate_nccl
 
 OBJECT_SECTIONS = ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc", "nccl", "os", "cuda_compat",
-                   "privilege", "login", "port", "resources", "tools")
+                   "privilege", "login", "port", "resources", "tools", "torch_import")
 LIST_SECTIONS = ("gpus", "interfaces", "toolkit", "disk", "manifest", "owner", "pip_cudnn", "rcfile")
 FIX = "give a file written by `envcheck audit --json` or the probe of this envcheck version"
 

@@ -85,6 +85,8 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       "interfaces": [{"name": "eth0", "addrs": ["10.0.0.1/24"], "state": "up"|"down"|"unknown"|None,
                       "speed": 10000 | None}],   # Mb/s, sysfs speed
       "ib_ports": [{... as health.ib, "rate_gbps": 400.0}],   # only with --only ib: the active ports
+      "torch_import": {"version": "2.3.1" | None, "error": str | None,   # only with --only torch_import:
+                       "executable": str},   # `import torch` in a child of the probe's interpreter
       "health": {                         # hardware health (probe only; absent: not probed)
         "pci": [{"address": "0000:07:00.0", "vendor_id": "0x10de", "device_id": "0x20b2",
                  "class": "0x030200",      # NVIDIA VGA/3D functions on the bus, driver or not
@@ -203,6 +205,10 @@ def torch_cuda(f: Facts) -> Optional[str]:
 
 def python_version(f: Facts) -> Optional[str]:
     return _str(_get(f, "python", "version"))
+
+
+def python_executable(f: Facts) -> Optional[str]:
+    return _str(_get(f, "python", "executable"))
 
 
 def gcc_version(f: Facts) -> Optional[str]:

@@ -23,7 +23,7 @@ from envcheck.facts.schema import Facts, _dict, _dicts, _get, _str, gpus, interf
 
 __all__ = ["gpu_count", "gpu_models", "arch", "interfaces", "Node", "node", "Privilege", "privilege", "Login",
            "login", "Toolkit", "toolkit_at", "PathAt", "path_at", "manifest_at", "Owner", "owner_at", "pip_cudnn",
-           "RcFile", "rc_file", "tools", "GpuProcess", "gpu_processes"]
+           "RcFile", "rc_file", "tools", "GpuProcess", "gpu_processes", "TorchImport", "torch_import"]
 
 
 def gpu_count(f: Facts) -> int:
@@ -65,6 +65,22 @@ def node(f: Facts) -> Node:
                 mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")),
                 gpu_links=[{"name": _str(g.get("name")), "compute_capability": _str(g.get("compute_capability")),
                             "nvlink": _dict(g.get("nvlink")) or None} for g in gpus(f)])
+
+
+@dataclass(frozen=True)
+class TorchImport:
+    """Whether `import torch` works under the node interpreter (section torch_import)."""
+    version: Optional[str]            # what torch.__version__ said; None: it did not import
+    error: Optional[str]              # why not (the exception's last line, or the timeout)
+    executable: str                   # the interpreter that tried, as sys.executable there
+
+
+def torch_import(f: Facts) -> Optional[TorchImport]:
+    """None when the probe was not asked (no torch_import section)."""
+    t = _get(f, "torch_import")
+    if not isinstance(t, dict):
+        return None
+    return TorchImport(_str(t.get("version")), _str(t.get("error")), _str(t.get("executable")) or "")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ user's known_hosts (or ssh_config's UserKnownHostsFile) is loaded, a CHANGED key
 host is accepted and appended (accept-new) under a file lock, and strict mode refuses new hosts.
 
 Connect uses a socket of our own with TCP_NODELAY (paramiko leaves Nagle on: connect + auth is
-~4x slower, see bench/ssh_connect.py) and a connect timeout, handed to paramiko as `sock=`.
+~4x slower, see bench/ssh_connect.py) and a connect timeout, handed to paramiko as `sock=`; behind a
+bastion, the socket is a channel through the jump host (ProxyJump) or the user's ProxyCommand
+(envcheck/hosts/proxy.py).
 Failures are data: run() returns a RunResult whose `error` names the reason in one line.
 """
 from envcheck.hosts.known_hosts import KnownHosts  # noqa: F401

@@ -34,6 +34,7 @@ class KnownHosts:
         self._user: List[paramiko.hostkeys.HostKeyEntry] = []
         self._system: List[paramiko.hostkeys.HostKeyEntry] = []
         self._lock = threading.Lock()
+        self.added: List[Tuple[str, str, str]] = []   # (name, key type, file) accepted this run
         for f in files:
             if os.path.isfile(f):
                 self._user.extend(_read(f))
@@ -67,6 +68,7 @@ class KnownHosts:
         line = f"{name} {key.get_name()} {key.get_base64()}\n"
         with self._lock:
             self._user.append(paramiko.hostkeys.HostKeyEntry([name], key))
+            self.added.append((name, key.get_name(), path))
             d = os.path.dirname(path)
             if d and not os.path.isdir(d):
                 os.makedirs(d, mode=0o700, exist_ok=True)

@@ -11,8 +11,9 @@ from typing import Dict, List, Optional, Tuple
 import paramiko
 
 from envcheck.errors import UsageError
-from envcheck.hostlist import Target
+from envcheck.hostlist import ANSIBLE_LINE, Target
 from envcheck.hosts.known_hosts import KnownHosts
+from envcheck.hosts.proxy import JumpHosts
 from envcheck.remote import DEFAULT_TIMEOUT
 
 DEFAULT_FORKS = 32
@@ -40,10 +41,30 @@ class SSHOptions:
         """Usage problems found before any host is contacted: one line, exit 2, not N reports."""
         if self.identity and not os.path.isfile(os.path.expanduser(self.identity)):
             raise UsageError(f"identity file {self.identity} does not exist", "check the --identity path")
+        if self.identity:
+            _check_private_key(os.path.expanduser(self.identity))
         if self.known_hosts and os.path.isdir(self.known_hosts):
             raise UsageError(f"known_hosts {self.known_hosts} is a directory",
                              "point UserKnownHostsFile (ssh_config) at a file, e.g. ~/.ssh/known_hosts")
         load_ssh_config(self.ssh_config)
+
+
+def _check_private_key(path: str) -> None:
+    """-i is ssh's identity, not Ansible's inventory: say so before any host is contacted."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise UsageError(f"identity file {path}: cannot read: {e.strerror}", "check the --identity path") from e
+    if b"PRIVATE KEY" in head:
+        return
+    text = head.decode("utf-8", "replace").splitlines()
+    if any(ANSIBLE_LINE.match(line) for line in text):
+        raise UsageError(f"-i/--identity {path} looks like an Ansible inventory; -i here is the SSH key, as in "
+                         "`ssh -i`", f"give the hosts with --hosts-file (one host per line; `ansible all -i {path} "
+                         "--list-hosts` lists them) and the key with -i KEY")
+    raise UsageError(f"-i/--identity {path} is not an SSH private key (no 'PRIVATE KEY' line)",
+                     "give the private key file, e.g. -i ~/.ssh/id_ed25519")
 
 
 def load_ssh_config(path: Optional[str]) -> paramiko.SSHConfig:
@@ -69,12 +90,18 @@ class SSHContext:
         self.ssh_config = load_ssh_config(options.ssh_config)
         self._known: Dict[Tuple[str, ...], KnownHosts] = {}
         self._lock = threading.Lock()
+        self.jumps = JumpHosts(self)
 
     def known_hosts(self, files: Tuple[str, ...]) -> KnownHosts:
         with self._lock:
             if files not in self._known:
                 self._known[files] = KnownHosts(files)
             return self._known[files]
+
+    def added_host_keys(self) -> List[Tuple[str, str, str]]:
+        """(name, key type, file) of every host key this run accepted and wrote, in order."""
+        with self._lock:
+            return [a for k in self._known.values() for a in k.added]
 
 
 @dataclass
@@ -89,7 +116,8 @@ class Resolved:
     identities_only: bool
     known_hosts: Tuple[str, ...]
     strict: bool
-    proxied: bool  # ProxyCommand/ProxyJump in ssh_config: not supported, reported
+    proxy_jump: Optional[str] = None      # ssh_config ProxyJump (`none` → None)
+    proxy_command: Optional[str] = None   # ssh_config ProxyCommand, %h %p %r expanded
 
 
 def resolve(target: Target, options: SSHOptions, ssh_config: Optional[paramiko.SSHConfig] = None) -> Resolved:
@@ -111,7 +139,11 @@ def resolve(target: Target, options: SSHOptions, ssh_config: Optional[paramiko.S
     strict = options.strict_host_keys or str(cfg.get("stricthostkeychecking", "")).lower() == "yes"
     return Resolved(label=target.label, hostname=cfg.get("hostname", target.host), port=port, user=user,
                     identities=identities, identities_only=only, known_hosts=kh, strict=strict,
-                    proxied=bool(cfg.get("proxycommand") or cfg.get("proxyjump")))
+                    proxy_jump=_unless_none(cfg.get("proxyjump")), proxy_command=_unless_none(cfg.get("proxycommand")))
+
+
+def _unless_none(value: Optional[str]) -> Optional[str]:
+    return None if not value or str(value).strip().lower() == "none" else str(value)
 
 
 def _local_user() -> str:

@@ -6,7 +6,9 @@ need a hard bound on every step (connect, banner, auth, command) and stdin that 
 which invoke's runner does not give us.
 
 Connect uses a socket of our own with TCP_NODELAY (paramiko leaves Nagle on: connect + auth is
-~4x slower, see bench/ssh_connect.py) and a connect timeout, handed to paramiko as `sock=`.
+~4x slower, see bench/ssh_connect.py) and a connect timeout, handed to paramiko as `sock=`; behind a
+bastion, the socket is a channel through the jump host (ProxyJump) or the user's ProxyCommand
+(envcheck/hosts/proxy.py).
 Failures are data: run() returns a RunResult whose `error` names the reason in one line.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from envcheck.errors import RemoteError, UsageError
 from envcheck.hostlist import Target, parse_target
 from envcheck.hosts.known_hosts import Policy, UnknownHostKey
 from envcheck.hosts.options import Resolved, SSHContext, SSHOptions, resolve
+from envcheck.hosts.proxy import ProxyFailed, abort, open_socket
 from envcheck.remote import Remote, RunResult
 
 # paramiko logs handshake failures with tracebacks; we report them as one line instead
@@ -53,7 +56,8 @@ class SSHRemote(Remote):
     of every RunResult (and a RemoteError from put())."""
 
     def __init__(self, target: Union[Target, str], options: Optional[SSHOptions] = None,
-                 context: Optional[SSHContext] = None):
+                 context: Optional[SSHContext] = None, via: Optional["SSHRemote"] = None,
+                 follow_proxy: bool = True):
         if isinstance(target, str):
             target = parse_target(target)
         self.target = target
@@ -64,6 +68,10 @@ class SSHRemote(Remote):
         self._client: Optional[paramiko.SSHClient] = None
         self._conn_error: Optional[str] = None
         self._lock = threading.Lock()
+        # the previous hop of a ProxyJump chain, or the jump host taken for ssh_config's ProxyJump
+        self.via = via
+        self.follow_proxy = follow_proxy   # False for a jump host: its own proxies are not followed
+        self._jump_spec: Optional[str] = None
 
     # ---- connection -----------------------------------------------------------------------
     def connect(self) -> Optional[str]:
@@ -82,31 +90,29 @@ class SSHRemote(Remote):
     def _open(self) -> paramiko.SSHClient:
         opts = self.options
         r = self.resolved = resolve(self.target, opts, self.context.ssh_config)
-        if r.proxied:
-            raise _Why(f"ProxyCommand/ProxyJump in ssh_config for {self.target.host} is not supported; "
-                       "connect to the node directly")
+        if not self.follow_proxy:
+            r.proxy_jump = r.proxy_command = None
+        if r.proxy_jump and self.via is None:
+            self._jump_spec = r.proxy_jump
+            self.via = self.context.jumps.get(r.proxy_jump)
         known = self.context.known_hosts(r.known_hosts)
         t = opts.connect_timeout
         deadline = time.monotonic() + t
-        sock = socket.create_connection((r.hostname, r.port), timeout=t)
+        sock = open_socket(r, t, opts.nodelay, self.via)
+        if self.via is not None:   # the jump host had its own connect timeout
+            deadline = time.monotonic() + t
         # one bound for the whole handshake (TCP + banner + kex + auth), not one per step:
         # a hung node costs the connect timeout once
         expired = threading.Event()
 
         def expire() -> None:
             expired.set()
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            abort(sock)
 
         dog = threading.Timer(max(0.0, deadline - time.monotonic()), expire)
         dog.daemon = True
         dog.start()
         try:
-            if opts.nodelay:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             # Fabric's Connection opens the session; everything it would decide by default is
             # decided here instead: our socket (TCP_NODELAY, one deadline), our host-key policy
             # (Fabric 3's default AutoAddPolicy would accept any key), our ssh_config reading.
@@ -137,8 +143,12 @@ class SSHRemote(Remote):
         r = self.resolved
         host = f"{r.hostname}:{r.port}" if r else self.target.host
         kh = r.known_hosts[0] if r else "~/.ssh/known_hosts"
-        if isinstance(e, _Why):
+        if isinstance(e, (_Why, ProxyFailed)):
             return str(e)
+        if r and r.proxy_command and isinstance(e, (paramiko.ProxyCommandFailure, EOFError, paramiko.SSHException)) \
+                and not isinstance(e, (paramiko.BadHostKeyException, UnknownHostKey, paramiko.AuthenticationException)):
+            return (f"unreachable: ProxyCommand {r.proxy_command!r} gave no SSH connection ({e or type(e).__name__}); "
+                    "run it by hand to see why")
         if isinstance(e, ConnectionRefusedError):
             return f"unreachable: connection refused ({host}: is sshd running?)"
         if isinstance(e, socket.gaierror):
@@ -234,8 +244,19 @@ class SSHRemote(Remote):
                 self._client.close()
             self._client = None
 
+    def channel_to(self, host: str, port: int, timeout: float) -> paramiko.Channel:
+        """A direct-tcpip channel from this host to host:port (what `ssh -W` asks a jump host)."""
+        with self._lock:
+            tr = self._client.get_transport() if self._client else None
+        if tr is None or not tr.is_active():
+            raise EOFError("the connection is closed")
+        return tr.open_channel("direct-tcpip", (host, port), ("127.0.0.1", 0), timeout=timeout)
+
     def close(self) -> None:
         self._drop()
+        if self._jump_spec:
+            spec, self._jump_spec, self.via = self._jump_spec, None, None
+            self.context.jumps.release(spec)
 
 
 class _Why(Exception):

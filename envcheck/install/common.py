@@ -13,6 +13,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from envcheck.audit.probe import ProbeError, parse_probe_result, show_probe
 from envcheck.facts.schema import Facts
+from envcheck.model import Outcome
 from envcheck.remote import DEFAULT_TIMEOUT, Remote, RunResult, fan_out
 
 
@@ -115,6 +116,12 @@ class NodeOutcome:
     def fail(self, status: str, error: str, log_tail: str = "") -> "NodeOutcome":
         self.status, self.error, self.log_tail = status, error, log_tail
         return self
+
+
+def outcome_of(outcomes: Sequence["NodeOutcome"]) -> Outcome:
+    """Refused or failed nodes are errors, unreachable ones unknown (model.Outcome: the exit code)."""
+    unreachable = sum(o.status == "unreachable" for o in outcomes)
+    return Outcome(errors=sum(not o.ok for o in outcomes) - unreachable, unknown=unreachable)
 
 
 def on_nodes(remotes: Sequence[Remote], fn: Callable[[Remote], "NodeOutcome"], forks: int) -> List["NodeOutcome"]:

@@ -15,7 +15,8 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from envcheck.install import staging
 from envcheck.install.common import NodeOutcome, Privilege, ProbeRequest, privilege_from_fact, run_priv
-from envcheck.install.cuda_facts import CudaFacts, InstallArgs, gather, installed_version, matches, probe_request
+from envcheck.install.cuda_facts import (CudaFacts, InstallArgs, gather, installed_version, matches, probe_request,
+                                         what_changes_for_users)
 from envcheck.install.cuda_script import fetch_command, install_script, link_command
 from envcheck.install.cuda_source import file_digest
 from envcheck.install.cuda_spec import ToolkitSpec
@@ -107,6 +108,7 @@ def plan_install(host: str, f: CudaFacts, spec: ToolkitSpec, args: InstallArgs) 
     want_sha = args.runfile_sha256 if args.runfile else args.expect_sha256
     _preflight(p, f, spec, args)
     _install_steps(p, f, spec, args, target, link, node_file, shown_file, want_sha)
+    p.notes += what_changes_for_users(f, target, link if args.symlink else None)
     return p
 
 
@@ -177,7 +179,8 @@ def _install_steps(p: CudaPlan, f: CudaFacts, spec: ToolkitSpec, args: InstallAr
     expect = want_sha
     flags = staging.shown(" ".join(spec.installer_flags(target, staging.SENTINEL, args.override)), args.tmpdir, p.host)
     text = (("verify sha256 " + expect[:16] + "…, " if expect else
-             "verify md5 " + args.expect_md5 + ", " if args.expect_md5 else "no checksum known or wanted, ")
+             "verify md5 " + args.expect_md5 + ", " if args.expect_md5 else "check the archive only (no checksum "
+             "known or wanted): ")
             + f"sh {shown_file} --check, then run: sh {shown_file} {flags}"
             + (f" (moving the existing {target} aside, restored on failure)" if f.target_exists else "")
             + f"; success = version file + nvcc -V say {spec.version}")

@@ -69,6 +69,8 @@ class CudaFacts:
     installer_log_uid: Optional[int]
     varlog_writable: bool
     fetchers: List[str]
+    path_nvcc: Optional[str] = None          # the nvcc first on a non-interactive PATH, if any
+    path_nvcc_release: Optional[str] = None  # what it says: "release 11.8"
 
 
 def probe_request(spec: ToolkitSpec, args: InstallArgs) -> ProbeRequest:
@@ -77,7 +79,7 @@ def probe_request(spec: ToolkitSpec, args: InstallArgs) -> ProbeRequest:
     directory (free space), the installer's logs (owner, writable)."""
     target = args.target(spec)
     paths = (target, posixpath.dirname(target), args.link(), args.tmpdir.rstrip("/") or "/", LOG, VARLOG)
-    return ProbeRequest(("privilege", "host", "gpus", "gcc", "tools", "disk", "toolkit"), paths)
+    return ProbeRequest(("privilege", "host", "gpus", "gcc", "tools", "disk", "toolkit", "cuda"), paths)
 
 
 def cuda_facts(f: Facts, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
@@ -98,7 +100,9 @@ def cuda_facts(f: Facts, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
         link_kind={"link": "symlink", None: "absent"}.get(link.kind, "notlink"), gcc=F.gcc_version(f),
         gpus=[f"{name}, {cc}" if cc else name for name, cc in views.gpu_models(f)],
         installer_log_uid=log.uid if log.kind is not None else None, varlog_writable=at(VARLOG).writable,
-        fetchers=[name for name, path in sorted(views.tools(f).items()) if path])
+        fetchers=[name for name, path in sorted(views.tools(f).items()) if path],
+        path_nvcc=F.nvcc(f).get("path"),
+        path_nvcc_release=f"release {F.nvcc(f)['release']}" if F.nvcc(f).get("release") else None)
 
 
 def installed_version(f: CudaFacts) -> Optional[str]:
@@ -126,3 +130,21 @@ def gather(remote: Remote, spec: ToolkitSpec, args: InstallArgs) -> CudaFacts:
     if read.facts is None:
         raise RuntimeError(read.error)
     return cuda_facts(read.facts, spec, args)
+
+
+def what_changes_for_users(f: CudaFacts, target: str, link: Optional[str]) -> List[str]:
+    """What the install replaces and what it does not: where the link points today, and which
+    nvcc a non-interactive shell finds first (the install puts nothing on PATH)."""
+    out = []
+    if link:
+        now = {"symlink": f"points to {f.link}", "notlink": "is a real directory", "absent": "does not exist"}[f.link_kind]
+        out.append(f"today {link} {now}" + ("" if f.link_kind == "symlink" and (f.link or "").rstrip("/") == target
+                                            else f"; the install points it to {target}"))
+    if f.path_nvcc and not f.path_nvcc.startswith(target.rstrip("/") + "/"):
+        out.append(f"{f.path_nvcc} ({f.path_nvcc_release or 'version unknown'}) is the nvcc first on PATH in a "
+                   f"non-interactive shell, and stays first after the install: put {target}/bin before it "
+                   f"(envcheck env … --cuda-home {target})")
+    elif not f.path_nvcc:
+        out.append(f"no nvcc on PATH in a non-interactive shell; after the install, none either until "
+                   f"{target}/bin is put there (envcheck env … --cuda-home {target})")
+    return out

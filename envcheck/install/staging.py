@@ -37,8 +37,10 @@ def check_tmpdir(tmpdir: Optional[str], where: str = "--tmpdir",
 
 
 def shown(text: str, tmpdir: str, host: str) -> str:
-    """`text` with SENTINEL replaced by what the directory will look like (for --dry-run)."""
-    return text.replace(SENTINEL, f"{tmpdir.rstrip('/')}/envcheck.{_host_word(host)}.XXXXXXXXXX")
+    """`text` with SENTINEL replaced by what the directory will look like (for --dry-run), as a
+    mktemp template: `envcheck.HOST.XXXXXXXXXX` (the node's name there), the same on every node
+    so that identical plans print once."""
+    return text.replace(SENTINEL, f"{tmpdir.rstrip('/')}/envcheck.HOST.XXXXXXXXXX")
 
 
 def bind(command: str, stage: str) -> str:

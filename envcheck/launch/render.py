@@ -6,6 +6,8 @@ import datetime
 from typing import List, Optional
 
 from envcheck.launch.run import Report
+from envcheck.model import FAIL, PASS, UNKNOWN
+from envcheck.render import plural, summary_line
 
 
 def _clock(t: Optional[float]) -> str:
@@ -47,6 +49,7 @@ def render_text(rep: Report) -> str:
             who = f"rank {f.rank} on {f.host}" if f.rank is not None else f.host
             lines.append(f"# last lines of {who}:")
             lines.extend(f"#   {x}" for x in tail)
-    else:
-        lines.append(f"# OK: all {rep.world_size} rank(s) exited 0")
+    head = f"{plural(len(rep.hosts), 'host')}, {plural(rep.world_size, 'rank')}"
+    word = {0: PASS, 1: FAIL}.get(rep.exit_code, UNKNOWN)   # 3, and 130 (interrupted): not finished
+    lines.append("# " + summary_line(word, head, [], "all exited 0" if not f else f"{f.message} (exit {rep.exit_code})"))
     return "\n".join(lines)

@@ -19,6 +19,7 @@ code as it stands: GB10B (Jetson Thor) and GB20B (GB10) are chips of their own, 
 """
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -49,6 +50,13 @@ def words(name: str) -> List[str]:
     return out
 
 
+def did_you_mean(suggestions: List[Tuple[str, str]]) -> str:
+    """`--gpu "RTX 4090" (sm_89)`, or `--gpu L40 (sm_89) or --gpu L40S (sm_89)`; '' for none."""
+    def flag(n: str) -> str:
+        return f'--gpu "{n}"' if " " in n else f"--gpu {n}"
+    return " or ".join(f"{flag(n)} (sm_{cc.replace('.', '')})" for n, cc in suggestions)
+
+
 def chip_base(chip: str) -> Optional[str]:
     """'GK210GL' -> 'GK210', 'GP104M' -> 'GP104', 'GK208B' -> 'GK208'; None if not a chip code."""
     m = _CHIP.match((chip or "").strip().upper())
@@ -69,6 +77,7 @@ class GpuIndex:
 
     def __init__(self, gpus: List[Record], chips: List[Record]):
         self._patterns: List[Tuple[List[str], Record]] = [(words(n), g) for g in gpus for n in g["names"]]
+        self._names: List[Tuple[str, Record]] = [(n, g) for g in gpus for n in g["names"]]
         self._chips = {c["chip"].upper(): c for c in chips}
 
     def lookup(self, name: str) -> Optional[Record]:
@@ -87,6 +96,22 @@ class GpuIndex:
                     if best is None or key > best[0]:
                         best = (key, rec)
         return best[1] if best else None
+
+    def suggest(self, name: str, limit: int = 3) -> List[Tuple[str, str]]:
+        """(board name, compute capability) the user may have meant by a name lookup() does not
+        know: boards whose name holds every word given ("4090" → RTX 4090), else close
+        spellings ("A10O" → A100); shortest names first."""
+        ws = words(name)
+        if not ws:
+            return []
+        hits = [(n, g) for (n, g), (pat, _) in zip(self._names, self._patterns)
+                if all(any(p == w or (w.isdigit() and p.endswith(w)) for p in pat) for w in ws)]
+        if not hits:
+            by_text = {" ".join(pat): (n, g) for (n, g), (pat, _) in zip(self._names, self._patterns)}
+            hits = [by_text[t] for t in difflib.get_close_matches(" ".join(ws), list(by_text), n=limit, cutoff=0.75)]
+        else:   # a word of the name itself ("6000": RTX 6000) before a part of one (K6000)
+            hits.sort(key=lambda h: (not set(ws) <= set(words(h[0])), len(h[0])))
+        return list(dict.fromkeys((n, g["cc"]) for n, g in hits))[:limit]
 
     def chip(self, chip: str) -> Optional[Record]:
         """The chips: entry for a chip code as pci.ids spells it: the code itself where `chips:`

@@ -315,6 +315,10 @@ class Matrix:
         major, minor = rec["cc"].split(".")
         return int(major), int(minor)
 
+    def gpu_suggestions(self, name: str) -> List[Tuple[str, str]]:
+        """(board name, "X.Y") a user may have meant by a GPU name the matrix does not know."""
+        return self._gpu_index.suggest(name)
+
     def chip(self, chip: Optional[str]) -> Optional[Record]:
         return self._gpu_index.chip(chip) if chip else None
 

@@ -26,11 +26,17 @@ RESERVED_ENV = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK"
 _HOST = r"[A-Za-z0-9_.:\[\]%-]{1,253}"     # a host name, IPv4 or (bracketed) IPv6 address
 
 # ---- hosts and SSH (every multi-host command) ------------------------------------------------
-HOSTS = Param("hosts", "text", "Hosts as user@host:port (user and port optional) or Slurm hostlists "
-              "(node[01-16], gpu[1-3,7]-ib). None: --hosts-file, else $SLURM_JOB_NODELIST, else this "
-              "machine.", metavar="HOSTS", max_len=4096, example="node[01-04]", flag="HOSTS")
+HOSTS = Param("hosts", "text", "Hosts as user@host:port (user and port optional) or hostlists as clush "
+              "and Slurm write them (node[01-16], node[01-08/2], node[01-08]!node03, @group). None: "
+              "--hosts-file, else $SLURM_JOB_NODELIST, else this machine.", metavar="HOSTS",
+              max_len=4096, example="node[01-04]", flag="HOSTS")
 HOSTS_FILE = Param("hosts_file", "local-file", "Read hosts from FILE, one per line, # comments.",
                    metavar="FILE", example="hosts.txt")
+EXCLUDE = Param("exclude", "text", "Leave these hosts out (a hostlist, as clush -x; repeatable): "
+                "node[01-08] -x node03.", metavar="HOSTS", max_len=4096, example="node03")
+GROUPS_FILE = Param("groups_file", "local-file", "Where @group names are defined, one `gpu: "
+                    "node[01-16]` per line (default: /etc/clustershell/groups, ClusterShell's).",
+                    metavar="FILE", example="groups.txt")
 SSH_CONFIG = Param("ssh_config", "local-file", "ssh_config to use (HostName, User, Port, IdentityFile, "
                    "UserKnownHostsFile) instead of ~/.ssh/config.", metavar="FILE",
                    example="~/.ssh/cluster.conf")

@@ -15,7 +15,8 @@ from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options as AllreduceOptions, run_allreduce
 from envcheck.allreduce.verdict import judge_report
 from envcheck.audit.fleet import audit_fleet
-from envcheck.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNREACHABLE, EnvcheckError, UsageError
+from envcheck.errors import EXIT_FINDINGS, EnvcheckError, UsageError
+from envcheck.model import Outcome
 from envcheck.install.common import NodeOutcome
 from envcheck.install.cuda import InstallArgs, sha256_file, install_cuda
 from envcheck.install.cuda_spec import toolkit_spec
@@ -263,10 +264,14 @@ def provision(pb: Playbook, remotes: Sequence[Remote], matrix, o: ProvisionOptio
                            [f"[{f.component}] {f.message}" for f in findings if f.severity == "warning"])
 
 
+def outcome(runs: List[HostRun]) -> Outcome:
+    """A host stopped by a refused or failed step is an error; one that could not be reached, unknown."""
+    lost = sum(any(st.outcome.status == "unreachable" for st in r.steps) for r in runs)
+    return Outcome(errors=sum(not r.ok for r in runs) - lost, unknown=lost)
+
+
 def exit_code(runs: List[HostRun]) -> int:
-    if any(st.outcome.status == "unreachable" for r in runs for st in r.steps):
-        return EXIT_UNREACHABLE
-    return EXIT_OK if all(r.ok for r in runs) else EXIT_FINDINGS
+    return outcome(runs).exit_code()
 
 
 def to_json(runs: List[HostRun]) -> List[Dict[str, Any]]:

@@ -14,28 +14,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
-from envcheck.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_UNREACHABLE
+from envcheck.errors import EXIT_INTERRUPTED
+from envcheck.model import Outcome
 from envcheck.ranks.records import Exit
+
+# the exit codes of a failed run, as model.Outcome decides them for every command
+FAIL_CODE = Outcome(errors=1).exit_code()      # FAIL: the script, or the audit, found it wrong
+UNKNOWN_CODE = Outcome(unknown=1).exit_code()  # UNKNOWN: the run could not say
 
 WINDOW = 0.5   # seconds: peers fail this soon after the rank that brought them down
 
 # kind -> (whether `host` is the culprit, the exit code, what it means)
 KINDS: Dict[str, tuple] = {
-    "preflight": (True, EXIT_UNREACHABLE, "a check before any rank started failed on that host"),
-    "audit": (True, EXIT_FINDINGS, "the audit found errors (launch, without --force)"),
-    "setup": (True, EXIT_UNREACHABLE, "a rank could not start (torch, CUDA, the device)"),
-    "rank_lost": (True, EXIT_UNREACHABLE, "a rank died mid-run, or never reported its exit"),
-    "rank_failed": (True, EXIT_FINDINGS, "the user's script exited non-zero on that rank (launch)"),
-    "rank_killed": (True, EXIT_UNREACHABLE, "a rank was killed by a signal (launch)"),
-    "missing_rank": (True, EXIT_UNREACHABLE, "a rank never reported, though every host answered"),
-    "host": (True, EXIT_UNREACHABLE, "the transport failed: unreachable, auth, a timeout"),
-    "host_lost": (True, EXIT_UNREACHABLE, "a host's connection dropped mid-run (launch)"),
+    "preflight": (True, UNKNOWN_CODE, "a check before any rank started failed on that host"),
+    "audit": (True, FAIL_CODE, "the audit found errors (launch, without --force)"),
+    "setup": (True, UNKNOWN_CODE, "a rank could not start (torch, CUDA, the device)"),
+    "rank_lost": (True, UNKNOWN_CODE, "a rank died mid-run, or never reported its exit"),
+    "rank_failed": (True, FAIL_CODE, "the user's script exited non-zero on that rank (launch)"),
+    "rank_killed": (True, UNKNOWN_CODE, "a rank was killed by a signal (launch)"),
+    "missing_rank": (True, UNKNOWN_CODE, "a rank never reported, though every host answered"),
+    "host": (True, UNKNOWN_CODE, "the transport failed: unreachable, auth, a timeout"),
+    "host_lost": (True, UNKNOWN_CODE, "a host's connection dropped mid-run (launch)"),
     # the host named is the rank that waited; `suspects` holds the hosts of the ranks waited for
-    "rendezvous": (False, EXIT_UNREACHABLE, "a rank waited in the rendezvous for ranks that never joined"),
-    "timeout": (False, EXIT_UNREACHABLE, "a collective, or the whole run, did not finish in time"),
-    "collective_error": (False, EXIT_UNREACHABLE, "a collective raised (a peer's connection closed)"),
+    "rendezvous": (False, UNKNOWN_CODE, "a rank waited in the rendezvous for ranks that never joined"),
+    "timeout": (False, UNKNOWN_CODE, "a collective, or the whole run, did not finish in time"),
+    "collective_error": (False, UNKNOWN_CODE, "a collective raised (a peer's connection closed)"),
     "interrupted": (False, EXIT_INTERRUPTED, "Ctrl-C on the controller"),
-    "unknown": (False, EXIT_UNREACHABLE, "the run failed and no record says why"),
+    "unknown": (False, UNKNOWN_CODE, "the run failed and no record says why"),
 }
 
 

@@ -43,19 +43,23 @@ def node_cmd(python: Optional[str], mode: str, *args: Any) -> str:
 
 
 def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: float,
-                 forks: int) -> List[NodeFacts]:
-    source = shipped_source(PROBE_SECTIONS)   # once, not in every host's thread
+                 forks: int, sections: Sequence[str] = PROBE_SECTIONS) -> List[NodeFacts]:
+    """The probe's `sections` on every host (a workload may ask for more: nccl-test's torch_import)."""
+    sections = tuple(sections)
+    source = shipped_source(sections)   # once, not in every host's thread
 
     def one(r: Remote) -> NodeFacts:
-        res = r.run(probe_command(node_python=python, only=PROBE_SECTIONS), stdin=source, timeout=timeout)
+        res = r.run(probe_command(node_python=python, only=sections), stdin=source, timeout=timeout)
         if res.error:   # unreachable, auth, host key, timeout: the transport's own words
             return NodeFacts(r.name, error=res.error)
         try:
-            n = views.node(parse_probe_result(r.name, res, node_python=python))
+            facts = parse_probe_result(r.name, res, node_python=python)
+            n = views.node(facts)
         except ProbeError as e:
             return NodeFacts(r.name, error=f"cannot run the probe under {python or 'python3'}: {e.reason}")
         return NodeFacts(r.name, n.hostname, n.gpus, n.interfaces, n.free_port, cpus=n.cpus,
-                         mem_available=n.mem_available, ib_ports=n.ib_ports, gpu_links=n.gpu_links)
+                         mem_available=n.mem_available, ib_ports=n.ib_ports, gpu_links=n.gpu_links,
+                         torch=views.torch_import(facts))
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))
@@ -136,13 +140,14 @@ def _refuse_if(pre: Preflight, errs: List[PreflightError]) -> None:
 
 def preflight(remotes: Sequence[Remote], w: Wiring, size: SizeFn, *, notes: List[str],
               say: Callable[[str], None], checks: Sequence[CheckFn] = (),
-              gate: Optional[GateFn] = None) -> Preflight:
+              gate: Optional[GateFn] = None, sections: Sequence[str] = PROBE_SECTIONS,
+              facts_timeout: float = 30.0) -> Preflight:
     """Facts, the workload's checks, the plan (size: ranks per host, the workload's rule), the
     interface (its note appended to `notes`), the gate, the master and its reachability."""
     pre = Preflight()
     try:
         say("preflight: node facts")
-        pre.nodes = gather_facts(remotes, w.node_python, w.connect_timeout + 30, w.forks)
+        pre.nodes = gather_facts(remotes, w.node_python, w.connect_timeout + facts_timeout, w.forks, sections)
         _refuse_if(pre, [PreflightError(f"{n.host}: {n.error}", n.host, "install Python or pass "
                                         "--node-python PATH" if "cannot run" in n.error else "")
                          for n in pre.nodes if n.error])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envcheck.facts import schema as F
+from envcheck.hostlist import compress_hostlist
 from envcheck.model import ERROR, WARNING, Finding, sort_findings
 
 Facts = Dict[str, Any]
@@ -147,9 +148,9 @@ def drift(results: Mapping[str, Facts], checks: Sequence[Check] = CHECKS) -> Lis
     return rows
 
 
-def _hosts_phrase(hosts: Sequence[str], limit: int = 4) -> str:
-    shown = ", ".join(hosts[:limit])
-    return shown + (f" and {len(hosts) - limit} more" if len(hosts) > limit else "")
+def _hosts_phrase(hosts: Sequence[str]) -> str:
+    """The hosts folded as clush folds them (`node[01-04,06-32]`), not 'node01, node02 … and 26 more'."""
+    return compress_hostlist(hosts)
 
 
 def fleet_findings(results: Mapping[str, Facts], checks: Sequence[Check] = CHECKS) -> List[Finding]:
@@ -179,7 +180,7 @@ def fleet_findings(results: Mapping[str, Facts], checks: Sequence[Check] = CHECK
             out.append(Finding(
                 c.severity, f"fleet-{c.key}-mismatch", c.component,
                 f"{h} has {have_txt} while {len(agree)} of {total} hosts have {row.majority} — {c.why}",
-                fix=f"make {h} match the others: {c.label} {row.majority} (as on {_hosts_phrase(agree, 3)})",
+                fix=f"make {h} match the others: {c.label} {row.majority} (as on {_hosts_phrase(agree)})",
                 host=h))
     out.extend(_duplicates(results))
     return sort_findings(out)

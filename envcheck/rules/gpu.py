@@ -6,6 +6,7 @@ import re
 from typing import List, Optional, Tuple
 
 from envcheck.facts import schema as F
+from envcheck.matrix.gpus import did_you_mean
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import kernels, remedy
@@ -71,10 +72,12 @@ def gpu_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
     out = []
     for name, cc in gpu_ccs(f, m):
         if cc is None:
+            meant = did_you_mean(m.gpu_suggestions(name))
             out.append(Finding(WARNING, "gpu-unknown", "gpu",
                                f"The matrix does not know the GPU {name!r}: its compute capability is unknown, "
                                f"so the kernel and toolkit checks for it were skipped.",
-                               "give the compute capability instead (--gpu sm_XY or X.Y), or add the model to "
+                               (f"did you mean {meant}? Else give" if meant else "give")
+                               + " the compute capability instead (--gpu sm_XY or X.Y), or add the model to "
                                "compat_matrix.yaml gpus", src(m, "cuda_gpus")))
         elif m.arch(cc) is None:
             out.append(Finding(WARNING, "gpu-unknown", "gpu",

@@ -218,14 +218,18 @@ def test_killing_the_controller_mid_run_leaves_nothing_on_any_host(cl):
     # left on any host: each launcher sees its stdout (the SSH channel) close and stops its ranks
 
 
-def test_a_node_python_without_torch_is_named_as_a_rank_that_could_not_start(cl):
+def test_a_node_python_without_torch_is_refused_before_any_rank_starts_as_launch_does(cl):
+    before = [h.exec_count() for h in (cl["node01"], cl["node02"])]
     r = run_cli("nccl-test", "node[01-02]", "--ssh-config", str(cl.ssh_config),
                 "--node-python", "/usr/bin/python3", *TINY, "--json", timeout=120)
     assert r.returncode == 3, r.stdout + r.stderr
     d = json.loads(r.stdout)
-    assert d["failure"]["kind"] == "setup"
-    assert "could not start: No module named 'torch'" in d["failure"]["message"]
-    assert d["failure"]["host"] in ("node01", "node02")
+    assert d["failure"]["kind"] == "preflight" and d["ranks"] == []
+    assert [e["host"] for e in d["preflight_errors"]] == ["node01", "node02"]
+    assert all("torch does not import under /usr/bin/python3: ModuleNotFoundError: No module named 'torch'"
+               in e["message"] and "--node-python" in e["fix"] for e in d["preflight_errors"])
+    # one exec per host (the facts), nothing launched
+    assert [h.exec_count() - b for h, b in zip((cl["node01"], cl["node02"]), before)] == [1, 1]
 
 
 def test_gpu_nodes_get_nccl_and_a_cpu_torch_or_too_many_ranks_are_named(cl):

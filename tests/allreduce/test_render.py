@@ -31,6 +31,7 @@ def test_a_passing_run_reads_like_nccl_tests():
         "sweep would say 0.529)",
         "# busbw is still rising at 1MB: the link allows more than this measures; raise --max-bytes to reach the plateau",
         "# Wrong elements: 0 OK",
+        "# PASS: 2 hosts, 2 ranks; busbw 1.05 GB/s at the largest size, 0 wrong",   # the summary line, last
     ]
 
 
@@ -56,14 +57,16 @@ def test_one_rank_corruption_and_a_failure_with_its_hosts_and_logs():
         "#   n1: ok",
         "#   n2: exit 3",
         "# --- n2: log tail ---",
-        *[f"l{i}" for i in range(5, 25)]]
+        *[f"l{i}" for i in range(5, 25)],
+        "# UNKNOWN: 2 hosts, 1 rank; rank 0 on n1: collective did not finish"]
 
 
 def test_a_failure_without_rows_suspects_or_fix():
     rep = Report(hosts=["n1"], backend="nccl", world_size=2, failure=Failure("setup", "no torch"))
     assert render_text(rep).splitlines() == [
         "# envcheck nccl-test: all_reduce sum, 2 rank(s) on 1 host(s), backend nccl, MASTER -",
-        "# FAILED (setup): no torch"]
+        "# FAILED (setup): no torch",
+        "# UNKNOWN: 1 host, 2 ranks; no torch"]
 
 
 def test_plot_needs_matplotlib_or_says_how_to_get_it():

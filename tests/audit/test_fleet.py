@@ -22,11 +22,12 @@ def test_fleet_finding_lands_on_the_odd_host_and_exit_is_1():
     assert audit.exit_code() == 1
 
 
-def test_an_unreachable_host_is_reported_and_exit_is_3_while_others_are_compared():
+def test_an_unreachable_host_is_reported_and_the_others_are_compared_an_error_outranking_it():
     rs = [HostResult("n1", facts("n1")), HostResult("n2", error="unreachable: connection refused"),
           HostResult("n3", facts("n3", cuda="11.8.0")), HostResult("n4", facts("n4"))]
     audit = compare(rs)
-    assert audit.exit_code() == 3
+    # something definite is wrong (n3's toolkit): FAIL, 1; without it, the unknown host: 3
+    assert audit.exit_code() == 1 and compare([rs[0], rs[1], rs[3]]).exit_code() == 3
     assert [f.host for f in audit.all_findings] == ["n3"]
     text = render(audit)
     assert "  n2: unreachable: connection refused" in text
@@ -93,7 +94,7 @@ def test_a_warning_every_host_has_is_printed_once_with_the_hostlist():
     text = render(compare(fleet_of(32)))
     assert text.count("nvcc is not on PATH") == 1
     assert "WARNING node[01-32]: env: nvcc is not on PATH on node[01-32] [env-nvcc-not-on-path]" in text
-    assert "32 host(s): 32 without errors" in text
+    assert text.splitlines()[-1] == "WARN: 32 hosts: 32 without errors"
 
 
 def test_findings_that_differ_only_in_the_host_name_are_one_and_host_specific_ones_stay_apart():

@@ -196,12 +196,14 @@ def test_the_parts_a_command_ships_give_the_facts_the_whole_probe_gives():
 
 @pytest.mark.parametrize("command", ["nccl-test", "launch"])
 def test_rank_commands_show_the_probe_they_run_with_their_sections(command):
+    from envcheck.allreduce.preflight import RANK_SECTIONS
     from envcheck.ranks.preflight import PROBE_SECTIONS
     from tests.conftest import run_cli
+    sections = RANK_SECTIONS if command == "nccl-test" else PROBE_SECTIONS   # nccl-test: torch_import too
     proc = run_cli(command, "--show-probe", "--node-python", "/opt/py/bin/python3")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == shipped_source(PROBE_SECTIONS)
-    assert probe_command(node_python="/opt/py/bin/python3", only=PROBE_SECTIONS) in proc.stderr
+    assert proc.stdout == shipped_source(sections)
+    assert probe_command(node_python="/opt/py/bin/python3", only=sections) in proc.stderr
     assert "--only host,gpus,net,port,resources" in proc.stderr
 
 
@@ -209,7 +211,7 @@ def test_installers_and_doctor_show_the_probe_they_run_with_their_sections_and_p
     """--show-probe prints the very command each installer's preflight runs (its ProbeRequest) and
     the script it sends; install-cuda also the read of the tree it installed, doctor the audit's
     and the preflight's."""
-    from envcheck.ranks.preflight import PROBE_SECTIONS
+    from envcheck.allreduce.preflight import RANK_SECTIONS
     from envcheck.install import cudnn, envblock
     from envcheck.install.cuda_facts import InstallArgs, probe_request
     from envcheck.install.cuda_spec import toolkit_spec
@@ -223,7 +225,7 @@ def test_installers_and_doctor_show_the_probe_they_run_with_their_sections_and_p
         ("install-cudnn", "--cuda", "12.4", "n1"): [cudnn.probe_request("/usr/local/cuda-12.4").show()],
         ("env", "n1", "--cuda-home", "/usr/local/cuda-12.4"):
             [envblock.probe_request(["~/.bashrc"], "/usr/local/cuda-12.4").show()],
-        ("doctor", "n1"): [show_probe(deep=True), show_probe(only=PROBE_SECTIONS)],
+        ("doctor", "n1"): [show_probe(deep=True), show_probe(only=RANK_SECTIONS)],
     }
     for args, shown in expect.items():
         proc = run_cli(*args, "--show-probe")

@@ -69,7 +69,7 @@ def test_the_text_report_marks_the_odd_driver_and_draws_no_progress_bar_when_pip
     assert "\r" not in proc.stderr and "audit [" not in proc.stderr
 
 
-def test_unreachable_refused_key_and_changed_host_key_each_give_a_reason_and_exit_3(eight, tmp_path):
+def test_unreachable_refused_key_and_changed_host_key_each_give_a_reason_and_exit_1_for_node05(eight, tmp_path):
     kh = _kh(eight, tmp_path)
     kh.write_text("".join(f"{h.ip} {' '.join(h.host_key_pub.split()[:2])}\n" for h in eight))
     down, nokey, rekeyed = eight["node02"], eight["node03"], eight["node04"]
@@ -81,7 +81,8 @@ def test_unreachable_refused_key_and_changed_host_key_each_give_a_reason_and_exi
     finally:
         down.start_sshd()
         nokey.run_local("mv /root/.ssh/authorized_keys.off /root/.ssh/authorized_keys")
-    assert proc.returncode == 3
+    # node05's old driver is an error among the audited: FAIL (1) outranks the unknown hosts (3)
+    assert proc.returncode == 1
     errors = {h["host"]: h["error"] for h in json.loads(proc.stdout)["hosts"]}
     assert "unreachable: connection refused" in errors.pop("node02")
     assert "authentication failed for root" in errors.pop("node03")
@@ -169,8 +170,8 @@ def test_a_progress_bar_is_drawn_only_when_stderr_is_a_tty(eight, tmp_path):
             tty += chunk
     finally:
         os.close(master)
-    assert b"audit [" in tty and b"3/3" in tty
-    assert "audit [" not in p.stdout and "3 host(s): 3 without errors" in p.stdout
+    assert b"audit" in tty and b"3/3" in tty and "\u2501".encode() in tty   # rich's bar
+    assert "3/3" not in p.stdout and "3 hosts: 3 without errors" in p.stdout
 
 
 def test_a_wrong_key_is_named_per_host_and_the_right_one_still_works(eight, tmp_path):
@@ -184,3 +185,12 @@ def test_a_wrong_key_is_named_per_host_and_the_right_one_still_works(eight, tmp_
     proc = run_cli("audit", "--ssh-config", str(cfg), "--identity", str(eight.client_key),
                    "--connect-timeout", "15", "node0[1-2]", "--json")
     assert [h["error"] for h in json.loads(proc.stdout)["hosts"]] == [None, None], proc.stdout[-500:]
+
+
+def test_clush_grammar_with_a_step_and_an_exclusion_audits_exactly_those_hosts(eight, tmp_path):
+    before = [h.exec_count() for h in eight]
+    proc = audit(eight, "node[01-08/2]", "-x", "node03", "--json", known_hosts=_kh(eight, tmp_path))
+    doc = json.loads(proc.stdout)
+    assert [h["host"] for h in doc["hosts"]] == ["node01", "node05", "node07"], proc.stderr
+    ran = [h.name for h, b in zip(eight, before) if h.exec_count() > b]
+    assert ran == ["node01", "node05", "node07"]   # node03 is never contacted

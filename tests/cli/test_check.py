@@ -13,7 +13,8 @@ ORIGIN = ["--driver", "410.48", "--cuda", "10.0.130", "--cudnn", "7.6.5.32", "--
 def test_clean_stack_exits_0_with_a_short_answer():
     r = run_cli("check", *ORIGIN)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "No findings" in r.stdout and r.stderr == ""
+    assert r.stdout.splitlines()[-1] == ("PASS: 0 errors, 0 warnings, 0 notes; nothing in this stack is known "
+                                         "to break (No findings)") and r.stderr == "", r.stdout
 
 
 def test_an_error_finding_exits_1_and_the_table_names_it():
@@ -184,8 +185,8 @@ def test_a_partial_stack_says_which_checks_were_skipped_instead_of_no_findings()
     r = run_cli("check", "--torch", "1.1.0+cu100")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "No findings" not in r.stdout
-    first = r.stdout.splitlines()[0]
-    assert first.startswith("0 errors, ") and "checks skipped" in first and "no GPU" in first
+    last = r.stdout.splitlines()[-1]   # the summary line, the same shape in every command
+    assert last.startswith("WARN: 0 errors, 0 warnings, 0 notes; ") and "checks skipped" in last and "no GPU" in last
     assert "skipped gpu_vs_torch" in r.stdout and "--gpu NAME|sm_XY" in r.stdout
 
 
@@ -199,6 +200,16 @@ def test_strict_makes_a_skipped_check_exit_1_and_json_lists_it():
     for s in doc["skipped"]:
         assert set(s) == {"check", "component", "reason", "needs"} and s["reason"]
     assert run_cli("check", "--strict", *ORIGIN).returncode == 0
+
+
+def test_a_finding_code_and_a_fix_command_are_never_split_across_lines():
+    r = run_cli("check", "--driver", "410.48", "--cuda", "10.0", "--torch", "1.1.0", "--torchvision", "0.3.0",
+                env={"COLUMNS": "60"})
+    out = r.stdout
+    assert "[nvcc-torch-major-mismatch]" in out      # was `[nvcc-torch-major-` ⏎ `mismatch]`
+    fixes = [line.strip() for line in out.splitlines() if line.strip().startswith("fix: pip install")]
+    assert fixes and fixes[0].endswith("torch_stable.html"), out   # one line, the whole command
+    assert out.splitlines()[-1].startswith("FAIL: 1 error")
 
 
 def test_versions_users_really_have_are_accepted():

@@ -63,3 +63,10 @@ def test_garbage_files_and_out_of_range_values_are_one_line(tmp_path):
     _one_line_usage_error(run_cli("install-cudnn", str(junk), "--cuda", "12.4", "--dry-run"), str(junk))
     # a port above 65535 was taken and failed later as 'cannot reach MASTER_ADDR' (exit 3)
     _one_line_usage_error(run_cli("nccl-test", "--master-port", "99999"), "--master-port")
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["-V"], ["version"]])
+def test_the_version_is_the_installed_distributions(argv):
+    from importlib.metadata import version
+    r = run_cli(*argv)
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"envcheck {version('envcheck')}\n", "")

@@ -37,11 +37,12 @@ class _Factory:
     def __init__(self) -> None:
         self.made: List[sim.Cluster] = []
 
-    def __call__(self, n: int, per_host_setup=None, expose=DEFAULT_EXPOSE, prefix: str = "node") -> sim.Cluster:
+    def __call__(self, n: int, per_host_setup=None, expose=DEFAULT_EXPOSE, prefix: str = "node",
+                 bastion: bool = False) -> sim.Cluster:
         reason = _skip_reason()
         if reason:
             pytest.skip(reason)
-        c = sim.make_cluster(n, per_host_setup=per_host_setup, expose=expose, prefix=prefix)
+        c = sim.make_cluster(n, per_host_setup=per_host_setup, expose=expose, prefix=prefix, bastion=bastion)
         self.made.append(c)
         return c
 

@@ -113,11 +113,14 @@ class Host:
     """One simulated node. Attributes: name (node01), ip, ns (netns name), dir (its files on the
     controller side), sshd_log, host_key (private key path, .pub beside it)."""
 
-    def __init__(self, cluster: "Cluster", index: int, name: str, ip: str):
+    def __init__(self, cluster: "Cluster", index: int, name: str, ip: str, bridge: Optional[str] = None,
+                 second: Optional[tuple] = None):
         self.cluster = cluster
         self.index = index
         self.name = name
         self.ip = ip
+        self.bridge = bridge or cluster.bridge
+        self.second = second   # (bridge, ip): a leg on another network (the bastion's inner one)
         self.ns = f"{cluster.id}-{name}"
         self.veth = f"{cluster.id}v{index:02d}"
         self.dir = cluster.base / name
@@ -135,9 +138,18 @@ class Host:
         self.dir.mkdir(parents=True)
         _sh(["ip", "netns", "add", self.ns])
         _sh(["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.ns])
-        _sh(["ip", "link", "set", self.veth, "master", self.cluster.bridge, "up"])
-        _sh(["ip", "-n", self.ns, "addr", "add", f"{self.ip}/{self.cluster.prefixlen}", "dev", "eth0"])
+        _sh(["ip", "link", "set", self.veth, "master", self.bridge, "up"])
+        # the cluster's bridge is a /24, or a /23 past 253 hosts; a bastion's inner one a /24
+        prefixlen = self.cluster.prefixlen if self.bridge == self.cluster.bridge else 24
+        _sh(["ip", "-n", self.ns, "addr", "add", f"{self.ip}/{prefixlen}", "dev", "eth0"])
         _sh(["ip", "-n", self.ns, "link", "set", "eth0", "up"])
+        if self.second:
+            bridge, ip = self.second
+            peer = f"{self.cluster.id}w{self.index:02d}"
+            _sh(["ip", "link", "add", peer, "type", "veth", "peer", "name", "eth1", "netns", self.ns])
+            _sh(["ip", "link", "set", peer, "master", bridge, "up"])
+            _sh(["ip", "-n", self.ns, "addr", "add", f"{ip}/24", "dev", "eth1"])
+            _sh(["ip", "-n", self.ns, "link", "set", "eth1", "up"])
         _sh(["ip", "-n", self.ns, "link", "set", "lo", "up"])
         self.anchor = subprocess.Popen(
             ["ip", "netns", "exec", self.ns, "unshare", "--mount", "--uts", "--propagation", "private",
@@ -209,12 +221,21 @@ class Host:
         while time.monotonic() < deadline:
             if self.sshd.poll() is not None:
                 raise RuntimeError(f"{self.name}: sshd exited {self.sshd.returncode}; see {self.sshd_log}")
+            if self._listening():
+                return
+            time.sleep(0.01)
+        raise RuntimeError(f"{self.name}: sshd did not listen within {wait} s; see {self.sshd_log}")
+
+    def _listening(self) -> bool:
+        if self.bridge == self.cluster.bridge:
             try:
                 with socket.create_connection((self.ip, 22), timeout=0.5):
-                    return
+                    return True
             except OSError:
-                time.sleep(0.01)
-        raise RuntimeError(f"{self.name}: sshd did not listen within {wait} s; see {self.sshd_log}")
+                return False
+        # behind a bastion: not reachable from here, so ask the host's own network namespace
+        p = _sh(["nsenter", "-t", str(self.anchor.pid), "-n", "ss", "-Hltn", "sport = :22"], check=False)
+        return bool(p.stdout.strip())
 
     def stop_sshd(self) -> None:
         """Stop the listener (connections then get 'connection refused'); planted files stay."""
@@ -363,10 +384,14 @@ class Cluster:
     known_hosts (starts empty), ssh_config (Host nodeNN → HostName, User root, IdentityFile,
     UserKnownHostsFile), bridge_ip (the controller's address on the cluster network)."""
 
-    def __init__(self, n: int, expose: Sequence[str] = (), prefix: str = "node"):
+    def __init__(self, n: int, expose: Sequence[str] = (), prefix: str = "node", bastion: bool = False):
         self.id = "ecs" + "".join(random.choice("0123456789abcdef") for _ in range(5))
         self.base = BASE_ROOT / f"{DIR_PREFIX}{self.id}"
         self.bridge = f"{self.id}br"
+        # with a bastion, the nodes sit on a bridge of their own that this machine has no address
+        # on (no route: unreachable but through the bastion, whose second leg is on it)
+        self.inner_bridge = f"{self.id}ib" if bastion else None
+        self.bastion: Optional[Host] = None
         self.expose = [p for p in expose if os.path.exists(p)]
         self.hosts: List[Host] = []
         self.closed = False
@@ -388,11 +413,26 @@ class Cluster:
         self.prefixlen = 24 if self._n <= 253 else 23
         self.net = self._allocate_subnet()
         self.bridge_ip = f"{self.net}.1"
-        a, b, c = (int(x) for x in self.net.split("."))
+        node_net, node_bridge = self.net, None
+        if self.inner_bridge:
+            _sh(["ip", "link", "add", self.inner_bridge, "type", "bridge"])
+            _sh(["ip", "link", "set", self.inner_bridge, "up"])
+            # 10.60-99.x: a range _allocate_subnet never hands out, so no other cluster's bridge
+            # gives this machine a route to it
+            used = _sh(["ip", "-4", "route", "show"]).stdout
+            node_net = next(n for n in (f"10.{random.randint(60, 99)}.{random.randint(0, 255)}" for _ in range(200))
+                            if f"{n}." not in used)
+            node_bridge = self.inner_bridge
+            # and an explicit "unreachable" route: this machine's default gateway may accept any
+            # TCP connect, which would make a direct connection look like it worked
+            (self.base / "inner_net").write_text(node_net)
+            _sh(["ip", "route", "add", "unreachable", f"{node_net}.0/24"])
+            self.bastion = Host(self, 0, "bastion", f"{self.net}.254", second=(self.inner_bridge, f"{node_net}.254"))
+        a, b, c = (int(x) for x in node_net.split("."))   # past 253 hosts the addresses run into the next /24
         self.hosts = [Host(self, i + 1, f"{self._prefix}{i + 1:0{self._width}d}",
-                           f"{a}.{b}.{c + (i + 2) // 256}.{(i + 2) % 256}") for i in range(self._n)]
+                           f"{a}.{b}.{c + (i + 2) // 256}.{(i + 2) % 256}", bridge=node_bridge) for i in range(self._n)]
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(lambda h: h._create(), self.hosts))
+            list(pool.map(lambda h: h._create(), self.hosts + ([self.bastion] if self.bastion else [])))
         self.write_ssh_config(self.ssh_config)
         if per_host_setup:
             with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -447,18 +487,19 @@ class Cluster:
         """An ssh_config naming every host (node01 → its IP) for `--ssh-config`; another
         identity or known_hosts can be swapped in for fault tests."""
         lines = []
-        for h in self.hosts:
+        for h in ([self.bastion] if self.bastion else []) + self.hosts:
             lines += [f"Host {h.name}", f"  HostName {h.ip}", f"  User {user}", "  Port 22",
                       f"  IdentityFile {identity or self.client_key}", "  IdentitiesOnly yes",
                       f"  UserKnownHostsFile {known_hosts or self.known_hosts}",
-                      "  StrictHostKeyChecking accept-new", "  BatchMode yes", "  ConnectTimeout 5", ""]
+                      "  StrictHostKeyChecking accept-new", "  BatchMode yes", "  ConnectTimeout 5"]
+            lines += ["  ProxyJump bastion", ""] if self.bastion and h is not self.bastion else [""]
         Path(path).write_text("\n".join(lines))
         return Path(path)
 
     def trust_all_host_keys(self) -> None:
         """Write every host's key into known_hosts (as after a first accept-new connection)."""
         with open(self.known_hosts, "a") as f:
-            for h in self.hosts:
+            for h in self.hosts + ([self.bastion] if self.bastion else []):
                 key = " ".join(h.host_key_pub.split()[:2])
                 f.write(f"{h.ip} {key}\n")
 
@@ -473,8 +514,11 @@ class Cluster:
             return
         self.closed = True
         with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(lambda h: h._destroy(), self.hosts))
+            list(pool.map(lambda h: h._destroy(), self.hosts + ([self.bastion] if self.bastion else [])))
         _sh(["ip", "link", "del", self.bridge], check=False)
+        if self.inner_bridge:
+            _sh(["ip", "link", "del", self.inner_bridge], check=False)
+            _drop_inner_route(self.base)
         shutil.rmtree(self.base, ignore_errors=True)
 
     def __enter__(self) -> "Cluster":
@@ -485,9 +529,11 @@ class Cluster:
 
 
 def make_cluster(n: int, per_host_setup: Optional[Callable[[Host], None]] = None,
-                 expose: Sequence[str] = (), prefix: str = "node", workers: int = 16) -> Cluster:
-    """Build a cluster of n hosts (torn down by .close(), also on failure while building)."""
-    c = Cluster(n, expose=expose, prefix=prefix)
+                 expose: Sequence[str] = (), prefix: str = "node", workers: int = 16,
+                 bastion: bool = False) -> Cluster:
+    """Build a cluster of n hosts (torn down by .close(), also on failure while building). With
+    `bastion`, the hosts are reachable only through c.bastion (ssh_config: ProxyJump bastion)."""
+    c = Cluster(n, expose=expose, prefix=prefix, bastion=bastion)
     try:
         c._build(per_host_setup, workers)
     except BaseException:
@@ -509,6 +555,7 @@ def sweep_stale() -> List[str]:
         if owner > 0 and _pid_alive(owner):
             continue
         _remove_by_id(cid)
+        _drop_inner_route(d)
         shutil.rmtree(d, ignore_errors=True)
         removed.append(cid)
     live = {d.name[len(DIR_PREFIX):] for d in BASE_ROOT.glob(f"{DIR_PREFIX}ecs*")}
@@ -520,6 +567,14 @@ def sweep_stale() -> List[str]:
             _remove_by_id(m.group(0))
             removed.append(m.group(0))
     return removed
+
+
+def _drop_inner_route(base: Path) -> None:
+    try:
+        net = (base / "inner_net").read_text().strip()
+    except OSError:
+        return
+    _sh(["ip", "route", "del", "unreachable", f"{net}.0/24"], check=False)
 
 
 def _remove_by_id(cid: str) -> None:

@@ -253,11 +253,14 @@ def plant_cudnn(host, version: str, cuda_home: str = "/usr/local/cuda") -> None:
 
 
 def plant_python_package(host, name: str, version: str, python: str = "/usr/bin/python3",
-                         site: Optional[str] = None, torch_cuda: Optional[str] = None) -> str:
+                         site: Optional[str] = None, torch_cuda: Optional[str] = None,
+                         importable: bool = False) -> str:
     """A pip-installed package as metadata only (NAME-VERSION.dist-info) in the host's
     site-packages (by default the interpreter's /usr/local one, which is private per host).
     For torch, also torch/version.py (`__version__`, `cuda`) as real wheels ship it, and an
-    __init__ that refuses to import: there is no real torch behind it. Returns the site dir."""
+    __init__ that refuses to import: there is no real torch behind it. `importable`: an __init__
+    that imports (`torch.__version__` and nothing else), for tests about a node's GPUs that need
+    a CUDA torch to be present, which cannot exist here. Returns the site dir."""
     if site is None:
         site = host.run_local(f"{shlex.quote(python)} -c \"import site; print([p for p in site.getsitepackages() "
                               "if p.startswith('/usr/local')][0])\"").stdout.strip()
@@ -268,7 +271,8 @@ def plant_python_package(host, name: str, version: str, python: str = "/usr/bin/
     if name == "torch":
         host.write_file(f"{site}/torch/version.py",
                         f"__version__ = {version!r}\ndebug = False\ncuda = {torch_cuda!r}\ngit_version = 'sim'\n")
-        host.write_file(f"{site}/torch/__init__.py",
+        host.write_file(f"{site}/torch/__init__.py", "from torch.version import __version__  # simulated\n"
+                        if importable else
                         "raise ImportError('simulated torch install: metadata and torch/version.py only')\n")
     return site
 

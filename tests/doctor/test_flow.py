@@ -13,10 +13,15 @@ FACTS = {"driver": {"version": "535.104.05"}, "packages": {"torch": {"version": 
 
 
 class Scripted:
-    def __init__(self, unreachable=(), findings=None, bad=(), preflight=None, busbw=5.0):
+    def __init__(self, unreachable=(), findings=None, bad=(), preflight=None, busbw=5.0, no_torch=()):
         self.unreachable, self.findings, self.bad = set(unreachable), findings or {}, set(bad)
-        self.preflight, self.busbw = preflight or {}, busbw
-        self.runs = []
+        self.preflight, self.busbw, self.no_torch = preflight or {}, busbw, set(no_torch)
+        self.runs, self.imported = [], []
+
+    def torch_import(self, hosts):
+        self.imported += list(hosts)
+        return {h: (None, "ModuleNotFoundError: No module named 'torch'") if h in self.no_torch else ("2.3.1", None)
+                for h in hosts}
 
     def audit(self, hosts, deep):
         self.deep = deep
@@ -121,6 +126,33 @@ def test_quick_skips_the_network_and_the_deep_probe():
     r = run_doctor(HOSTS, DoctorOptions(quick=True), b)
     assert b.runs == [] and b.deep is False and r.verdict == PASS
     assert {c.status for c in r.checks if c.check == "allreduce"} == {SKIP}
+
+
+def test_a_node_whose_torch_does_not_import_fails_and_starts_no_rank():
+    b = Scripted(no_torch=["node02"])
+    r = run_doctor(HOSTS, DoctorOptions(), b)
+    assert verdicts(r) == {"node01": PASS, "node02": FAIL, "node03": PASS, "node04": PASS}
+    (torch,) = [c for c in r.checks if c.host == "node02" and c.check == "torch"]
+    assert torch.code == "torch-not-importable" and "No module named 'torch'" in torch.message
+    assert "--node-python" in torch.fix
+    assert b.runs == [(("node01", "node03", "node04"), 64 << 20)]
+
+
+def test_quick_still_imports_torch_so_a_node_without_it_is_never_pass():
+    b = Scripted(no_torch=HOSTS)
+    r = run_doctor(HOSTS, DoctorOptions(quick=True), b)
+    assert b.imported == HOSTS and r.verdict == FAIL and exit_code(r.verdict) == 1
+
+
+def test_the_deep_audits_own_import_is_used_without_a_second_one():
+    class Deep(Scripted):
+        def audit(self, hosts, deep):
+            return [HostResult(h, dict(FACTS, deep={"torch": None, "error": "ImportError: libcudnn.so.9: cannot open"}),
+                               []) for h in hosts]
+
+    b = Deep()
+    r = run_doctor(HOSTS[:1], DoctorOptions(), b)
+    assert b.imported == [] and r.verdict == FAIL and "libcudnn.so.9" in r.nodes[0].reasons[0]
 
 
 def test_the_pairs_name_a_slow_node_with_its_figures_and_the_median_when_the_fleet_passes():

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.standins import gpu_list, pci_gpu, plant_driver, plant_kernel_log, plant_pci_bus, show_nvidia_userspace
+from tests.cluster.standins import (gpu_list, pci_gpu, plant_driver, plant_kernel_log, plant_pci_bus,
+                                   plant_python_package, show_nvidia_userspace)
 from tests.conftest import REPO, run_cli
 
 prom_parser = pytest.importorskip("prometheus_client.parser")
@@ -48,6 +49,9 @@ def setup(host):
     # which refuses the machine's gcc 12): these nodes have no toolkit, so the verdicts are the GPUs'
     host.run_local("[ ! -e /usr/bin/nvcc ] || mount --bind /dev/null /usr/bin/nvcc")
     plant_driver(host, "535.104.05", gpus)
+    # a CUDA torch that imports (metadata and torch.__version__: the real one needs a GPU): the
+    # subject here is the GPUs, and doctor FAILs a node whose torch does not import
+    plant_python_package(host, "torch", "2.3.1+cu121", torch_cuda="12.1", importable=True)
     plant_pci_bus(host, on_bus)
     plant_kernel_log(host, log)
     # a stand-in dcgmi on two nodes (failing on node01, passing on node05); the others have none

@@ -107,11 +107,27 @@ def test_atomic_write_into_a_missing_directory_is_a_usage_error(tmp_path):
         write_atomic(tmp_path / "nope" / "x.xml", "x")
 
 
-def test_table_names_each_node_its_verdict_and_reason():
+def test_table_names_each_node_its_verdict_reason_and_fix_and_ends_with_the_summary_line():
     text = render_table(sample_report())
-    row = [line.split() for line in text.splitlines() if line.startswith("node02")][0]
+    lines = text.splitlines()
+    row = [line.split() for line in lines if line.startswith("node02")][0]
     assert row[:3] == ["node02", "FAIL", "torch:"]
-    assert "connection refused" in text and "overall: FAIL" in text
+    i = next(i for i, line in enumerate(lines) if line.startswith("node02"))
+    assert lines[i + 1].split() == ["fix:", "pip", "install", "torch==2.3.1", "--index-url",
+                                    "https://download.pytorch.org/whl/cu121"]
+    assert "connection refused" in text
+    # the network figure in words, not a metric name; the summary line last, as every command's
+    assert "all-reduce bus bandwidth: 1.25 GB/s" in text and "allreduce_busbw_gbps" not in text
+    assert lines[-1] == "FAIL: 4 hosts: 1 FAIL, 1 UNKNOWN, 1 WARN, 1 PASS; 4.5 s"
+
+
+def test_identical_nodes_share_one_row_under_their_hostlist():
+    r = DoctorReport(hosts=[f"node{i:02d}" for i in range(1, 33)])
+    r.checks = [CheckResult(h, "driver", PASS, "535.104.05") for h in r.hosts]
+    r.checks += [CheckResult("node07", "health", WARN, "node07 has GPU PCIe link x8 of x16", fix="reseat it")]
+    text = render_table(health.finalize(r))
+    assert [line.split()[:2] for line in text.splitlines()[1:3]] == [["node[01-06,08-32]", "PASS"], ["node07", "WARN"]]
+    assert "fix: reseat it" in text and len(text.splitlines()) == 5
 
 
 def test_report_round_trips_through_json_for_baselines():

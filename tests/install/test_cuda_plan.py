@@ -17,7 +17,8 @@ M = load_matrix()
 
 
 def facts(version: str = "12.4", gcc: str = "12.2.0", file_version: Optional[str] = None,
-          nvcc: Optional[str] = None, exists: bool = False, link: Optional[str] = None):
+          nvcc: Optional[str] = None, exists: bool = False, link: Optional[str] = None,
+          path_nvcc: Optional[str] = None, path_release: Optional[str] = None):
     """The plan's facts from a probe document as a clean H100 node's probe prints it (the
     sections and places install-cuda asks for), with the target and the symlink as given."""
     spec, args = toolkit_spec(M, version), InstallArgs()
@@ -34,6 +35,8 @@ def facts(version: str = "12.4", gcc: str = "12.2.0", file_version: Optional[str
            "gcc": {"version": gcc}, "tools": {"curl": "/usr/bin/curl", "wget": None}, "disk": disk,
            "toolkit": [{"path": target, "exists": exists, "version_file": {"name": "version.json", "version": file_version}
                         if file_version else None, "nvcc": {"release": nvcc} if nvcc else None}]}
+    if path_nvcc:   # the cuda section: the nvcc first on a non-interactive PATH
+        doc["cuda"] = {"nvcc": {"path": path_nvcc, "release": path_release}}
     return cuda_facts(doc, spec, args)
 
 
@@ -109,6 +112,17 @@ def test_a_file_url_is_a_valid_source():
     a = InstallArgs()
     choose_source(a, toolkit_spec(M, "12.4"), url="file:///srv/cuda_12.4.1_550.54.15_linux.run")
     assert a.url.endswith("/cuda_12.4.1_550.54.15_linux.run")
+
+
+def test_the_plan_says_where_the_link_points_today_and_which_nvcc_stays_first_on_path():
+    f = facts(link="/usr/local/cuda-11.8", path_nvcc="/usr/bin/nvcc", path_release="11.8")
+    plan = plan_install("n1", f, toolkit_spec(M, "12.4"), InstallArgs(runfile=None, url="http://x/c.run"))
+    notes = " | ".join(plan.notes)
+    assert "today /usr/local/cuda points to /usr/local/cuda-11.8; the install points it to /usr/local/cuda-12.4" in notes
+    assert ("/usr/bin/nvcc (release 11.8) is the nvcc first on PATH in a non-interactive shell, and stays first "
+            "after the install") in notes and "--cuda-home /usr/local/cuda-12.4" in notes
+    none = plan_install("n1", facts(), toolkit_spec(M, "12.4"), InstallArgs(url="http://x/c.run"))
+    assert any(n.startswith("no nvcc on PATH") for n in none.notes), none.notes
 
 
 def test_the_staging_directory_is_made_only_under_an_existing_tmpdir(tmp_path):

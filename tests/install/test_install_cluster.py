@@ -51,15 +51,17 @@ def test_install_cuda_on_four_nodes_then_a_noop_then_env_cudnn_and_a_clean_audit
     argv = ["install-cuda", "10.0", cl.hostlist, "--runfile", str(run), "--sha256", sha256_file(str(run)), *common]
     dry = cli(*argv, "--dry-run")
     assert dry.returncode == 0, dry.stdout + dry.stderr
-    assert dry.stdout.count("would upload") == 4 and "4 would change" in dry.stdout
+    # four identical plans print once, under their hostlist (clush -b), the summary line last
+    assert dry.stdout.count("would upload") == 1 and f"{cl.hostlist}: would-change" in dry.stdout, dry.stdout
+    assert dry.stdout.splitlines()[-2] == "PASS: 4 hosts: 4 would change; dry run"
+    assert dry.stdout.splitlines()[-1].startswith(f"next: envcheck env '{cl.hostlist}' --ssh-config ")
     first = cli(*argv)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "4 changed" in first.stdout and f"{4 * run.stat().st_size} bytes uploaded, 4 installer run(s)" in first.stdout
+    assert "PASS: 4 hosts: 4 changed; " in first.stdout and "uploaded; 4 installers run" in first.stdout
     for h in cl:
         assert h.run_local("readlink /usr/local/cuda").stdout.strip() == "/usr/local/cuda-10.0"
     second = cli(*argv)
-    assert second.returncode == 0 and "4 already in place" in second.stdout
-    assert "0 bytes uploaded, 0 installer run(s)" in second.stdout
+    assert second.returncode == 0 and "PASS: 4 hosts: 4 already in place\n" in second.stdout, second.stdout
 
     pre = cli("audit", cl.hostlist, "--ssh-config", str(cl.ssh_config), "--json")
     # the toolkit is installed, but a non-interactive SSH command (torchrun's) does not find it yet
@@ -71,14 +73,14 @@ def test_install_cuda_on_four_nodes_then_a_noop_then_env_cudnn_and_a_clean_audit
     assert "[]" in before.stdout and "no-nvcc" in before.stdout
     assert "*) return;;" in cl[0].read_file("/root/.bashrc")
     env = cli("env", cl.hostlist, "--cuda-home", "/usr/local/cuda-10.0", *common[:2])
-    assert env.returncode == 0 and env.stdout.count(": changed") == 4, env.stdout + env.stderr
+    assert env.returncode == 0 and "PASS: 4 hosts: 4 changed" in env.stdout, env.stdout + env.stderr
     for h in cl:
         seen = cl.ssh(h, "echo \"[$CUDA_HOME] $LD_LIBRARY_PATH\"; nvcc -V | tail -n1")
         assert "[/usr/local/cuda-10.0] /usr/local/cuda-10.0/lib64" in seen.stdout
         assert "release 10.0, V10.0.130" in seen.stdout
 
     cudnn = cli("install-cudnn", str(assets["cudnn"]), cl.hostlist, "--cuda", "10.0", *common)
-    assert cudnn.returncode == 0 and cudnn.stdout.count(": changed") == 4, cudnn.stdout + cudnn.stderr
+    assert cudnn.returncode == 0 and "PASS: 4 hosts: 4 changed" in cudnn.stdout, cudnn.stdout + cudnn.stderr
 
     audit = cli("audit", cl.hostlist, "--ssh-config", str(cl.ssh_config), "--json")
     assert audit.returncode == 0, audit.stdout[-2000:] + audit.stderr

@@ -177,10 +177,12 @@ def test_cli_installs_then_reports_the_second_run_as_a_noop(node, assets):
     argv = node.cli_argv(envcheck_exe(), "install-cuda", "10.0", "--runfile", f"/mnt/assets/{run.name}", "--sha256", sha)
     first = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "1 changed" in first.stdout and f"{run.stat().st_size} bytes uploaded, 1 installer run(s)" in first.stdout
+    kb = f"{run.stat().st_size / 1000:.1f} kB"
+    assert f"PASS: 1 host: 1 changed; {kb} uploaded; 1 installer run\n" in first.stdout, first.stdout
+    assert first.stdout.splitlines()[-1] == "next: envcheck env --cuda-home /usr/local/cuda-10.0"
     second = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert second.returncode == 0 and "nothing to do" in second.stdout
-    assert "0 bytes uploaded, 0 installer run(s)" in second.stdout
+    assert "PASS: 1 host: 1 already in place\n" in second.stdout, second.stdout
 
 
 def test_cli_refuses_a_runfile_whose_sha256_differs_from_the_matrix(cli, assets):
@@ -212,7 +214,7 @@ def test_the_node_fetches_from_a_url_into_a_staging_dir_of_its_own_that_is_gone_
     run = assets[1]["12.4.1"]
     a = InstallArgs(url=f"{http_assets}/{run.name}", expect_sha256=sha256_file(str(run)))
     [dry] = install_cuda([node.remote], spec("12.4.1"), a, dry_run=True)
-    assert any(f"into /var/tmp/envcheck.node01.XXXXXXXXXX/{run.name}" in line for line in dry.lines), dry.lines
+    assert any(f"into /var/tmp/envcheck.HOST.XXXXXXXXXX/{run.name}" in line for line in dry.lines), dry.lines
     [out] = install_cuda([node.remote], spec("12.4.1"), a)
     assert out.status == "changed" and out.bytes_uploaded == 0, out
     assert node.sh("ls -A /var/tmp").stdout.strip() == ""

@@ -4,7 +4,9 @@
 # the imports from other parts are dropped: each part still reads, and runs, on its own.
 
 import re
-from base import section
+import sys
+from base import Settings, section
+from run import run
 
 
 @section("torch", needs=("packages",))
@@ -35,3 +37,24 @@ def parse_torch_version(text):
     cuda = cu_tag_to_cuda(local)
     return {"version": m.group(1), "local": local, "cuda": cuda,
             "cuda_source": "local-tag" if cuda else None}
+
+
+# `import torch` in a child of this interpreter, as every rank does it (a crash in the import
+# cannot take the probe down); its version on the last line (importing torch may print too)
+IMPORT_TORCH = "import sys, torch; sys.stdout.write(chr(10) + torch.__version__ + chr(10))"
+IMPORT_FACTOR = 4    # 4x the command timeout (60 s): a cold venv on NFS, or a loaded node, imports torch slowly
+
+
+@section("torch_import")
+def collect_torch_import(facts=None):
+    """Whether torch imports under this interpreter: {"version", "error", "executable"}, so a
+    launcher names a node without a working torch before any rank starts there."""
+    t = Settings.timeout * IMPORT_FACTOR
+    res = run([sys.executable, "-c", IMPORT_TORCH], timeout=t)
+    if res is None:
+        return {"version": None, "error": "import torch did not finish in %g s" % t, "executable": sys.executable}
+    code, out, err = res
+    if code == 0 and out.strip():
+        return {"version": out.strip().splitlines()[-1], "error": None, "executable": sys.executable}
+    lines = [x for x in (err or out or "").strip().splitlines() if x.strip()]
+    return {"version": None, "error": lines[-1] if lines else "exit %s" % code, "executable": sys.executable}
