@@ -19,6 +19,7 @@ from envcheck.allreduce.nvlink import node_nvlink, table
 from envcheck.allreduce.render import render_text
 from envcheck.audit.probe import shipped_source
 from envcheck.facts import views
+from envcheck.facts.validate import errors as facts_schema_errors
 from envcheck.ranks.preflight import PROBE_SECTIONS
 from envcheck.remote import Remote, RunResult
 from tests.node.probe_helpers import PROBE
@@ -65,6 +66,7 @@ def test_the_probe_reads_each_gpus_links_up_and_nvmls_version_as_the_preflight_a
     assert [g["nvlink"] for g in doc["gpus"]] == [{"links": 18, "up": 18, "nvml_version": 6},
                                                   {"links": 18, "up": 16, "nvml_version": 6}]
     assert doc["nvlink"] == {"read": True, "error": None} and doc["errors"] == []
+    assert facts_schema_errors(doc) == [] and facts_schema_errors(dict(doc, nvlink={"read": "yes"})) != []
     assert [g["nvlink"] for g in _probe(nvml, "--only", "nvlink")["gpus"]][0]["up"] == 18   # pulls in gpus
     assert "nvlink" not in _probe(nvml)["gpus"][0]   # the audit's document does not pay for it
 
