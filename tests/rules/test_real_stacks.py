@@ -17,8 +17,9 @@ driver and Python (collect_env's nvcc, gcc and system cuDNN play no part in runn
 Cases added for issue 21 carry `batch` and `first_scored`: each was scored once, when it was added
 and before any rule change it prompted. issue21-a was collected before that issue's rule changes,
 issue21-b and issue21-c after them (issue21-c prompted one more: forward compatibility per CUDA
-release); the test prints each batch's first-scored and current agreement, so the out-of-sample
-figure (b and c as first scored) stays visible beside the overall one.
+release), issue21-d after cuda-compat became a fact (it prompted none); the test prints each
+batch's first-scored and current agreement, so the out-of-sample figure (b, c and d as first
+scored) stays visible beside the overall one.
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from tests.conftest import REPO, run_cli
 
 CASES = REPO / "tests" / "cases" / "real-stacks.jsonl"
 FLAGS = ("driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpu", "python", "gcc", "numpy", "cuda-compat")
-BATCHES = ("issue21-a", "issue21-b", "issue21-c")
+BATCHES = ("issue21-a", "issue21-b", "issue21-c", "issue21-d")
+OUT_OF_SAMPLE = BATCHES[1:]  # collected after the rule changes they are scored against
 
 
 def load_cases(path: Path = CASES):
@@ -111,6 +113,9 @@ def test_the_rules_agree_with_what_users_saw():
         first = sum(c["first_scored"] == "agree" for c, _ in group)
         now = sum(agrees(c, errs) for c, errs in group)
         print(f"  {batch}: {len(group)} cases, first scored {first}/{len(group)}, now {now}/{len(group)}")
+    unseen = [c for c, _ in results if c.get("batch") in OUT_OF_SAMPLE]
+    print(f"  out of sample ({', '.join(OUT_OF_SAMPLE)} as first scored): "
+          f"{sum(c['first_scored'] == 'agree' for c in unseen)}/{len(unseen)}")
     for c, errs in wrong:
         print(f"  disagree {c['id']}: saw {c['saw']!r}; envcheck: "
               f"{[e['code'] for e in errs] or 'no error'}  ({c['source']})")
