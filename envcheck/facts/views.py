@@ -68,13 +68,16 @@ class Node:
     cpus: Optional[int]
     mem_available: Optional[int]      # bytes (MemAvailable)
     ib_ports: List[Dict[str, Any]]    # active InfiniBand/RoCE ports with rate_gbps (section ib)
+    gpu_links: List[Dict[str, Any]]   # per GPU: name, compute_capability, nvlink (section nvlink)
 
 
 def node(f: Facts) -> Node:
     res = _dict(_get(f, "resources"))
     return Node(hostname=hostname(f) or "", gpus=gpu_count(f), interfaces=interfaces(f),
                 free_port=_int(_get(f, "port", "free")), cpus=_int(res.get("cpus")),
-                mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")))
+                mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")),
+                gpu_links=[{"name": _str(g.get("name")), "compute_capability": _str(g.get("compute_capability")),
+                            "nvlink": _dict(g.get("nvlink")) or None} for g in gpus(f)])
 
 
 @dataclass(frozen=True)
