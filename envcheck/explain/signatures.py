@@ -49,6 +49,15 @@ class Signature:
     supersedes: Tuple[str, ...] = ()
     defaults: Dict[str, str] = field(default_factory=dict)
     derive: Optional[Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = None
+    mid_run: Optional[str] = None   # the confidence when the text shows it raised mid-run
+
+
+# where a text shows a CUDA error surfaced in the middle of a run (torch's note on asynchronous
+# kernel errors, a frame of a model's forward/backward) and where it shows CUDA's initialisation
+MID_RUN = re.compile(r"kernel errors might be asynchronously reported|\bin (?:forward|backward)\b"
+                     r"|\.backward\(|optimizer\.step\(", re.IGNORECASE)
+AT_INIT = re.compile(r"_lazy_init|_cuda_init|\bcuinit\b|getdevicecount|cuda initialization|is_available"
+                     r"|ctxcreate|device_count|cudasetdevice|cuda_visible_devices", re.IGNORECASE)
 
 
 def anchor_of(pattern: str) -> Optional[str]:
@@ -173,5 +182,5 @@ def signatures() -> Tuple[Signature, ...]:
             wordings=[_wording(w) for w in d.get("wordings") or []],
             alternatives=list(d.get("alternatives", [])),
             supersedes=tuple(d.get("supersedes", ())), defaults=dict(d.get("defaults", {})),
-            derive=DERIVE[d["derive"]] if d.get("derive") else None))
+            derive=DERIVE[d["derive"]] if d.get("derive") else None, mid_run=d.get("mid_run")))
     return tuple(out)
