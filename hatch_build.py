@@ -1,11 +1,12 @@
 """The wheel's build step for the YAML data envcheck ships (issue 26): each file is parsed here,
 once, and compiled to JSON beside it in the wheel (compat_matrix.yaml, validated by envcheck's own
-schema, to envcheck/data/compat_matrix.json; the playbooks; the health catalogue; explain's
-signatures), so a command reads them in ~1 ms of CPU instead of importing PyYAML (~17 ms) and
-parsing (~40 ms for the matrix, plus ~10 ms validating it) on every start. Each JSON carries the
-size and CRC-32 of the YAML it was compiled from: envcheck.inputs.compiled() uses it only while
-the YAML beside it is that same file (one edited by hand is read, and validated, as before). A
-matrix that fails validation, or a file JSON cannot hold as it is, fails the build with the reason.
+schema, to envcheck/data/compat_matrix.json; the playbooks; every YAML inside the package: the
+health catalogue, explain's signatures, NVLink's table), so a command reads them in ~1 ms of CPU
+instead of importing PyYAML (~17 ms) and parsing (~40 ms for the matrix, plus ~10 ms validating
+it) on every start. Each JSON carries the size and CRC-32 of the YAML it was compiled from:
+envcheck.inputs.compiled() uses it only while the YAML beside it is that same file (one edited by
+hand is read, and validated, as before). A matrix that fails validation, or a file JSON cannot
+hold as it is, fails the build with the reason.
 """
 import glob
 import json
@@ -20,12 +21,14 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 def sources(root):
     """(YAML in the checkout, its JSON's place in the wheel, validate as the matrix?)"""
-    out = [("compat_matrix.yaml", "envcheck/data/compat_matrix.json", True),
-           ("envcheck/rules/health_catalog.yaml", "envcheck/rules/health_catalog.json", False),
-           ("envcheck/explain/signatures.yaml", "envcheck/explain/signatures.json", False)]
+    out = [("compat_matrix.yaml", "envcheck/data/compat_matrix.json", True)]
     for p in sorted(glob.glob(os.path.join(root, "playbooks", "*.yaml"))):
         name = os.path.basename(p)
         out.append(("playbooks/" + name, "envcheck/data/playbooks/" + name[:-len(".yaml")] + ".json", False))
+    # every data file inside the package (the health catalogue, explain's signatures, NVLink's table)
+    for p in sorted(glob.glob(os.path.join(root, "envcheck", "**", "*.yaml"), recursive=True)):
+        rel = os.path.relpath(p, root).replace(os.sep, "/")
+        out.append((rel, rel[:-len(".yaml")] + ".json", False))
     return out
 
 

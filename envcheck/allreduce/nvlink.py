@@ -16,15 +16,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-import yaml
+from envcheck import inputs
 
 DATA = Path(__file__).with_name("nvlink.yaml")
 
 
 @lru_cache(maxsize=1)
 def table() -> List[Dict[str, Any]]:
-    # libyaml's parser where PyYAML has it, as envcheck/rules/health.py reads its catalogue
-    doc = yaml.load(DATA.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    # as the wheel's build compiled it (issue 26), else libyaml's parser where PyYAML has it, as
+    # envcheck/rules/health.py reads its catalogue
+    doc = inputs.compiled(DATA)
+    if doc is None:
+        import yaml  # lazy: PyYAML costs ~17 ms CPU to load (-X importtime, issue 26); the wheel's table is JSON
+        doc = yaml.load(DATA.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     return list(doc["nvlink"])
 
 
