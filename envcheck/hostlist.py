@@ -73,6 +73,10 @@ def _terms(text: str) -> List[Tuple[str, str]]:
     if depth != 0:
         raise UsageError(f"bad host list {text!r}: '[' without ']'", "write ranges as node[01-04]")
     out.append((op, "".join(cur).strip()))
+    dangling = next((o for o, t in out[1:] if o != "," and not t), None)
+    if dangling:
+        raise UsageError(f"bad host list {text!r}: {dangling!r} needs hosts on its right",
+                         "write node[01-08]!node03, or give -x node03")
     if out[0] == (",", "") and len(out) > 1 and out[1][0] != ",":
         raise UsageError(f"bad host list {text!r}: {out[1][0]!r} needs hosts on its left",
                          "write node[01-08]!node03, or give -x node03")
@@ -303,6 +307,8 @@ def _expand_with_affixes(spec: str, budget: int = MAX_HOSTS,
                          groups: Optional[Mapping[str, str]] = None) -> List[str]:
     # keep user@ and :port outside the expansion so `u@n[1-2]:22` gives u@n1:22, u@n2:22
     user = ""
+    if re.match(r"[^@\[]+@[^@]+@", spec) or re.search(r":(?!\d*$)[^:\]]*$", spec):
+        parse_target(spec)   # two user names, or a port that is not a number: its own one-line error
     m = re.match(r"([A-Za-z0-9_.\-]+)@", spec)   # `@gpu` alone is a group, not a user
     if m:
         user, spec = m.group(0), spec[m.end():]
