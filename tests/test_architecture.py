@@ -8,7 +8,7 @@ module crosses a line.
   modules keep real annotations (typer evaluates them; Python 3.9's typer cannot evaluate strings);
 - library modules (everything outside cli/ and node/) never print and never exit the process;
 - imports point down: cli/ -> subsystems (audit, allreduce, doctor, install, …) -> core (model,
-  versions, errors, hostlist, remote, hosts, matrix, facts, rules); rules, matrix and facts are pure;
+  versions, errors, hostlist, hostfiles, remote, hosts, matrix, facts, rules); rules, matrix and facts are pure;
 - imports sit at the top of a module, unless a measured start-up cost keeps one lazy (and says so);
 - no package reaches into another package's private (`_name`) modules, functions or constants.
 """
@@ -145,11 +145,11 @@ def test_every_usage_error_names_a_fix():
 
 # The layers, from the top: the CLI; the subsystems (one package per command family); the core
 # they share. A module may import its own layer and the ones below, never one above.
-CORE = ("envcheck/model.py", "envcheck/versions.py", "envcheck/errors.py", "envcheck/hostlist.py", "envcheck/inputs.py",
-        "envcheck/remote.py", "envcheck/hosts/", "envcheck/matrix/", "envcheck/facts/", "envcheck/rules/",
+CORE = ("envcheck/model.py", "envcheck/versions.py", "envcheck/errors.py", "envcheck/hostlist.py", "envcheck/hostfiles.py",
+        "envcheck/inputs.py", "envcheck/remote.py", "envcheck/hosts/", "envcheck/matrix/", "envcheck/facts/", "envcheck/rules/",
         "envcheck/params/", "envcheck/paths.py")
-CORE_PKGS = ("envcheck.model", "envcheck.versions", "envcheck.errors", "envcheck.hostlist", "envcheck.inputs",
-             "envcheck.remote", "envcheck.hosts", "envcheck.matrix", "envcheck.facts", "envcheck.rules",
+CORE_PKGS = ("envcheck.model", "envcheck.versions", "envcheck.errors", "envcheck.hostlist", "envcheck.hostfiles",
+             "envcheck.inputs", "envcheck.remote", "envcheck.hosts", "envcheck.matrix", "envcheck.facts", "envcheck.rules",
              "envcheck.params", "envcheck.paths")
 
 
