@@ -7,7 +7,7 @@ uploaded, installer runs and SSH execs per host (from each sshd's own log) for b
     (--quick: 1 host, a 1 MB payload; prints the figures and exits 0 either way: what CI runs)
 """
 import argparse
-import re
+import json
 import subprocess
 import sys
 import tempfile
@@ -39,10 +39,13 @@ def run(c, argv):
     p = subprocess.run(envcheck_cmd() + argv, capture_output=True, text=True, timeout=600)
     wall = time.perf_counter() - t
     execs = [a - b for a, b in zip([h.exec_count() for h in c], before)]
-    m = re.search(r"(\d+) bytes uploaded, (\d+) installer run", p.stdout)
-    if p.returncode != 0 or not m:
+    try:   # the JSON outcomes, not the human summary, whose wording may change
+        nodes = json.loads(p.stdout)
+    except ValueError:
+        nodes = None
+    if p.returncode != 0 or not isinstance(nodes, list):
         sys.exit(f"envcheck failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
-    return wall, int(m.group(1)), int(m.group(2)), execs
+    return wall, sum(n["bytes_uploaded"] for n in nodes), sum(n["installers_run"] for n in nodes), execs
 
 
 def main():
@@ -62,7 +65,7 @@ def main():
         try:
             c.trust_all_host_keys()
             argv = ["install-cuda", "10.0", c.hostlist, "--runfile", str(runfile), "--sha256", sha256(runfile),
-                    "--ssh-config", str(c.ssh_config), "--tmpdir", "/tmp"]
+                    "--ssh-config", str(c.ssh_config), "--tmpdir", "/tmp", "--json"]
             first = run(c, argv)
             second = run(c, argv)
         finally:

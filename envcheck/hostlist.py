@@ -15,15 +15,15 @@ import re
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from envcheck import inputs
 from envcheck.errors import UsageError
+from envcheck.hostfiles import GROUPS_FILE, NAME_OK, read_groups_file, read_hosts_file
 
 # hosts in one command, all arguments and the hosts file together: counted BEFORE any list is
 # built, so a typo like node[1-100000][1-100000] is one line, not a MemoryError (Slurm's own
 # hostlist.c caps a range at 64k too)
 MAX_HOSTS = 65_536
 
-_NAME_OK = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_NAME_OK = NAME_OK
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,10 @@ def _terms(text: str) -> List[Tuple[str, str]]:
     if depth != 0:
         raise UsageError(f"bad host list {text!r}: '[' without ']'", "write ranges as node[01-04]")
     out.append((op, "".join(cur).strip()))
+    dangling = next((o for o, t in out[1:] if o != "," and not t), None)
+    if dangling:
+        raise UsageError(f"bad host list {text!r}: {dangling!r} needs hosts on its right",
+                         "write node[01-08]!node03, or give -x node03")
     if out[0] == (",", "") and len(out) > 1 and out[1][0] != ",":
         raise UsageError(f"bad host list {text!r}: {out[1][0]!r} needs hosts on its left",
                          "write node[01-08]!node03, or give -x node03")
@@ -303,6 +307,8 @@ def _expand_with_affixes(spec: str, budget: int = MAX_HOSTS,
                          groups: Optional[Mapping[str, str]] = None) -> List[str]:
     # keep user@ and :port outside the expansion so `u@n[1-2]:22` gives u@n1:22, u@n2:22
     user = ""
+    if re.match(r"[^@\[]+@[^@]+@", spec) or re.search(r":(?!\d*$)[^:\]]*$", spec):
+        parse_target(spec)   # two user names, or a port that is not a number: its own one-line error
     m = re.match(r"([A-Za-z0-9_.\-]+)@", spec)   # `@gpu` alone is a group, not a user
     if m:
         user, spec = m.group(0), spec[m.end():]
@@ -315,56 +321,6 @@ def _expand_with_affixes(spec: str, budget: int = MAX_HOSTS,
         port = m.group(1)
         spec = spec[: m.start()]
     return [user + h + port for h in expand_hostlist(spec, budget, groups)]
-
-
-# ClusterShell's own static groups file (its `local` group source): `name: nodeset` per line
-GROUPS_FILE = "/etc/clustershell/groups"
-
-
-def read_groups_file(path: Optional[str]) -> Dict[str, str]:
-    """`gpu: node[01-16]` lines (ClusterShell's groups file; `#` comments) → {name: nodeset}.
-    No path: ClusterShell's default file when it exists, else no groups."""
-    if path is None:
-        if not os.path.isfile(GROUPS_FILE):
-            return {}
-        path = GROUPS_FILE
-    fix = "write one group per line: `gpu: node[01-16]` (ClusterShell's groups file format)"
-    groups: Dict[str, str] = {}
-    for n, line in enumerate(inputs.read_text(path, "groups file", fix, limit=4 * 1024 * 1024).splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        name, sep, nodes = line.partition(":")
-        if not sep or not _NAME_OK.match(name.strip()) or not nodes.strip():
-            raise UsageError(f"groups file {path}, line {n}: {line[:80]!r} is not `NAME: NODESET`", fix)
-        groups[name.strip()] = nodes.strip().replace(" ", ",")
-    return groups
-
-
-# what an Ansible inventory looks like, to say so instead of "bad host '[gpus]'"
-ANSIBLE_LINE = re.compile(r"^\s*(\[[A-Za-z0-9_:\-]+\]\s*$|\S+\s+\w+=|(all|hosts|children|vars)\s*:\s*$)")
-
-
-def _ansible_inventory(path: str, lines: Sequence[str]) -> UsageError:
-    return UsageError(f"hosts file {path} looks like an Ansible inventory ({lines[0].strip()[:40]!r}); "
-                      "--hosts-file takes one host or hostlist per line",
-                      f"list its hosts once: `ansible all -i {path} --list-hosts | tail -n +2 > hosts.txt`, "
-                      "then --hosts-file hosts.txt")
-
-
-def read_hosts_file(path: str) -> List[str]:
-    """One host (or hostlist) per line; `#` starts a comment; blank lines ignored. An Ansible
-    inventory (INI sections, `host key=value`, YAML `all:`) is refused, saying so."""
-    lines = inputs.read_text(path, "hosts file", "give a text file with one host or hostlist per line",
-                             limit=4 * 1024 * 1024).splitlines()
-    specs = []
-    for line in lines:
-        line = line.split("#", 1)[0].rstrip()
-        if ANSIBLE_LINE.match(line):
-            raise _ansible_inventory(path, [line])
-        if line.strip():
-            specs.extend(line.split())
-    return specs
 
 
 def resolve_targets(args: Sequence[str], hosts_file: Optional[str] = None,

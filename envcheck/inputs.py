@@ -2,7 +2,8 @@
 pasted logs on stdin): bounded, so `/dev/zero` or a runaway pipe is a one-line usage error
 instead of a process that eats memory until the OOM killer comes.
 
-Every reader refuses more than its cap with a UsageError naming the file and the cap.
+Every reader refuses more than its cap with a UsageError naming the file and the cap. envcheck's
+own YAML data, as the wheel's build compiled it to JSON (hatch_build.py), is read by compiled().
 """
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ import json
 import os
 import re
 import stat
-from typing import IO, Optional
-
-import yaml
+import zlib
+from pathlib import Path
+from typing import IO, Any, Optional, Union
 
 from envcheck.errors import UsageError
+
+# A mapping with keys JSON has no type for (YAML's ints: the Xid catalogue), as its compiled JSON
+# writes it: {INT_KEYS: [[key, value], ...]}
+INT_KEYS = "\u0000pairs"
 
 MAX_FILE_BYTES = 16 * 1024 * 1024     # the largest real input (a matrix, a 10k-host facts dir entry) is < 1 MiB
 MAX_STDIN_BYTES = 16 * 1024 * 1024
@@ -110,6 +115,7 @@ def _check_json_depth(text: str, what: str, fix: str) -> None:
 def parse_yaml(text: str, what: str, fix: str, loader=None):
     """yaml safe load, refusing alias bombs and deep nesting before anything is built: the
     events are read first (linear in the text, aliases not expanded)."""
+    import yaml  # lazy: PyYAML costs ~17 ms CPU to load (-X importtime, issue 26), paid by every command at start-up
     loader = loader or getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         _check_yaml_events(yaml.parse(text, Loader=loader), what, fix)
@@ -126,6 +132,7 @@ def parse_yaml(text: str, what: str, fix: str, loader=None):
 def _check_yaml_events(events, what: str, fix: str) -> None:
     """Nesting, aliases of collections, and the size of the document with every alias (of a
     scalar or a collection) written out: each anchored node's size is known when it ends."""
+    import yaml  # lazy: as in parse_yaml, ~17 ms
     sizes: dict = {}                  # anchor -> characters it stands for
     collections = set()
     opened: list = []                 # (anchor, expanded size when it started) per open collection
@@ -188,3 +195,28 @@ def check_rc_file(file: str, anything: bool = False) -> None:
     if rest in HOME_RC_FILES or file in SYSTEM_RC_FILES or _RC_DIRS.fullmatch(file):
         return
     raise UsageError(f"--file {file[:60]!r} is not a shell start-up file envcheck knows", fix)
+
+
+def compiled(path: Union[str, Path]) -> Optional[Any]:
+    """A YAML data file the wheel ships (the matrix, the playbooks, the health catalogue, explain's
+    signatures) as the wheel's build parsed, checked and compiled it to JSON beside it
+    (hatch_build.py; issue 26: ~1 ms where PyYAML's import and parse cost ~20-60 ms on every
+    command), while the YAML is still the file it was compiled from (its size and CRC-32: a hand
+    edit is what they catch, not an attack: whoever can edit one file can edit both); else None,
+    and the caller reads the YAML as before. Only for envcheck's own files, never a user's."""
+    p = Path(path)
+    try:
+        head = p.with_suffix(".json").read_bytes()
+        raw = p.read_bytes()
+        # the hook slows the matrix's ~4,000 mappings down 3x: only where a mapping needs it
+        doc = json.loads(head, object_hook=_pairs) if json.dumps(INT_KEYS).encode() in head else json.loads(head)
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(doc, dict) and doc.get("yaml_size") == len(raw) and doc.get("yaml_crc32") == zlib.crc32(raw)):
+        return None
+    return doc.get("data")
+
+
+def _pairs(d: dict) -> Any:
+    return dict((k, v) for k, v in d[INT_KEYS]) if len(d) == 1 and INT_KEYS in d else d
+

@@ -41,7 +41,7 @@ class Remedy:
 
     label: the change in a few words ("install CUDA 11.7.1"); fix: the instruction the user reads;
     why: what calls for it, said when it is added to another fix ("CUDA 11.7.1 needs gcc <= 11");
-    edits: (fact, value) pairs that envcheck.rules.remedy.apply() makes on a copy of the facts:
+    edits: (fact, value) pairs that envcheck.facts.edit.apply() makes on a copy of the facts:
     driver V, cuda V (a toolkit installed at /usr/local/cuda-X.Y and used), host_compiler N
     (gcc-N given to nvcc with -ccbin), cudnn V (the system cuDNN), loaded_cudnn V (the cuDNN the
     torch process loads), torch V+tag (that wheel and what the matrix says it brings), torchvision

@@ -30,6 +30,8 @@ import textwrap
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from envcheck.facts import schema as F
+from envcheck.facts import views as V
 from envcheck.facts.schema import Facts
 from envcheck.render import plural, styled, summary_line
 from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, Skipped, has_errors, skipped_summary
@@ -50,39 +52,30 @@ ENV_SHOWN = ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"
 NONE = "-"
 
 
-def _g(d: Any, *path: str) -> Any:
-    for p in path:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(p)
-    return d
-
-
 def _driver(f: Facts) -> str:
-    drv = _g(f, "driver") or {}
-    user = (drv.get("userspace") or {}) if isinstance(drv.get("userspace"), dict) else {}
-    if drv.get("state") == "module-not-loaded":
+    user, state, version = F.driver_userspace(f), F.driver_state(f), F.driver_version(f)
+    if state == "module-not-loaded":
         return (f"{user.get('version') or 'unknown'} userspace installed, kernel module not loaded"
                 + (f" ({user['library']})" if user.get("library") else ""))
-    if drv.get("state") == "mismatch":
+    if state == "mismatch":
         return (f"version mismatch: userspace {user.get('version') or 'unknown'}, "
-                f"kernel module {drv.get('kernel_module') or 'unknown'}")
-    if not drv.get("version"):
-        why = (drv.get("error") or "").replace("no NVIDIA driver found: ", "")
-        return f"not found ({why})" if why else (NONE if not drv else "not found")
-    parts = [drv["version"]]
-    if drv.get("cuda"):
-        parts.append(f"supports CUDA <= {drv['cuda']}")
-    if drv.get("source"):
-        parts.append(f"via {drv['source']}")
-    km = drv.get("kernel_module")
-    if km and km != drv["version"]:
+                f"kernel module {F.kernel_module(f) or 'unknown'}")
+    if not version:
+        why = (F.driver_error(f) or "").replace("no NVIDIA driver found: ", "")
+        return f"not found ({why})" if why else ("not found" if V.driver_reported(f) else NONE)
+    parts = [version]
+    if V.driver_cuda(f):
+        parts.append(f"supports CUDA <= {V.driver_cuda(f)}")
+    if V.driver_source(f):
+        parts.append(f"via {V.driver_source(f)}")
+    km = F.kernel_module(f)
+    if km and km != version:
         parts.append(f"kernel module {km}")
     return ", ".join(parts)
 
 
 def _gpus(f: Facts) -> str:
-    gpus = _g(f, "gpus") or []
+    gpus = F.gpus(f)
     if not gpus:
         return _pci_gpus(f)
     groups: Dict[Tuple[Any, Any, Any], int] = {}
@@ -100,7 +93,7 @@ def _gpus(f: Facts) -> str:
 def pci_gpus_summary(f: Facts) -> Optional[str]:
     """The NVIDIA GPUs sysfs shows on the PCI bus, grouped, as the controller named them
     ("2 x NVIDIA H100 SXM5 80GB (GH100, sm_90)"), else by device id; None when there are none."""
-    pci = [g for g in (_g(f, "pci_gpus") or []) if isinstance(g, dict)]
+    pci = V.pci_gpus_section(f)
     if not pci:
         return None
     groups: Dict[Tuple[Any, Any, Any], int] = {}
@@ -121,10 +114,8 @@ def _pci_gpus(f: Facts) -> str:
 
 
 def _cuda(f: Facts) -> List[str]:
-    cuda = _g(f, "cuda") or {}
     lines = []
-    version, in_use = cuda.get("version"), cuda.get("in_use") or {}
-    nvcc = cuda.get("nvcc") or {}
+    version, in_use, nvcc = F.cuda_version(f), V.cuda_in_use(f), F.nvcc(f)
     if version:
         how = in_use.get("via")
         where = in_use.get("path") or nvcc.get("path") or ""
@@ -133,8 +124,8 @@ def _cuda(f: Facts) -> List[str]:
                      + (f", nvcc V{build}" if build else ""))
     else:
         lines.append("no toolkit in use" + (" (nvcc on PATH: %s)" % nvcc["path"] if nvcc.get("path") else ""))
-    link = cuda.get("symlink") or {}
-    for t in cuda.get("toolkits") or []:
+    link = F.cuda_symlink(f)
+    for t in F.cuda_toolkits(f):
         marks = []
         if link.get("target") and t.get("path") == link.get("target"):
             marks.append(f"<- {link.get('path')}")
@@ -151,31 +142,30 @@ def _cuda(f: Facts) -> List[str]:
 
 def _cudnn(f: Facts) -> List[str]:
     """The system cuDNN, the pip one torch depends on, and which of them torch loads."""
-    c = _g(f, "cudnn") or {}
-    lines = [f"{c['version']} (system)" if c.get("version") else "no system cuDNN"]
-    for h in c.get("headers") or []:
+    system = F.cudnn_version(f)
+    lines = [f"{system} (system)" if system else "no system cuDNN"]
+    for h in F.cudnn_headers(f):
         lines.append(f"  header {h.get('path')}  {h.get('version')}")
-    for lib in c.get("libs") or []:
+    for lib in F.cudnn_libs(f):
         lines.append(f"  lib    {lib.get('path')}  {lib.get('version') or '?'}")
-    for name, p in sorted((_g(f, "packages") or {}).items()):
-        if name.startswith("nvidia-cudnn-cu") and isinstance(p, dict):
+    for name, p in sorted(F.packages(f).items()):
+        if name.startswith("nvidia-cudnn-cu"):
             lines.append(f"  pip    {name} {p.get('version')}  {p.get('location') or ''}".rstrip())
-    loads = c.get("torch_loads")
-    if isinstance(loads, dict) and loads.get("version"):
+    loads = V.cudnn_torch_loads(f)
+    if loads.get("version"):
         lines.append(f"  torch loads {loads['version']}: {loads.get('from')}")
     return lines
 
 
 def _package(f: Facts, name: str) -> str:
-    p = _g(f, "packages", name)
+    p = F.packages(f).get(name)
     if not p:
         return NONE
     text = p.get("version") or "?"
     if name == "torch":
-        t = _g(f, "torch") or {}
-        if t.get("cuda"):
-            text += f"  (CUDA {t['cuda']}, from {t.get('cuda_source')})"
-        elif t.get("local") == "cpu":
+        if F.torch_cuda(f):
+            text += f"  (CUDA {F.torch_cuda(f)}, from {F.torch_cuda_source(f)})"
+        elif F.torch_local(f) == "cpu":
             text += "  (CPU-only build)"
         else:
             text += "  (no local tag: PyPI's default CUDA variant)"
@@ -187,7 +177,7 @@ def _package(f: Facts, name: str) -> str:
 
 
 def _deep(f: Facts) -> List[str]:
-    d = _g(f, "deep")
+    d = V.deep(f)
     if not d:
         return []
     if d.get("error") and not d.get("torch"):
@@ -213,7 +203,7 @@ def _nccl(nccl: Dict[str, Any]) -> List[str]:
 
 
 def _interfaces(f: Facts) -> List[str]:
-    ifs = _g(f, "interfaces") or []
+    ifs = F.interfaces(f)
     lines = [f"{i.get('name')} {' '.join(i['addrs'])}" + (f" ({i['state']})" if i.get("state") else "")
              for i in ifs if i.get("addrs")]
     rest = [i.get("name") for i in ifs if not i.get("addrs")]
@@ -224,63 +214,56 @@ def _interfaces(f: Facts) -> List[str]:
 
 def _health(f: Facts) -> List[str]:
     """One line per kind of hardware fact the probe read (PCI, kernel log, fabric)."""
-    h = _g(f, "health")
-    if not isinstance(h, dict):
+    if not F.health_probed(f):
         return []
-    pci = [d for d in h.get("pci") or [] if isinstance(d, dict)]
+    pci = F.pci_links(f)
     widths = Counter(f"x{(d.get('link') or {}).get('width')}" for d in pci)
     lines = [f"PCI: {len(pci)} NVIDIA GPU(s)" + (", links " + ", ".join(f"{c}x {w}" for w, c in sorted(widths.items()))
                                                  if pci else "")]
-    log = h.get("kernel_log") or {}
+    log = F.kernel_log(f)
     events = [e for e in log.get("events") or [] if isinstance(e, dict)]
     if log.get("source"):
         xids = ", ".join(f"Xid {e.get('xid')} x{e.get('count')} ({e.get('pci')})" for e in events[:6])
         lines.append(f"kernel log ({log['source']}): {xids or 'no Xid'}")
     else:
         lines.append(f"kernel log: not read ({log.get('error') or 'unknown'})")
-    ib = [p for p in h.get("ib") or [] if isinstance(p, dict)]
+    ib = F.ib_ports(f)
     if ib:
         active = sum(1 for p in ib if "ACTIVE" in str(p.get("state")))
         lines.append(f"InfiniBand/RoCE: {active} of {len(ib)} port(s) ACTIVE")
-    if h.get("nvswitches"):
-        fm = h.get("fabric_manager") or {}
-        lines.append(f"NVSwitches: {h['nvswitches']}, fabric manager "
+    if F.nvswitches(f):
+        fm = F.fabric_manager(f)
+        lines.append(f"NVSwitches: {F.nvswitches(f)}, fabric manager "
                      f"{'running' if fm.get('running') else 'NOT running'} {fm.get('version') or ''}".rstrip())
     return lines
 
 
 def fact_rows(f: Facts) -> List[Tuple[str, List[str]]]:
     """(label, lines) for every component, in the order a reader checks them."""
-    os_ = _g(f, "os") or {}
-    py = _g(f, "python") or {}
-    gcc = _g(f, "gcc") or {}
-    nccl = _g(f, "nccl") or {}
-    env = _g(f, "env") or {}
+    os_, env = V.host_os(f), F.env(f)
     rows: List[Tuple[str, List[str]]] = [
-        ("host", [" ".join(str(x) for x in (f.get("hostname"), os_.get("pretty") or os_.get("name"),
+        ("host", [" ".join(str(x) for x in (V.hostname(f), os_.get("pretty") or os_.get("name"),
                                             os_.get("kernel"), os_.get("arch")) if x) or NONE]),
         ("driver", [_driver(f)]),
         ("gpus", [_gpus(f)]),
         ("health", _health(f) or [NONE]),
         ("cuda", _cuda(f)),
         ("cudnn", _cudnn(f)),
-        ("torch", [_package(f, "torch")]),
-        ("torchvision", [_package(f, "torchvision")]),
-        ("torchaudio", [_package(f, "torchaudio")]),
-        ("nccl", _nccl(nccl)),
-        ("python", [" ".join(x for x in (py.get("version"), py.get("executable")) if x) or NONE]),
-        ("gcc", [" ".join(x for x in (gcc.get("version"), gcc.get("path")) if x) or NONE]),
+        *((name, [_package(f, name)]) for name in ("torch", "torchvision", "torchaudio")),
+        ("nccl", _nccl(F.nccl(f))),
+        ("python", [" ".join(x for x in (F.python_version(f), V.python_executable(f)) if x) or NONE]),
+        ("gcc", [" ".join(x for x in (F.gcc_version(f), V.gcc_path(f)) if x) or NONE]),
         ("env", [f"{k}={env[k]}" for k in ENV_SHOWN if env.get(k)]
                 + ["unset: " + " ".join(k for k in ENV_SHOWN if not env.get(k))]),
         ("interfaces", _interfaces(f)),
     ]
-    nvidia = sorted(k for k in (_g(f, "packages") or {}) if k.startswith("nvidia-") and k != "nvidia-ml-py")
+    nvidia = sorted(k for k in F.packages(f) if k.startswith("nvidia-") and k != "nvidia-ml-py")
     if nvidia:
-        rows.insert(9, ("nvidia-*", [f"{k} {_g(f, 'packages', k, 'version')}" for k in nvidia]))
+        rows.insert(9, ("nvidia-*", [f"{k} {F.package_version(f, k)}" for k in nvidia]))
     if _deep(f):
         rows.append(("deep", _deep(f)))
-    if f.get("errors"):
-        rows.append(("probe errors", [str(e) for e in f["errors"]]))
+    if V.probe_errors(f):
+        rows.append(("probe errors", V.probe_errors(f)))
     return rows
 
 

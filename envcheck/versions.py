@@ -136,7 +136,16 @@ def major(text: str) -> int:
 
 
 def major_minor(text: str) -> str:
-    k = vkey(text) + (0,)
+    return _major_minor(text) if isinstance(text, str) else _mm(vkey(text))
+
+
+@lru_cache(maxsize=4096)    # plan's judged stacks ask ~16,000 times (issue 26)
+def _major_minor(text: str) -> str:
+    return _mm(vkey(text))
+
+
+def _mm(k: Key) -> str:
+    k = k + (0,)
     return f"{k[0]}.{k[1]}"
 
 
@@ -148,6 +157,11 @@ def same_prefix(a: str, b: str, fields: int) -> bool:
 
 def cu_tag_to_version(tag: str) -> Optional[str]:
     """'cu100' -> '10.0', 'cu92' -> '9.2', 'cu121' -> '12.1', 'cu130' -> '13.0'; 'cpu' -> None."""
+    return _cu_tag(tag) if isinstance(tag, str) else _cu_tag.__wrapped__(tag)
+
+
+@lru_cache(maxsize=1024)    # plan's judged stacks ask ~9,000 times (issue 26)
+def _cu_tag(tag: str) -> Optional[str]:
     m = re.fullmatch(r"cu(\d+)", tag.strip().lower())
     if not m:
         return None

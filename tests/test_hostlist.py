@@ -199,7 +199,7 @@ def test_an_unknown_group_names_the_known_ones(tmp_path):
 
 
 def test_a_group_without_a_groups_file_says_how_to_give_one(monkeypatch):
-    monkeypatch.setattr("envcheck.hostlist.GROUPS_FILE", "/nonexistent/groups")
+    monkeypatch.setattr("envcheck.hostfiles.GROUPS_FILE", "/nonexistent/groups")
     with pytest.raises(UsageError, match="no groups file") as e:
         resolve_targets(["@gpu"], environ={})
     assert "--groups-file" in e.value.fix

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 import zipfile
+import zlib
 
 import yaml
 
+from envcheck import inputs
 from envcheck.matrix.schema import validate
 from tests.conftest import REPO
 
@@ -21,6 +24,16 @@ def test_the_built_wheel_contains_the_matrix_and_it_validates(tmp_path):
     [whl] = list(tmp_path.glob("envcheck-*.whl"))
     with zipfile.ZipFile(whl) as z:
         text = z.read("envcheck/data/compat_matrix.yaml").decode()
+        # and every YAML data file compiled by the build (hatch_build.py) beside it: the same
+        # data, read back by envcheck.inputs.compiled(), fingerprinted by its YAML
+        yamls = [n for n in z.namelist() if n.endswith(".yaml")]
+        assert len(yamls) >= 5 and "envcheck/rules/health_catalog.yaml" in yamls
+        for name in yamls:
+            raw = z.read(name)
+            (tmp_path / "x.yaml").write_bytes(raw)
+            (tmp_path / "x.json").write_bytes(z.read(name[:-len(".yaml")] + ".json"))
+            assert inputs.compiled(tmp_path / "x.yaml") == yaml.safe_load(raw), name
+            assert json.loads(z.read(name[:-len(".yaml")] + ".json"))["yaml_crc32"] == zlib.crc32(raw)
         assert "envcheck/matrix/schema.py" in z.namelist()
         # shipped as text to the nodes / read as data: an installed envcheck without them only
         # fails on first use, so check every one, byte for byte

@@ -76,11 +76,30 @@ def summarize(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     comparison, and the total of wrong elements."""
     if not rows:
         return {"largest_bytes": None, "busbw": None, "algbw": None, "avg_busbw": None,
-                "wrong": 0}
+                "wrong": 0, "plateau_bytes": None, "still_rising": None}
     last = max(rows, key=lambda r: r["bytes"])
-    return {"largest_bytes": last["bytes"], "busbw": last["busbw"], "algbw": last["algbw"],
-            "avg_busbw": sum(r["busbw"] for r in rows) / len(rows),
-            "wrong": sum(int(r.get("wrong") or 0) for r in rows)}
+    return dict({"largest_bytes": last["bytes"], "busbw": last["busbw"], "algbw": last["algbw"],
+                 "avg_busbw": sum(r["busbw"] for r in rows) / len(rows),
+                 "wrong": sum(int(r.get("wrong") or 0) for r in rows)}, **plateau(rows))
+
+
+PLATEAU = 0.9   # a size whose busbw is within 10% of the sweep's best measures the link
+
+
+def plateau(rows: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """Where the sweep's busbw stops rising: the smallest size from which every size reaches
+    90% of the best (smaller sizes measure latency more than the link), and whether the curve is
+    still rising at the largest size (its last step gained more than 1/0.9: the figure
+    understates the link, a larger --max-bytes would say more). None with fewer than two sizes."""
+    rows = sorted(rows, key=lambda r: r["bytes"])
+    if len(rows) < 2 or not max(r["busbw"] for r in rows) > 0:
+        return {"plateau_bytes": None, "still_rising": None}
+    best = max(r["busbw"] for r in rows)
+    start = len(rows)
+    while start > 0 and rows[start - 1]["busbw"] >= PLATEAU * best:
+        start -= 1
+    return {"plateau_bytes": rows[start]["bytes"] if start < len(rows) else None,
+            "still_rising": rows[-1]["busbw"] > rows[-2]["busbw"] / PLATEAU}
 
 
 def human_size(nbytes: int) -> str:

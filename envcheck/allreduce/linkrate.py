@@ -1,7 +1,8 @@
 """What the hardware allows, so a bus bandwidth can be read as a share of it: the rate a node
-reports for the link its ranks talk over. Pure: the node facts come from the all-reduce
-preflight (envcheck/node/allreduce_launcher.py `facts`: sysfs `speed` of every interface, the
-rate of every active InfiniBand port).
+reports for the link its ranks talk over, and inside one node NVLink's (envcheck/allreduce/
+nvlink.py). Pure: the node facts come from the harness's preflight (envcheck/ranks/preflight.py,
+the probe's sections net: sysfs `speed` of every interface; ib: the rate of every active
+InfiniBand port; nvlink: the links up per GPU).
 
 nccl-tests' busbw is defined so that it compares with the hardware's link bandwidth whatever the
 number of ranks (its doc/PERFORMANCE.md): for two ranks each one sends and receives the whole
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any, Dict, Optional, Sequence
+
+from envcheck.allreduce.nvlink import slowest as nvslowest
 
 
 @dataclass
@@ -74,3 +77,33 @@ def percent(busbw: Optional[float], allowed: Optional[float]) -> Optional[float]
     if busbw is None or not allowed:
         return None
     return 100.0 * busbw / allowed
+
+
+def pct(p: float) -> str:
+    """87 (not 8.7e+01), 104 (NVLink SHARP can pass the links' figure), 0.52."""
+    return f"{p:.0f}" if p >= 10 else f"{p:.2g}"
+
+
+@dataclass
+class Allowed:
+    """What one rank of a run can expect, GB/s per direction, and what says so."""
+    gbps: float
+    by: str              # "NVLink 4 × 18", "eth0 10 Gb/s", "2 InfiniBand port(s), 400 Gb/s each"
+
+
+def allowed(links: Dict[str, Optional[Dict[str, Any]]], nvlinks: Dict[str, Optional[Dict[str, Any]]],
+            ranks: Sequence[Dict[str, Any]], backend: str) -> Optional[Allowed]:
+    """What one rank of a whole run can expect. On one host nothing crosses the network: NCCL's
+    ranks talk over NVLink (its figure; none without NVLink: PCIe or shared memory, rate not
+    known here), gloo's over the kernel's loopback (not known). Across hosts, the slowest
+    node's link shared by its ranks; with NCCL, the slowest node's NVLink bounds it too."""
+    hosts = sorted({r.get("node", r.get("host")) for r in ranks})
+    nv = nvslowest(nvlinks, hosts) if backend == "nccl" else None
+    if len(hosts) == 1:
+        return Allowed(nv.gbps, nv.label) if nv else None
+    net = of_run(links, ranks)
+    if net is None:
+        return None
+    if nv and nv.gbps < net:
+        return Allowed(nv.gbps, nv.label)
+    return Allowed(net, ", ".join(sorted({d["source"] for h, d in links.items() if d and h in hosts})))

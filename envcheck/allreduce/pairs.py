@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from envcheck.allreduce import bandwidth as am
-from envcheck.allreduce.linkrate import of_run, percent
+from envcheck.allreduce.linkrate import of_run, pct, percent
 
 SLOW = 0.5       # a pair below half the median is slow ...
 FAR = 0.25       # ... and below a quarter of it far too slow to be noise (FAIL, not WARN)
@@ -255,7 +255,7 @@ def against(v: PairVerdict, figs: Sequence[PairFigure] = ()) -> str:
     allowed = [f for f in figs if f.allowed]
     if allowed:
         f = max(allowed, key=lambda x: x.figure)
-        text += f"; {percent(f.figure, f.allowed):.2g}% of the {_gb(f.allowed)} the link allows"
+        text += f"; {pct(percent(f.figure, f.allowed))}% of the {_gb(f.allowed)} the link allows"
     return text
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import os
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from envcheck.allreduce.run import Report
 from envcheck.allreduce.bandwidth import human_size
-from envcheck.allreduce.linkrate import of_run, percent
+from envcheck.allreduce.linkrate import pct, percent
 from envcheck.allreduce.pairs import PairVerdict, against, call_message
 from envcheck.allreduce.verdict import judge_report
 from envcheck.model import Outcome
@@ -31,6 +31,7 @@ def render_text(rep: Report, verdict=None, summarize: bool = True) -> str:
                  + (f", ifname {rep.ifname}" if rep.ifname else ""))
     for n in rep.notes:
         lines.append(f"# note: {n}")
+    lines += nvlink_lines(rep)
     if rep.ranks:
         lines.append("#")
         lines.append(f"# {'rank':>5}  {'host':<20} {'local_rank':>10}  {'pid':>8}  device")
@@ -55,11 +56,7 @@ def render_text(rep: Report, verdict=None, summarize: bool = True) -> str:
         lines.append(f"# Bus bandwidth at the largest size ({human_size(s['largest_bytes'])}B): "
                      f"{s['busbw']:.3f} GB/s (algbw {s['algbw']:.3f} GB/s; nccl-tests' average "
                      f"over the sweep would say {s['avg_busbw']:.3f})")
-        allowed = of_run(rep.links, rep.ranks)
-        if allowed and s["busbw"] is not None:
-            src = ", ".join(sorted({d["source"] for d in rep.links.values() if d}))
-            lines.append(f"# That is {percent(s['busbw'], allowed):.2g}% of the {allowed:.3g} GB/s one rank's share "
-                         f"of the slowest node's link allows ({src})")
+        lines += allowed_lines(s)
         if rep.world_size == 1:
             lines.append("# One rank: nothing crosses a bus, busbw is 0 by definition; a single "
                          "GPU cannot show multi-GPU bandwidth.")
@@ -84,6 +81,30 @@ def render_text(rep: Report, verdict=None, summarize: bool = True) -> str:
     if summarize:
         lines.append("# " + summary(rep, verdict))
     return "\n".join(lines)
+
+
+def nvlink_lines(rep: Report) -> List[str]:
+    """Each node's NVLink figure (hosts with the same one on one line): what an intra-node
+    all-reduce can reach."""
+    texts = ((host, [f"{nv['gpus']}x {nv['gpu']}, NVLink {nv['generation']}, {nv['links']} of {nv['links_max']} "
+                     f"links up: {nv['gbps']:g} GB/s per GPU and direction"]) for host, nv in rep.nvlinks.items() if nv)
+    return [f"# nvlink: {where}: {text}" for where, (text,) in fold_blocks(texts)]
+
+
+def allowed_lines(s: Dict[str, Any]) -> List[str]:
+    """The summary's share of what the hardware allows, at the size it was measured, and where
+    the sweep's busbw stops rising (small sizes measure latency, not the link)."""
+    lines = []
+    if s.get("percent_of_allowed") is not None:
+        lines.append(f"# That is {pct(s['percent_of_allowed'])}% of the {s['allowed_gbps']:.3g} GB/s that "
+                     f"{s['allowed_by']} allows one rank, at {human_size(s['largest_bytes'])}B")
+    if s.get("still_rising"):
+        lines.append(f"# busbw is still rising at {human_size(s['largest_bytes'])}B: the link allows more than this "
+                     f"measures; raise --max-bytes to reach the plateau")
+    elif s.get("plateau_bytes"):
+        lines.append(f"# busbw is within 10% of its best from {human_size(s['plateau_bytes'])}B: smaller sizes "
+                     f"measure latency more than the link")
+    return lines
 
 
 def summary(rep: Report, verdict=None) -> str:

@@ -18,7 +18,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce import preflight as pf
 from envcheck.allreduce.cause import first_cause
-from envcheck.allreduce.linkrate import node_link
+from envcheck.allreduce.linkrate import allowed, node_link, percent
+from envcheck.allreduce.nvlink import node_nvlink
 from envcheck.allreduce.pairs import PairSpec, spec_doc
 from envcheck.errors import UsageError
 from envcheck.ranks import preflight as rp
@@ -79,6 +80,7 @@ class Report:
     logs: Dict[str, str] = field(default_factory=dict)   # per host: the launcher's stderr tail
     pairs: List[Dict[str, Any]] = field(default_factory=list)   # the workers' pair records
     links: Dict[str, Optional[Dict[str, Any]]] = field(default_factory=dict)  # host -> Link, rate known
+    nvlinks: Dict[str, Optional[Dict[str, Any]]] = field(default_factory=dict)  # host -> NvLink, when known
 
     @property
     def wrong(self) -> int:
@@ -156,6 +158,8 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, sizes: 
         for n in pre.nodes:
             link = node_link(n.interfaces, n.ib_ports, pre.plan.ifname, report.backend)
             report.links[n.host] = link.to_dict() if link else None
+            nv = node_nvlink(n.gpu_links)
+            report.nvlinks[n.host] = nv.to_dict() if nv else None
     if pre.errors:
         report.preflight_errors = [e.to_dict() for e in pre.errors]
         report.failure = rp.refusal(pre.errors)
@@ -231,6 +235,9 @@ def _analyse(report: Report, remotes: Sequence[Remote], results: List[RunResult]
     report.ranks.sort(key=lambda x: x["rank"])
     report.rows.sort(key=lambda x: x["bytes"])
     report.summary = am.summarize(report.rows)
+    allow = allowed(report.links, report.nvlinks, report.ranks, report.backend)
+    report.summary.update(allowed_gbps=allow.gbps if allow else None, allowed_by=allow.by if allow else None,
+                          percent_of_allowed=percent(report.summary["busbw"], allow.gbps) if allow else None)
     # a rank that reported anything from the rendezvous on (joined, or timed out/failed waiting
     # in it) was there; the others never made it that far
     joined = {x["rank"] for x in report.ranks} | {

@@ -3,6 +3,7 @@ options that mean the same thing everywhere (--matrix, --json). Values are check
 declarations (envcheck/params) while the command line is parsed."""
 import functools
 import json
+import os
 import shutil
 import sys
 from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
@@ -90,10 +91,20 @@ def print_json(obj: Any) -> None:
 def color_wanted(stream: Any = None) -> bool:
     """Colour everywhere or nowhere, decided once, as rich decides it: on a terminal, or anywhere
     with FORCE_COLOR set; never with NO_COLOR set (no-color.org) or TERM=dumb."""
+    out = sys.stdout if stream is None else stream
+    if "FORCE_COLOR" not in os.environ and "TTY_COMPATIBLE" not in os.environ and not _isatty(out):
+        return False  # what rich's Console.is_terminal says here too, without its ~50 ms import (issue 26)
     # lazy: rich.console costs ~50 ms CPU at start-up (-X importtime); --help and --json never ask
     from rich.console import Console
-    c = Console(file=sys.stdout if stream is None else stream)
+    c = Console(file=out)
     return c.is_terminal and not c.no_color and c.color_system is not None
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed file: rich says no terminal too
+        return False
 
 
 def text_width() -> int:

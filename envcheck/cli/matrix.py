@@ -41,6 +41,7 @@ def show(
     matrix: MatrixOpt = None,
 ) -> None:
     """Print what the matrix says about one toolkit, cuDNN, torch release or GPU, as JSON. Example: envcheck matrix show cuda 10.0"""
-    from envcheck.matrix.load import load_matrix, matrix_record  # lazy: as in validate, ~35 ms
+    from envcheck.matrix.load import load_matrix  # lazy: as in validate, ~35 ms
+    from envcheck.matrix.show import matrix_record
     m = load_matrix(matrix)
     print_json(matrix_record(m, kind, what))

@@ -7,7 +7,7 @@ import dataclasses
 import shutil
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from envcheck.allreduce.linkrate import of_run
+from envcheck.allreduce.linkrate import allowed
 from envcheck.allreduce.pairs import figures_of, pair_spec
 from envcheck.allreduce.run import Options, Report, run_allreduce
 from envcheck.allreduce.verdict import judge_report, preflight_refusals
@@ -83,7 +83,8 @@ class DoctorBackend:
         rep = run_allreduce([self.by_name[h] for h in hosts], self.one_size(max_bytes, quick, pairs), self.progress)
         out = outcome_of(rep)
         out.pairs = figures_of(rep)
-        out.allowed_gbps = of_run(rep.links, rep.ranks)
+        allow = allowed(rep.links, rep.nvlinks, rep.ranks, rep.backend)
+        out.allowed_gbps, out.allowed_by = (allow.gbps, allow.by) if allow else (None, "")
         return out
 
 

@@ -19,6 +19,7 @@ AUDIT_CHECKS = ("driver", "gpu", "health", "cuda", "cudnn", "torch", "torchvisio
 OPTIONAL_CHECKS = ("torchaudio",)
 
 BUSBW = "allreduce_busbw_gbps"
+BUSBW_ALLOWED = "allreduce_allowed_gbps"   # what the links allow one rank (envcheck/allreduce/linkrate.py)
 
 # findings that only matter when the nodes are meant to have GPUs: with --no-expect-gpus (a
 # CPU-only or gloo cluster, CI) they are kept as information and do not make a node WARN. As

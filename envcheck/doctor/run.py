@@ -12,12 +12,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
-from envcheck.allreduce.linkrate import percent
+from envcheck.allreduce.bandwidth import human_size
+from envcheck.allreduce.linkrate import pct, percent
 from envcheck.allreduce.pairs import PairFigure, judge as judge_pairs
 from envcheck.doctor import health
 from envcheck.doctor.pairs import named as pairs_named, pair_checks, pair_measurements, pair_notes
-from envcheck.doctor.checks import (BUSBW, GPU_ONLY_CODES, checks_from_audit, compare_baseline, health_measurements,
-                                    inventory_of, require_torch, torch_from_deep)
+from envcheck.doctor.checks import (BUSBW, BUSBW_ALLOWED, GPU_ONLY_CODES, checks_from_audit, compare_baseline,
+                                    health_measurements, inventory_of, require_torch, torch_from_deep)
 from envcheck.doctor.health import FAIL, PASS, SKIP, CheckResult, DoctorReport, Measurement
 from envcheck.allreduce.verdict import judge
 from envcheck.doctor.isolate import isolate
@@ -39,6 +40,7 @@ class AllreduceOutcome:
     exit_code: int = 0
     pairs: List[PairFigure] = field(default_factory=list)     # the pair rounds' figures, every try
     allowed_gbps: Optional[float] = None       # what one rank's share of the slowest link allows
+    allowed_by: str = ""                       # what says so: "NVLink 4 × 18", "eth0 10 Gb/s"
 
 
 class Backend(Protocol):
@@ -146,6 +148,10 @@ def _network(report: DoctorReport, hosts: List[str], opts: DoctorOptions, backen
         report.measurements.append(Measurement(
             BUSBW, out.busbw_gbps, {"hosts": ",".join(hosts)},
             "All-reduce bus bandwidth at the largest size, GB/s (nccl-tests definition)."))
+    if out.allowed_gbps:
+        report.measurements.append(Measurement(
+            BUSBW_ALLOWED, out.allowed_gbps, {"hosts": ",".join(hosts), "by": out.allowed_by},
+            "What the hardware allows one rank, GB/s per direction: the slowest link's share, or NVLink's on one node."))
     if out.preflight:
         # the preflight already names the hosts and why: no point bisecting
         for h in hosts:
@@ -161,7 +167,8 @@ def _network(report: DoctorReport, hosts: List[str], opts: DoctorOptions, backen
     if out.ok:
         msg = f"busbw {out.busbw_gbps:.3g} GB/s, 0 wrong" if out.busbw_gbps is not None else "correct"
         if out.allowed_gbps and out.busbw_gbps is not None:
-            msg += f" ({percent(out.busbw_gbps, out.allowed_gbps):.2g}% of the {out.allowed_gbps:.3g} GB/s the link allows)"
+            msg += (f" ({pct(percent(out.busbw_gbps, out.allowed_gbps))}% of the {out.allowed_gbps:.3g} GB/s that "
+                    f"{out.allowed_by or 'the link'} allows one rank, at {human_size(opts.max_bytes)}B)")
         report.checks += [CheckResult(h, "allreduce", PASS, msg) for h in hosts]
         return
     why = _describe(out)

@@ -175,12 +175,23 @@ def template_regex(template: str) -> Pattern[str]:
     return re.compile(".{0,300}?".join(_fixed(lit) for lit in WILD.split(message)) + tail, re.IGNORECASE)
 
 
+_CAMEL = re.compile(r"^(CUDNN|CUBLAS|CUSPARSE|CUSOLVER|CUFFT|CURAND)_STATUS_[A-Z_]+$")
+
+
+def _camel(name: str) -> str:
+    """CUDNN_STATUS_ARCH_MISMATCH -> 'cudnnstatusarchmismatch' (cudnnStatusArchMismatch, lower case)."""
+    return name.replace("_", "").lower()
+
+
 class Table:
     def __init__(self, doc: Dict[str, Any]):
         self.sources = doc["sources"]
         self.templates = [t for t in doc["templates"] if t.get("c")]
         self.codes = {c["name"]: c for c in doc["codes"] if c.get("c")}
         self.by_token = {n.lower(): c for n, c in self.codes.items()}
+        # wrappers spell the libraries' status enums in camel case (libcudnn.py raises
+        # cudnnStatusArchMismatch for CUDNN_STATUS_ARCH_MISMATCH)
+        self.by_token.update({_camel(n): c for n, c in self.codes.items() if _CAMEL.match(n)})
         self.by_word: Dict[str, List[Tuple[str, Dict[str, Any], str]]] = defaultdict(list)
         for t in self.templates:
             self.by_word[t["w"]].append(("t", t, t["t"]))

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set
 from envcheck.errors import UsageError
 from envcheck.explain import catalogue
 from envcheck.explain.normalise import Normalised
-from envcheck.explain.signatures import CONFIDENCE, Signature, signatures
+from envcheck.explain.signatures import AT_INIT, CONFIDENCE, MID_RUN, Signature, signatures
 
 # every wording is searched in the whole text; past this the tail is what matters (the error
 # is printed last) and the head of a huge log is mostly progress output
@@ -102,6 +102,10 @@ def _build(sig: Signature, confidence: str, norm: Normalised, start: int, end: i
     if sig.alternatives and sig.alternatives[0].get("kind") == "workload":
         # its most frequent cause is the workload's (memory, a bad index), not the environment's
         confidence = "possible"
+    if sig.mid_run and MID_RUN.search(norm.text) and not AT_INIT.search(norm.text):
+        # its environment causes show at CUDA's initialisation; raised mid-run it is as often the
+        # workload's
+        confidence = max(confidence, sig.mid_run, key=CONFIDENCE.index)
     line, shown = norm.lines_of(start, end)
     return Explanation(
         id=sig.id, kind=sig.kind, confidence=confidence, title=sig.title.format_map(fill),

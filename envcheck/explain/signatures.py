@@ -10,8 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Pattern, Tuple
 
-import yaml
-
+from envcheck import inputs
 from envcheck.explain.fixes import driver_cuda, index_hint, tag_of
 
 DATA = Path(__file__).with_name("signatures.yaml")
@@ -50,6 +49,15 @@ class Signature:
     supersedes: Tuple[str, ...] = ()
     defaults: Dict[str, str] = field(default_factory=dict)
     derive: Optional[Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = None
+    mid_run: Optional[str] = None   # the confidence when the text shows it raised mid-run
+
+
+# where a text shows a CUDA error surfaced in the middle of a run (torch's note on asynchronous
+# kernel errors, a frame of a model's forward/backward) and where it shows CUDA's initialisation
+MID_RUN = re.compile(r"kernel errors might be asynchronously reported|\bin (?:forward|backward)\b"
+                     r"|\.backward\(|optimizer\.step\(", re.IGNORECASE)
+AT_INIT = re.compile(r"_lazy_init|_cuda_init|\bcuinit\b|getdevicecount|cuda initialization|is_available"
+                     r"|ctxcreate|device_count|cudasetdevice|cuda_visible_devices", re.IGNORECASE)
 
 
 def anchor_of(pattern: str) -> Optional[str]:
@@ -153,12 +161,20 @@ DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
 }
 
 
+def _table() -> List[Dict[str, Any]]:
+    """The table as the wheel's build compiled it (issue 26: no YAML parser on every `explain`),
+    else the YAML, with libyaml's loader when PyYAML has it."""
+    packaged = inputs.compiled(DATA)
+    if packaged is not None:
+        return packaged
+    import yaml  # lazy: PyYAML costs ~17 ms CPU to load (-X importtime, issue 26); the wheel's table is JSON
+    return yaml.load(DATA.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+
+
 @lru_cache(maxsize=1)
 def signatures() -> Tuple[Signature, ...]:
     out = []
-    # libyaml's loader when PyYAML has it: the table is read on every `explain`
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    for d in yaml.load(DATA.read_text(), Loader=loader):  # noqa: S506 - a safe loader
+    for d in _table():
         out.append(Signature(
             id=d["id"], kind=d.get("kind", "environment"), priority=int(d.get("priority", 0)),
             title=d["title"], cause=d["cause"], fix=d["fix"],
@@ -166,5 +182,5 @@ def signatures() -> Tuple[Signature, ...]:
             wordings=[_wording(w) for w in d.get("wordings") or []],
             alternatives=list(d.get("alternatives", [])),
             supersedes=tuple(d.get("supersedes", ())), defaults=dict(d.get("defaults", {})),
-            derive=DERIVE[d["derive"]] if d.get("derive") else None))
+            derive=DERIVE[d["derive"]] if d.get("derive") else None, mid_run=d.get("mid_run")))
     return tuple(out)

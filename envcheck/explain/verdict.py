@@ -13,29 +13,23 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Sequence
 
 from envcheck.explain.match import Explanation
+from envcheck.facts import schema as F
 from envcheck.model import Outcome
 
 SHOWN = ("error", "warning")
-Facts = Dict[str, Any]
-
-
-def _get(facts: Facts, *path: str) -> Any:
-    for p in path:
-        facts = facts.get(p) if isinstance(facts, dict) else None
-    return facts
-
+Facts = F.Facts
 
 # the facts without which the audit's rules for a component have nothing to judge
 EVIDENCE: Dict[str, Callable[[Facts], bool]] = {
-    "driver": lambda f: bool(_get(f, "driver", "version")),
-    "gpu": lambda f: bool(f.get("gpus")),
-    "torch": lambda f: bool(f.get("torch")),
-    "torchvision": lambda f: bool(_get(f, "packages", "torchvision")),
-    "cuda": lambda f: bool(_get(f, "cuda", "version")),
-    "cudnn": lambda f: bool(_get(f, "cudnn", "version")),
-    "nccl": lambda f: bool(_get(f, "nccl", "version")),
-    "gcc": lambda f: bool(_get(f, "gcc", "version")),
-    "env": lambda f: "env" in f,
+    "driver": lambda f: bool(F.driver_version(f)),
+    "gpu": lambda f: bool(F.gpus(f)),
+    "torch": lambda f: bool(F.torch_version(f)),
+    "torchvision": lambda f: bool(F.packages(f).get("torchvision")),
+    "cuda": lambda f: bool(F.cuda_version(f)),
+    "cudnn": lambda f: bool(F.cudnn_version(f)),
+    "nccl": lambda f: bool(F.nccl_version(f)),
+    "gcc": lambda f: bool(F.gcc_version(f)),
+    "env": lambda f: F.has(f, "env"),
 }
 
 

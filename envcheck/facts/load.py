@@ -11,8 +11,8 @@ from envcheck.errors import UsageError
 from envcheck.facts.schema import SCHEMA, Facts
 from envcheck.matrix.load import Matrix
 from envcheck.matrix.pci import annotate as annotate_pci_gpus
-from envcheck.rules.cudnn import annotate as annotate_cudnn
-from envcheck.rules.nccl import annotate as annotate_nccl
+from envcheck.rules.cudnn import torch_cudnn
+from envcheck.rules.nccl import torch_nccl
 
 OBJECT_SECTIONS = ("driver", "cuda", "torch", "packages", "python", "cudnn", "gcc", "nccl", "os", "cuda_compat",
                    "privilege", "login", "port", "resources", "tools", "torch_import")
@@ -51,5 +51,21 @@ def derive(facts: Facts, matrix: Matrix) -> None:
     (matrix/pci.py), the NCCL torch loads (rules/nccl.py: torch_nccl), the cuDNN torch loads
     (rules/cudnn.py: torch_cudnn)."""
     annotate_pci_gpus(facts, matrix)
-    annotate_nccl(facts, matrix)
-    annotate_cudnn(facts, matrix)
+    derive_nccl(facts, matrix)
+    derive_cudnn(facts, matrix)
+
+
+def derive_nccl(facts: Facts, matrix: Matrix) -> None:
+    """Replace the probe's `nccl` section with the NCCL torch loads (torch_nccl), where that has
+    an answer: the same verdict with and without --deep."""
+    nccl = torch_nccl(facts, matrix)
+    if nccl is not None:
+        facts["nccl"] = nccl
+
+
+def derive_cudnn(facts: Facts, matrix: Matrix) -> None:
+    """Record under cudnn.torch_loads which cuDNN torch loads (torch_cudnn), beside the system
+    one (reports)."""
+    loads = torch_cudnn(facts, matrix)
+    if loads and isinstance(facts.get("cudnn"), dict):
+        facts["cudnn"]["torch_loads"] = loads

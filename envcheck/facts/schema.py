@@ -113,6 +113,9 @@ rule that needs a fact it does not have says nothing. A fact the probe could not
       #     "temperature_c": int, "slowdown_temperature_c": int, "persistence_mode": 0|1,
       #     "mig_mode": 0|1, "compute_mode": 0..3,
       #     "nvlink": {"up": int, "down": [link, ...]} | None (no NVLink)}
+      # only with --only nvlink (the rank commands' preflight), per GPU from NVML:
+      #   gpus[i]["nvlink"] = {"links": int, "up": int, "nvml_version": int | None} | None (no NVLink)
+      # and "nvlink": {"read": bool, "error": str | None}   # False: NVML did not answer, unknown
       "gpu_processes": {"processes": [{"pid": int, "name": str, "memory_mib": int | None, "gpu": str,
                                        "slurm_job": str | None}] | None, "error": str | None},
                                           # only with --only gpu_processes (slurm-check's Epilog)

@@ -1,5 +1,6 @@
 """Typed views of a facts document for the commands: what install-cuda, install-cudnn, env,
-nccl-test, launch and doctor read from the probe, each read one way, here. A view never raises
+nccl-test, launch and doctor read from the probe, and what audit's facts table (report.py) shows
+beyond the rules' accessors (facts/schema.py), each read one way, here. A view never raises
 on a odd document: what is missing or of the wrong type is None (or 0 GPUs, no interfaces).
 
 The sections a command asks for by name (`--only`), beside the audit's document: privilege
@@ -21,9 +22,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.facts.schema import Facts, _dict, _dicts, _get, _str, gpus, interfaces
 
-__all__ = ["gpu_count", "gpu_models", "arch", "interfaces", "Node", "node", "Privilege", "privilege", "Login",
-           "login", "Toolkit", "toolkit_at", "PathAt", "path_at", "manifest_at", "Owner", "owner_at", "pip_cudnn",
-           "RcFile", "rc_file", "tools", "GpuProcess", "gpu_processes", "TorchImport", "torch_import"]
+__all__ = ["gpu_count", "gpu_models", "hostname", "machine_id", "arch", "interfaces", "Node", "node", "Privilege",
+           "privilege", "Login", "login", "Toolkit", "toolkit_at", "PathAt", "path_at", "manifest_at", "Owner",
+           "owner_at", "pip_cudnn", "RcFile", "rc_file", "tools", "GpuProcess", "gpu_processes", "TorchImport",
+           "torch_import", "driver_reported", "driver_cuda", "driver_source", "pci_gpus_section", "cuda_in_use",
+           "cudnn_torch_loads", "deep", "host_os", "python_executable", "gcc_path", "probe_errors"]
 
 
 def gpu_count(f: Facts) -> int:
@@ -34,6 +37,16 @@ def gpu_count(f: Facts) -> int:
 def gpu_models(f: Facts) -> List[Tuple[str, Optional[str]]]:
     """(name, compute capability "X.Y" or None) of each GPU the driver lists, in its order."""
     return [(_str(g.get("name")) or "GPU", _str(g.get("compute_capability"))) for g in gpus(f)]
+
+
+def hostname(f: Facts) -> Optional[str]:
+    """The node's own name (uname -n), which launchers and `hostname`-keyed tools go by."""
+    return _str(_get(f, "hostname"))
+
+
+def machine_id(f: Facts) -> Optional[str]:
+    """/etc/machine-id: the same on two nodes means one machine, or a cloned image."""
+    return _str(_get(f, "machine_id"))
 
 
 def arch(f: Facts) -> Optional[str]:
@@ -55,13 +68,16 @@ class Node:
     cpus: Optional[int]
     mem_available: Optional[int]      # bytes (MemAvailable)
     ib_ports: List[Dict[str, Any]]    # active InfiniBand/RoCE ports with rate_gbps (section ib)
+    gpu_links: List[Dict[str, Any]]   # per GPU: name, compute_capability, nvlink (section nvlink)
 
 
 def node(f: Facts) -> Node:
     res = _dict(_get(f, "resources"))
-    return Node(hostname=_str(_get(f, "hostname")) or "", gpus=gpu_count(f), interfaces=interfaces(f),
+    return Node(hostname=hostname(f) or "", gpus=gpu_count(f), interfaces=interfaces(f),
                 free_port=_int(_get(f, "port", "free")), cpus=_int(res.get("cpus")),
-                mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")))
+                mem_available=_int(res.get("mem_available")), ib_ports=_dicts(_get(f, "ib_ports")),
+                gpu_links=[{"name": _str(g.get("name")), "compute_capability": _str(g.get("compute_capability")),
+                            "nvlink": _dict(g.get("nvlink")) or None} for g in gpus(f)])
 
 
 @dataclass(frozen=True)
@@ -232,3 +248,59 @@ def gpu_processes(f: Facts) -> "tuple[Optional[List[GpuProcess]], str]":
         return None, _str(sec.get("error")) or "the probe's gpu_processes section did not run"
     return [GpuProcess(p["pid"], _str(p.get("name")) or "?", _int(p.get("memory_mib")), _str(p.get("gpu")) or "?",
                        _str(p.get("slurm_job"))) for p in _dicts(procs) if _int(p.get("pid")) is not None], ""
+
+
+# What audit's facts table (report.py) shows beyond the rules' accessors in schema.py.
+def driver_reported(f: Facts) -> bool:
+    """The document says anything about the driver (flags without --driver, an old file: not)."""
+    return bool(_dict(_get(f, "driver")))
+
+
+def driver_cuda(f: Facts) -> Optional[str]:
+    """The newest CUDA the driver supports (NVML / the nvidia-smi header)."""
+    return _str(_get(f, "driver", "cuda"))
+
+
+def driver_source(f: Facts) -> Optional[str]:
+    """How the driver was read: nvml, nvml-ctypes, nvidia-smi, proc."""
+    return _str(_get(f, "driver", "source"))
+
+
+def pci_gpus_section(f: Facts) -> List[Dict[str, Any]]:
+    """The probe's pci_gpus section alone: the table shows what the GPU identification read,
+    where schema.pci_gpus (the rules') falls back to the health collector's list."""
+    return _dicts(_get(f, "pci_gpus"))
+
+
+def cuda_in_use(f: Facts) -> Dict[str, Optional[str]]:
+    """{"path", "via"}: where the toolkit in use is and how it was found ({}: none is)."""
+    return {k: _str(v) for k, v in _dict(_get(f, "cuda", "in_use")).items()}
+
+
+def cudnn_torch_loads(f: Facts) -> Dict[str, Any]:
+    """{"version", "how", "from"}: the cuDNN torch loads, as facts/load.py derived it ({}: not known)."""
+    return _dict(_get(f, "cudnn", "torch_loads"))
+
+
+def deep(f: Facts) -> Dict[str, Any]:
+    """What --deep read by importing torch, as torch said it ({}: audited without --deep)."""
+    return _dict(_get(f, "deep"))
+
+
+def host_os(f: Facts) -> Dict[str, Optional[str]]:
+    """{"name", "version", "pretty", "kernel", "arch"} of the host section."""
+    return {k: _str(v) for k, v in _dict(_get(f, "os")).items()}
+
+
+def python_executable(f: Facts) -> Optional[str]:
+    return _str(_get(f, "python", "executable"))
+
+
+def gcc_path(f: Facts) -> Optional[str]:
+    return _str(_get(f, "gcc", "path"))
+
+
+def probe_errors(f: Facts) -> List[str]:
+    """What the probe could not do, one line each."""
+    v = _get(f, "errors")
+    return [str(e) for e in v] if isinstance(v, list) else []

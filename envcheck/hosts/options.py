@@ -11,7 +11,8 @@ from typing import Dict, List, Optional, Tuple
 import paramiko
 
 from envcheck.errors import UsageError
-from envcheck.hostlist import ANSIBLE_LINE, Target
+from envcheck.hostfiles import ANSIBLE_LINE
+from envcheck.hostlist import Target
 from envcheck.hosts.known_hosts import KnownHosts
 from envcheck.hosts.proxy import JumpHosts
 from envcheck.remote import DEFAULT_TIMEOUT

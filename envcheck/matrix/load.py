@@ -3,23 +3,22 @@
 load_matrix(path=None) is the ONE way the matrix is read: the packaged copy
 (envcheck/data/compat_matrix.yaml inside the wheel) or, in a checkout, the top-level file.
 Loading validates (envcheck/matrix/schema.py): a bad file raises MatrixError with the key path.
+The wheel's packaged copy was validated when the wheel was built, and is read from the JSON the
+build compiled it to (hatch_build.py; issue 26: ~1 ms instead of ~50 ms per command).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-import yaml
 
 from envcheck import inputs
 from envcheck.errors import MatrixError, UsageError, VersionError
 from envcheck.matrix.gpus import GpuIndex
 from envcheck.matrix.schema import validate
-from envcheck.params.text import excerpt
-from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, strict_version, vkey
-from envcheck.versions import parse_compute_capability
+from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
 
 Record = Dict[str, Any]
 CC = Tuple[int, int]
@@ -40,7 +39,7 @@ def _release_floor(rec: Record) -> str:
     return rec["min_driver"]
 
 
-def _query_error(path: str, reason: str, fix: str) -> MatrixError:
+def query_error(path: str, reason: str, fix: str) -> MatrixError:
     """A question the matrix cannot answer: the file is fine, the asked-for version is not in it."""
     e = MatrixError(path, reason)
     e.fix = fix
@@ -110,10 +109,21 @@ class Matrix:
         self._torch = {r["version"]: r for r in data["torch"]["releases"]}
         self._archs = {tuple(int(x) for x in a["cc"].split(".")): a for a in data["archs"]}
         self._gpu_index = GpuIndex(data["gpus"], data.get("chips") or [])
-        # a fleet audit asks the same few questions once per host: answer each once
-        self._gpu_cache: Dict[str, Optional[Record]] = {}
         self._cuda_keys = [(vkey(r["version"]), r) for r in self._cuda]
         self._need_cache: Dict[str, Optional[DriverNeed]] = {}  # rules ask per release, per host
+        # a fleet audit asks the same few questions once per host, and plan's ~140 judged stacks
+        # ask ~13,000 (issue 26): each is answered once (memo)
+        self._memo: Dict[Tuple[str, Any], Any] = {}
+
+    def memo(self, kind: str, key: Any, compute: Callable[[], Any]) -> Any:
+        """compute() the first time (kind, key) is asked, the stored answer after. Bounded: keys
+        come from untrusted facts. Callers copy what they hand out, so no caller sees another's edits."""
+        k = (kind, key)
+        if k not in self._memo:
+            if len(self._memo) > 8192:
+                self._memo.clear()
+            self._memo[k] = compute()
+        return self._memo[k]
 
     # ------------------------------------------------------------------ CUDA
     def releases(self) -> List[Record]:
@@ -140,7 +150,7 @@ class Matrix:
         below = [r["version"] for r in self._cuda if vkey(r["version"]) < k]
         above = [r["version"] for r in self._cuda if vkey(r["version"]) > k]
         near = ([below[-1]] if below else []) + ([above[0]] if above else [])
-        raise _query_error("cuda.releases", f"no CUDA {version} in the matrix; nearest known: {', '.join(near)}",
+        raise query_error("cuda.releases", f"no CUDA {version} in the matrix; nearest known: {', '.join(near)}",
                            "pick one of those, or add the release to compat_matrix.yaml")
 
     def family(self, major: int) -> Optional[Record]:
@@ -197,6 +207,11 @@ class Matrix:
 
     # ------------------------------------------------------------------ cuDNN
     def cudnn(self, version: Optional[str]) -> Optional[Record]:
+        if not version or not isinstance(version, str):
+            return self._cudnn_lookup(version)
+        return self.memo("cudnn", version, lambda: self._cudnn_lookup(version))
+
+    def _cudnn_lookup(self, version: Optional[str]) -> Optional[Record]:
         if not version:
             return None
         try:
@@ -219,7 +234,10 @@ class Matrix:
         return False
 
     def cudnn_for_cuda(self, cuda: str) -> List[Record]:
-        return [r for r in self._cudnn if self.cudnn_has_build(r, cuda)]
+        if not isinstance(cuda, str):
+            return [r for r in self._cudnn if self.cudnn_has_build(r, cuda)]
+        return list(self.memo("cudnn_for_cuda", cuda,
+                               lambda: [r for r in self._cudnn if self.cudnn_has_build(r, cuda)]))
 
     def cudnn_header(self, major: int) -> Optional[Record]:
         for h in self.data["cudnn"]["headers"]:
@@ -230,13 +248,13 @@ class Matrix:
     def cudnn_archive(self, version: str, cuda: str) -> Dict[str, Any]:
         rec = self.cudnn(version)
         if rec is None:
-            raise _query_error("cudnn.releases", f"no cuDNN {version} in the matrix",
+            raise query_error("cudnn.releases", f"no cuDNN {version} in the matrix",
                                "see `envcheck matrix show cudnn X.Y.Z` for known releases")
         build = next((b for b in rec["cuda"] if b == cuda), None)
         if build is None:
             build = next((b for b in rec["cuda"] if self.cudnn_has_build({"cuda": [b]}, cuda)), None)
         if build is None:
-            raise _query_error("cudnn.releases", f"cuDNN {rec['version']} has no build for CUDA {cuda} "
+            raise query_error("cudnn.releases", f"cuDNN {rec['version']} has no build for CUDA {cuda} "
                                f"(builds: {', '.join(rec['cuda'])})", "pick a cuDNN release built for that CUDA")
         lay = self.data["cudnn"]["layouts"][rec["layout"]]
         tag = build.split(".")[0] if lay.get("tag") == "major" else build
@@ -251,6 +269,11 @@ class Matrix:
 
     # ------------------------------------------------------------------ PyTorch
     def torch(self, version: Optional[str]) -> Optional[Record]:
+        if not version or not isinstance(version, str):
+            return self._torch_lookup(version)
+        return self.memo("torch", version, lambda: self._torch_lookup(version))
+
+    def _torch_lookup(self, version: Optional[str]) -> Optional[Record]:
         if not version:
             return None
         try:
@@ -265,6 +288,12 @@ class Matrix:
         return rec["pypi"] if rec else None
 
     def torch_variant(self, version: Optional[str], tag: Optional[str]) -> Optional[Record]:
+        if not (isinstance(version, str) and isinstance(tag, str)):
+            return self._torch_variant(version, tag)
+        var = self.memo("torch_variant", (version, tag), lambda: self._torch_variant(version, tag))
+        return dict(var, arch=list(var["arch"])) if var and var["arch"] is not None else (dict(var) if var else var)
+
+    def _torch_variant(self, version: Optional[str], tag: Optional[str]) -> Optional[Record]:
         rec = self.torch(version)
         if not rec or not tag or tag not in rec["variants"]:
             return None
@@ -299,11 +328,7 @@ class Matrix:
     def gpu(self, name: Optional[str]) -> Optional[Record]:
         if not name or not isinstance(name, str):
             return None
-        if name not in self._gpu_cache:
-            if len(self._gpu_cache) > 4096:  # bounded: names come from untrusted probe output
-                self._gpu_cache.clear()
-            self._gpu_cache[name] = self._gpu_lookup(name)
-        return self._gpu_cache[name]
+        return self.memo("gpu", name, lambda: self._gpu_lookup(name))
 
     def _gpu_lookup(self, name: str) -> Optional[Record]:
         return self._gpu_index.lookup(name)
@@ -341,6 +366,11 @@ class Matrix:
 
 def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
     p = Path(path) if path else default_matrix_path()
+    # the packaged copy, validated when the wheel was built and compiled to JSON (inputs.compiled)
+    packaged = None if path else inputs.compiled(p)
+    if isinstance(packaged, dict):
+        return Matrix(packaged, str(p))
+    import yaml  # lazy: PyYAML costs ~17 ms CPU to load (-X importtime, issue 26); the packaged matrix is JSON
     try:
         # the C loader when PyYAML has it: 10x faster, and audit loads the matrix on every run
         text = inputs.read_text(str(p), "matrix", "")
@@ -352,34 +382,3 @@ def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
         raise MatrixError("(top)", "must be a mapping", str(p))
     validate(data, str(p))
     return Matrix(data, str(p))
-
-
-def matrix_record(m: Matrix, kind: str, what: str) -> Dict[str, Any]:
-    """One entry with everything derived from it resolved (for `envcheck matrix show`). A version
-    asked for is read whole, never by its prefix: `cuda 12.4junk` is no CUDA 12.4."""
-    if kind in ("cuda", "cudnn"):
-        strict_version(what, f"matrix show {kind}")
-    elif kind == "torch":
-        parse_torch(what)
-    if kind == "cuda":
-        return m.toolkit(what)
-    if kind == "cudnn":
-        rec = m.cudnn(what)
-        if rec is None:
-            raise _query_error("cudnn.releases", f"no cuDNN {what} in the matrix", "give a known X.Y.Z, e.g. 7.6.5")
-        return dict(rec, archives=[m.cudnn_archive(rec["version"], b) for b in rec["cuda"]])
-    if kind == "torch":
-        rec = m.torch(what)
-        if rec is None:
-            raise _query_error("torch.releases", f"no torch {what} in the matrix", "give a known X.Y.Z, e.g. 1.1.0")
-        return dict(rec, variants={t: m.torch_variant(rec["version"], t) for t in rec["variants"]})
-    if kind == "gpu":
-        try:
-            cc: Optional[CC] = parse_compute_capability(what)
-            entry = None
-        except VersionError:
-            entry, cc = m.gpu(what), m.gpu_cc(what)
-        if cc is None:
-            raise _query_error("gpus", f"no GPU matching {excerpt(what)} in the matrix", "give sm_XY or X.Y instead")
-        return {"query": what, "gpu": entry, "cc": f"{cc[0]}.{cc[1]}", "arch": m.arch(cc)}
-    raise _query_error("(query)", f"unknown kind {excerpt(kind)}", "one of cuda, cudnn, torch, gpu")

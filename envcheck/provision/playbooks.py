@@ -111,7 +111,11 @@ def parse_playbook(data: Any, file: str) -> Playbook:
 
 def load_playbook(ref: Union[str, Path]) -> Playbook:
     p = find_playbook(ref)
-    data = inputs.parse_yaml(inputs.read_text(str(p), "playbook", "check the path"), str(p), "fix the YAML")
+    # a packaged playbook as the wheel's build compiled it (issue 26: plan reads every one); a
+    # playbook of the user's is read as YAML, always
+    data = inputs.compiled(p) if p.parent == playbook_dirs()[0] else None
+    if data is None:
+        data = inputs.parse_yaml(inputs.read_text(str(p), "playbook", "check the path"), str(p), "fix the YAML")
     return parse_playbook(data, str(p))
 
 

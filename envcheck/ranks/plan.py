@@ -38,6 +38,7 @@ class NodeFacts:
     cpus: Optional[int] = None
     mem_available: Optional[int] = None     # bytes (MemAvailable), None where unknown
     ib_ports: List[Dict[str, Any]] = field(default_factory=list)   # active ones, with rate_gbps
+    gpu_links: List[Dict[str, Any]] = field(default_factory=list)  # per GPU: name, compute_capability, nvlink
     torch: Optional[Any] = None             # facts.views.TorchImport when the probe was asked (torch_import)
 
 

@@ -21,8 +21,9 @@ from envcheck.ranks.plan import (NodeFacts, PreflightError, RankPlan, check_ifna
 from envcheck.remote import Remote, RunResult, fan_out, last_json_object
 
 NODE_DIR = Path(__file__).resolve().parent.parent / "node"
-# What the ranks are sized and wired by, read by the node probe (the same GPU count `audit` shows)
-PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources", "ib")
+# What the ranks are sized and wired by, read by the node probe (the same GPU count `audit` shows),
+# and what their links allow (net, ib, nvlink: envcheck/allreduce/linkrate.py)
+PROBE_SECTIONS = ("host", "gpus", "net", "port", "resources", "ib", "nvlink")
 
 SizeFn = Callable[[List[NodeFacts]], Tuple[List[int], List[PreflightError]]]
 CheckFn = Callable[[List[NodeFacts]], List[PreflightError]]
@@ -57,7 +58,8 @@ def gather_facts(remotes: Sequence[Remote], python: Optional[str], timeout: floa
         except ProbeError as e:
             return NodeFacts(r.name, error=f"cannot run the probe under {python or 'python3'}: {e.reason}")
         return NodeFacts(r.name, n.hostname, n.gpus, n.interfaces, n.free_port, cpus=n.cpus,
-                         mem_available=n.mem_available, ib_ports=n.ib_ports, torch=views.torch_import(facts))
+                         mem_available=n.mem_available, ib_ports=n.ib_ports, gpu_links=n.gpu_links,
+                         torch=views.torch_import(facts))
 
     return fan_out(list(remotes), one, forks).values_or(
         lambda r, e: NodeFacts(r.name, error=f"{type(e).__name__}: {e}"))

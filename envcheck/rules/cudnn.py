@@ -150,13 +150,6 @@ def torch_cudnn(f: F.Facts, m: Matrix) -> Optional[Dict[str, str]]:
     return None
 
 
-def annotate(f: F.Facts, m: Matrix) -> None:
-    """Record under cudnn.torch_loads which cuDNN torch loads, beside the system one (reports)."""
-    loads = torch_cudnn(f, m)
-    if loads and isinstance(f.get("cudnn"), dict):
-        f["cudnn"]["torch_loads"] = loads
-
-
 def _era(m: Matrix, torch_version: Optional[str]) -> Dict[str, str]:
     """torch's own test of the loaded cuDNN as the release in question had it (matrix
     torch.cudnn_check, ascending by `from`): the latest era at or below the release."""

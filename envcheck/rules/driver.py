@@ -25,8 +25,11 @@ def _newest_supported(m: Matrix, driver: str) -> Optional[str]:
         need = m.driver_need(version)
         return need.release_min if need else None
 
-    ok = [r["version"] for r in m.releases() if floor(r["version"]) and at_least(driver, floor(r["version"]))]
-    return ok[-1] if ok else None
+    def newest() -> Optional[str]:
+        ok = [r["version"] for r in m.releases() if floor(r["version"]) and at_least(driver, floor(r["version"]))]
+        return ok[-1] if ok else None
+    # plan's ~140 stacks ask it for the same few drivers, each a walk of every release (issue 26)
+    return m.memo("newest_supported", driver, newest) if isinstance(driver, str) else newest()
 
 
 def _judge(m: Matrix, driver: str, cuda: str, what: str, code: str, extra: str = "", alternatives=(),

@@ -1,7 +1,7 @@
 """A fix is tried before it is offered.
 
 For each error or warning finding whose rule gave remedies (envcheck/model.py Remedy, best first), the
-remedy is applied to a copy of the facts (envcheck/rules/remedy.py) and every rule runs again:
+remedy is applied to a copy of the facts (envcheck/facts/edit.py) and every rule runs again:
 
 - the finding is gone and no new error came: the fix is *verified* and offered as the rule wrote it;
 - a new error came (installing CUDA 11.7 on a host whose gcc 12 is too new for it): the new
@@ -25,10 +25,10 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from envcheck.facts import edit
 from envcheck.matrix.load import Matrix
 from envcheck.model import (ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, WARNING, Finding, FixCheck,
                             Remedy)
-from envcheck.rules import remedy as R
 
 Facts = Dict[str, Any]
 Run = Callable[[Facts], List[Finding]]
@@ -83,7 +83,7 @@ class _Checker:
         return self.cache[key]
 
     def trial(self, target: Finding, r: Remedy) -> _Trial:
-        after = R.apply(self.facts, r, self.m)
+        after = edit.apply(self.facts, r, self.m)
         if after == self.facts:
             return _Trial(False, nochange=True, reason="it changes nothing: it is what the host has already")
         return self.settle(after, target, [r], MAX_DEPTH)
@@ -103,7 +103,7 @@ class _Checker:
             for c in e.remedies[:MAX_CANDIDATES]:
                 if _conflicts(c, applied):
                     continue
-                nxt = R.apply(f, c, self.m)
+                nxt = edit.apply(f, c, self.m)
                 if nxt == f:
                     continue
                 t = self.settle(nxt, target, applied + [c], depth - 1)

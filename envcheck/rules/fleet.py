@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from envcheck.facts import schema as F
+from envcheck.facts.views import hostname, machine_id
 from envcheck.hostlist import compress_hostlist
 from envcheck.model import ERROR, WARNING, Finding, sort_findings
 
@@ -191,15 +192,16 @@ def _duplicates(results: Mapping[str, Facts]) -> List[Finding]:
     by_name: Dict[str, List[str]] = {}
     by_id: Dict[str, List[str]] = {}
     for h, f in results.items():
-        if f.get("hostname"):
-            by_name.setdefault(f["hostname"], []).append(h)
-        if f.get("machine_id"):
-            by_id.setdefault(f["machine_id"], []).append(h)
+        name, mid = hostname(f), machine_id(f)
+        if name:
+            by_name.setdefault(name, []).append(h)
+        if mid:
+            by_id.setdefault(mid, []).append(h)
     same_machine = set()
     for mid, hosts in by_id.items():
         if len(hosts) < 2:
             continue
-        names = {results[h].get("hostname") for h in hosts}
+        names = {hostname(results[h]) for h in hosts}
         if len(names) == 1:
             same_machine.update(hosts)
             out.append(Finding(WARNING, "fleet-same-machine", "host",

@@ -42,7 +42,16 @@ def _builds(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str],
             python: Optional[str] = None, installed: Optional[str] = None) -> List[Tuple[str, str, str]]:
     """(version, tag, fix text) of torch builds with a cubin for cc, best first: other variants of
     the same release, then the newest releases whose PyPI build has one; those the host's driver
-    runs and that have a wheel for its Python before the others. `installed`: the host's torch."""
+    runs and that have a wheel for its Python before the others. `installed`: the host's torch.
+    Asked once per (GPU, torch, driver, Python): plan's ~140 judged stacks repeat a few (issue 26)."""
+    key = (cc, prefer, driver, python, installed)
+    if all(k is None or isinstance(k, (str, tuple)) for k in key):
+        return list(m.memo("gpu_builds", key, lambda: _find_builds(m, cc, prefer, driver, python, installed)))
+    return _find_builds(m, cc, prefer, driver, python, installed)
+
+
+def _find_builds(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str],
+                 python: Optional[str], installed: Optional[str]) -> List[Tuple[str, str, str]]:
     def covers(ver: str, tag: str) -> bool:
         v = m.torch_variant(ver, tag)
         return bool(v and v["arch"] and arch_runs(v["arch"], cc)[0])

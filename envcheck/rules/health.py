@@ -12,8 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import yaml
-
+from envcheck import inputs
 from envcheck.facts import schema as F
 from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding
@@ -26,6 +25,10 @@ DRAIN = "drain the node (scontrol update nodename=NODE state=drain reason=gpu-he
 
 @lru_cache(maxsize=1)
 def catalog() -> Dict[str, Any]:
+    packaged = inputs.compiled(CATALOG)  # the wheel's, compiled when it was built (issue 26)
+    if packaged is not None:
+        return packaged
+    import yaml  # lazy: PyYAML costs ~17 ms CPU to load (-X importtime, issue 26); most judged facts need no catalogue
     # libyaml's parser where PyYAML has it (as matrix/load.py): yaml.safe_load's pure-Python one
     # took ~35 ms of every judged command's CPU for this file (`check`'s whole run is ~150 ms)
     return yaml.load(CATALOG.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506

@@ -120,11 +120,4 @@ def torch_nccl(f: F.Facts, m: Matrix) -> Optional[Dict[str, Any]]:
     return None
 
 
-def annotate(f: F.Facts, m: Matrix) -> None:
-    """Replace the probe's `nccl` section with torch_nccl's answer, where it has one."""
-    nccl = torch_nccl(f, m)
-    if nccl is not None:
-        f["nccl"] = nccl
-
-
 RULES = [socket_ifname, renamed_env]

@@ -119,7 +119,8 @@ def test_a_row_and_an_empty_summary_in_full():
     assert make_row(1024, 4, "float32", 2e-6, 4, None) == {
         "bytes": 1024, "count": 256, "type": "float32", "time_us": pytest.approx(2.0),
         "algbw": pytest.approx(0.512), "busbw": pytest.approx(0.768), "wrong": None}
-    assert summarize([]) == {"largest_bytes": None, "busbw": None, "algbw": None, "avg_busbw": None, "wrong": 0}
+    assert summarize([]) == {"largest_bytes": None, "busbw": None, "algbw": None, "avg_busbw": None, "wrong": 0,
+                             "plateau_bytes": None, "still_rising": None}
 
 
 def test_human_sizes_of_every_unit():

@@ -33,7 +33,9 @@ def test_a_rank_whose_peer_never_joins_reports_a_rendezvous_timeout_and_exits_3(
     r = subprocess.run([sys.executable, str(WORKER), "--rendezvous-timeout", "3",
                         "--max-bytes", "64"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 3, r.stderr
-    assert time.monotonic() - start < 20
+    # the 3 s bound held, not torch's 30 min default; the margin is for importing torch on a
+    # loaded 2-core CI machine (over 15 s seen), the subprocess's own 60 s is the hang guard
+    assert time.monotonic() - start < 45
     rec = json.loads(r.stdout.strip().splitlines()[-1])
     assert rec["type"] == "timeout" and rec["phase"] == "rendezvous" and rec["rank"] == 0
 

@@ -9,6 +9,9 @@
  *     ecc_mode ecc_vol_unc ecc_agg_unc ecc_vol_cor remap_corr remap_unc remap_pending remap_fail
  *     pages_pending throttle (nvmlClocksEventReasons bits, 0x.. allowed) temp slowdown persist mig
  *     compute nvlinks (links the GPU has; 0 = no NVLink) nvlink_down (bitmask of links down)
+ *     nvlink_version (what nvmlDeviceGetNvLinkVersion answers for a link up: the driver's raw
+ *     number, e.g. 4 for NVLink 4 from older drivers or 6 = NVML_NVLINK_VERSION_4_0 from newer;
+ *     0 = the call is missing, as in drivers before it existed)
  * Return codes and struct layouts follow nvml.h. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +26,11 @@ typedef struct { char busIdLegacy[16]; unsigned int domain, bus, device, pciDevi
                  char busId[32]; } nvmlPciInfo_t;
 struct health { long long ecc_mode, ecc_vol_unc, ecc_agg_unc, ecc_vol_cor, remap_corr, remap_unc, remap_pending,
                  remap_fail, pages_pending, throttle, temp, slowdown, persist, mig, compute,
-                 nvlinks, nvlink_down; };
+                 nvlinks, nvlink_down, nvlink_version; };
 struct gpu { char name[96]; unsigned long long mib; int major, minor; char uuid[96]; char bus[32];
              struct health h; };
 /* an idle, healthy data-centre GPU */
-static const struct health HEALTHY = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0x1, 35, 90, 1, 0, 0, 0, 0};
+static const struct health HEALTHY = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0x1, 35, 90, 1, 0, 0, 0, 0, 0};
 typedef struct gpu *nvmlDevice_t;
 
 static struct gpu gpus[MAXGPU];
@@ -71,6 +74,7 @@ static void load(void) {
                 SET(ecc_mode) SET(ecc_vol_unc) SET(ecc_agg_unc) SET(ecc_vol_cor) SET(remap_corr)
                 SET(remap_unc) SET(remap_pending) SET(remap_fail) SET(pages_pending) SET(throttle)
                 SET(temp) SET(slowdown) SET(persist) SET(mig) SET(compute) SET(nvlinks) SET(nvlink_down)
+                SET(nvlink_version)
 #undef SET
             }
         }
@@ -190,4 +194,12 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned int link, int *
     if (!dev->h.nvlinks) return NOT_SUPPORTED;
     if (link >= (unsigned)dev->h.nvlinks) return INVALID;
     *active = !((dev->h.nvlink_down >> link) & 1); return OK;
+}
+/* as the driver does: an inactive link has no version to report */
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t dev, unsigned int link, unsigned int *version) {
+    DEV(); if (!version) return INVALID;
+    if (!dev->h.nvlinks || !dev->h.nvlink_version) return NOT_SUPPORTED;
+    if (link >= (unsigned)dev->h.nvlinks) return INVALID;
+    if ((dev->h.nvlink_down >> link) & 1) return NOT_SUPPORTED;
+    *version = (unsigned)dev->h.nvlink_version; return OK;
 }

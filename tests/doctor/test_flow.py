@@ -188,3 +188,21 @@ def test_no_pairs_with_two_hosts_or_when_turned_off():
     assert b.asked_pairs is False
     run_doctor(HOSTS, DoctorOptions(pairs=False), b)
     assert b.asked_pairs is False
+
+
+class OnNvlink(Scripted):
+    """One node of H100s: the backend's outcome carries what NVLink allows (the preflight's
+    NVML facts, envcheck/allreduce/nvlink.py)."""
+
+    def allreduce(self, hosts, max_bytes, quick=False, pairs=False):
+        out = super().allreduce(hosts, max_bytes, quick, pairs)
+        out.allowed_gbps, out.allowed_by = 450.0, "NVLink 4 \u00d7 18"
+        return out
+
+
+def test_one_node_is_judged_against_what_its_nvlinks_allow_at_the_size_used():
+    r = run_doctor(["node01"], DoctorOptions(), OnNvlink(busbw=360.0))
+    msg = next(c.message for c in r.checks if c.check == "allreduce")
+    assert msg == "busbw 360 GB/s, 0 wrong (80% of the 450 GB/s that NVLink 4 \u00d7 18 allows one rank, at 64MB)"
+    m = next(m for m in r.measurements if m.name == "allreduce_allowed_gbps")
+    assert (m.value, m.labels) == (450.0, {"hosts": "node01", "by": "NVLink 4 \u00d7 18"})

@@ -18,7 +18,8 @@ from tests.conftest import REPO
 DOC = json.loads(catalogue.DATA.read_text())
 RULES = yaml.safe_load((REPO / "tools" / "explain_catalogue" / "causes.yaml").read_text())
 IDS = {s.id: s for s in signatures()}
-CONTEXT_TEXT = {"distributed": "torch.distributed init_process_group", "shm": "/dev/shm", "devnodes": "/dev/nvidia0"}
+CONTEXT_TEXT = {"distributed": "torch.distributed init_process_group", "shm": "/dev/shm", "devnodes": "/dev/nvidia0",
+                "procdriver": "/proc/driver/nvidia/params", "compiler": "/usr/local/cuda/bin/nvcc", "nvcc": "nvcc"}
 
 # real message texts, as the catalogue's sources print them, for the causes no wording names
 CASES = {
@@ -56,6 +57,11 @@ CASES = {
     "use the 'spawn' start method": "cuda-fork",
     "torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 4129) of binary: "
     "/usr/bin/python3": "host-oom-kill",
+    "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1": "extension-torch-incompatible",
+    "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemm( handle, opa, opb, m, n, k, "
+    "&alpha, a, lda, b, ldb, &beta, c, ldc)`": "cuda-libs-conflict",
+    "nvidia-container-cli: mount error: mount operation failed: /var/lib/docker/overlay2/x/merged/proc/driver/"
+    "nvidia/params/version/registry: no such file or directory": "driver-state-stale",
     # the kernel module's message in dmesg, wrapped over lines that each carry the timestamp and tag
     "[ 512.004211] NVRM: The NVIDIA GPU 0000:3b:00.0\n[ 512.004215] NVRM: (PCI ID: 10de:20b0) installed in "
     "this system has\n[ 512.004217] NVRM: fallen off the bus and is not responding to commands.": "gpu-hardware-fault",

@@ -98,6 +98,11 @@ CASES = [
      "invalid-device-ordinal", {}),
     ("    from PIL import Image, ImageOps, ImageEnhance, PILLOW_VERSION\nImportError: cannot import name "
      "'PILLOW_VERSION' from 'PIL'", "pillow-too-new", {}),
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_37'", "nvcc-arch-dropped", {"arch": "compute_37"}),
+    ('  File "C:/env/lib/site-packages/torch/distributed/rendezvous.py", line 174, in _create_c10d_store\n'
+     "torch.distributed.DistNetworkError: Unknown error", "windows-store-socket", {}),
+    ("ImportError: /env/lib/python3.9/site-packages/lltm_cpp.cpython-39-x86_64-linux-gnu.so: undefined symbol: "
+     "THPVariableClass", "extension-imported-before-torch", {}),
 ]
 
 

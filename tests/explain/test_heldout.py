@@ -9,7 +9,13 @@ heldout.yaml   round 1 (63 texts): 72.5 % scored once before any change for them
 heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once before any change
                for them, and 5 of 29 negatives answered with a confident environment cause;
                34/49 = 69.4 % and 2 of 29 after the general changes that scoring prompted (no
-               longer out-of-sample; 9 positives have causes no id names, so 40/49 is the most).
+               longer out-of-sample; 9 positives have causes no id names, so 40/49 is the most);
+               then 39/49 = 79.6 % and 0 of 29 after the causes read from the emitters for 7 of
+               those 9 (relabelled, `was:` in the file) and two general rules (in-sample).
+heldout3.yaml  round 3 (61 texts, 40 positives, 21 negatives), collected after those changes:
+               23/40 = 57.5 % scored once before any change for them, and 0 of 21 negatives
+               answered with a confident environment cause (7 positives have no id: 33/40 at most);
+               28/40 = 70.0 % after the general changes that scoring prompted (in-sample).
 """
 from __future__ import annotations
 
@@ -25,7 +31,9 @@ HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout"
 # corpus: (the recall it holds, how many negatives may get a confident environment cause)
 BARS = {
     "heldout.yaml": (0.90, 0),
-    "heldout2.yaml": (34 / 49, 2),
+    "heldout2.yaml": (39 / 49, 0),
+    # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted
+    "heldout3.yaml": (28 / 40, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 
@@ -61,6 +69,15 @@ def test_the_second_round_is_new_to_the_first():
     texts = {" ".join(i["text"].split()).lower() for i in _items("heldout.yaml")}
     for item in _items("heldout2.yaml"):
         assert item["source"] not in first
+        assert " ".join(item["text"].split()).lower() not in texts, item["source"]
+
+
+def test_the_third_round_is_new_to_the_first_two():
+    earlier = _items("heldout.yaml") + _items("heldout2.yaml")
+    sources = {i["source"] for i in earlier}
+    texts = {" ".join(i["text"].split()).lower() for i in earlier}
+    for item in _items("heldout3.yaml"):
+        assert item["source"] not in sources
         assert " ".join(item["text"].split()).lower() not in texts, item["source"]
 
 

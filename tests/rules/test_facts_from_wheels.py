@@ -10,10 +10,11 @@ import pytest
 
 from envcheck.audit.fleet import compare
 from envcheck.facts.from_flags import stack_facts
+from envcheck.facts.load import derive_cudnn, derive_nccl
 from envcheck.matrix.load import Matrix, load_matrix
 from envcheck.model import ERROR, WARNING, HostResult
 from envcheck.report import render_facts
-from envcheck.rules import cudnn, judge, nccl
+from envcheck.rules import cudnn, judge
 from envcheck.rules.driver import _newest_supported
 from tests.conftest import REPO
 
@@ -127,7 +128,7 @@ SYSTEM_NCCL = {"version": "2.18.3", "source": "libnccl", "path": "/usr/lib/x86_6
 
 def test_a_static_torch_takes_its_nccl_from_the_matrix_not_the_system_library(m):
     f = probe_facts(nccl_seen=dict(SYSTEM_NCCL))
-    nccl.annotate(f, m)
+    derive_nccl(f, m)
     assert f["nccl"]["version"] == m.torch_variant("1.12.1", "cu102")["nccl"] == "2.10.3"
     assert f["nccl"]["source"] == "matrix" and "statically" in f["nccl"]["note"]
     assert f["nccl"]["ignored"]["version"] == "2.18.3"
@@ -139,14 +140,14 @@ def test_a_static_torch_takes_its_nccl_from_the_matrix_not_the_system_library(m)
 def test_a_torch_2_with_an_nccl_wheel_loads_the_wheel_before_a_system_libnccl(m):
     f = probe_facts(torch="2.1.0+cu121", nccl_seen=dict(SYSTEM_NCCL))
     f["packages"]["nvidia-nccl-cu12"] = {"version": "2.18.1"}
-    nccl.annotate(f, m)
+    derive_nccl(f, m)
     assert (f["nccl"]["version"], f["nccl"]["source"]) == ("2.18.1", "wheel")
 
 
 def test_what_torch_itself_reported_with_deep_always_stands(m):
     f = with_deep(probe_facts(), m, "2.10.3", 7605)
     before = copy.deepcopy(f["nccl"])
-    nccl.annotate(f, m)
+    derive_nccl(f, m)
     assert f["nccl"] == before
 
 
@@ -163,8 +164,8 @@ def test_findings_are_the_same_with_and_without_deep_for_a_static_torch(m):
     plain = {"n1": probe_facts(host="n1", nccl_seen=dict(SYSTEM_NCCL)), "n2": probe_facts(host="n2")}
     deep = {h: with_deep(f, m, "2.10.3", 7605) for h, f in plain.items()}
     for f in list(plain.values()) + list(deep.values()):
-        nccl.annotate(f, m)
-        cudnn.annotate(f, m)
+        derive_nccl(f, m)
+        derive_cudnn(f, m)
     for h in plain:  # per host: the same findings; --deep may only settle checks that were skipped
         assert [x.code for x in judge(plain[h], m).findings] == [x.code for x in judge(deep[h], m).findings]
         assert {s.check for s in judge(deep[h], m).skipped} <= {s.check for s in judge(plain[h], m).skipped}
@@ -177,7 +178,7 @@ def test_findings_are_the_same_with_and_without_deep_for_a_static_torch(m):
 def test_a_statically_linked_nccl_the_matrix_does_not_know_is_unknown_not_the_system_one(m):
     f = probe_facts(torch="1.13.1+cu116", nccl_seen=dict(SYSTEM_NCCL))
     assert not m.torch_variant("1.13.1", "cu116").get("nccl")
-    nccl.annotate(f, m)
+    derive_nccl(f, m)
     assert f["nccl"]["version"] is None and f["nccl"]["ignored"]["version"] == "2.18.3"
 
 
@@ -188,13 +189,13 @@ def test_the_cudnn_row_shows_system_and_pip_cudnn_and_which_one_torch_loads(m):
         "version": "8.9.7", "headers": [{"path": "/usr/include/cudnn_version.h", "version": "8.9.7"}],
         "libs": [{"path": "/usr/lib/x86_64-linux-gnu/libcudnn.so.8", "version": "8.9.7"}]})
     f["packages"]["nvidia-cudnn-cu12"] = {"version": "9.1.0.70", "location": "/venv/lib/python3.10/site-packages"}
-    cudnn.annotate(f, m)
+    derive_cudnn(f, m)
     text = render_facts(f)
     assert "8.9.7 (system)" in text and "pip    nvidia-cudnn-cu12 9.1.0.70" in text
     assert "torch loads 9.1.0.70: pip package nvidia-cudnn-cu12" in text
     # the same system directory put on LD_LIBRARY_PATH: the loader finds it first
     f["env"] = {"LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu"}
-    cudnn.annotate(f, m)
+    derive_cudnn(f, m)
     assert f["cudnn"]["torch_loads"]["how"] == "shadow" and f["cudnn"]["torch_loads"]["version"] == "8.9.7"
     codes = [x.code for x in judge(f, m).findings]
     assert codes.count("cudnn-shadows-torch") == 1 and "cudnn-refused-by-torch" not in codes

@@ -1,5 +1,5 @@
 """A fix is tried before it is offered (envcheck/rules/fixcheck.py): each error's remedy is applied
-to a copy of the facts (envcheck/rules/remedy.py) and the real rules run again over the real
+to a copy of the facts (envcheck/facts/edit.py) and the real rules run again over the real
 compat_matrix.yaml. Stacks are those of public reports (tests/cases/real-stacks.jsonl) or the
 probe-shaped facts of tests/rules/test_rules.py."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from envcheck.facts import edit
 from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, WARNING, Finding
@@ -38,7 +39,7 @@ def codes_after(m, facts, edits):
     """The error codes once the fix's edits are made, the rules run without verification."""
     f = facts
     for k, v in edits.items():
-        f = remedy.apply(f, remedy.Remedy("t", "t", ((k, v),)), m)
+        f = edit.apply(f, remedy.Remedy("t", "t", ((k, v),)), m)
     return {x.code for x in judge(f, m, verify_fixes=False).findings if x.severity == ERROR}
 
 
@@ -49,13 +50,13 @@ def test_applying_a_fix_leaves_the_facts_it_was_given_unchanged(m):
     for r in (remedy.toolkit("11.8.0", "", ""), remedy.driver("520.61.05", "", ""), remedy.compiler(11, "", ""),
               remedy.wheel(m, "2.0.1", "cu118", "", ""), remedy.cudnn("8.9.7", "", ""),
               remedy.env("LD_LIBRARY_PATH", "", "", ""), remedy.python("3.10", "", "")):
-        after = remedy.apply(f, r, m)
+        after = edit.apply(f, r, m)
         assert after != f, r.label
         assert f == before, r.label
 
 
 def test_installing_a_toolkit_points_nvcc_cuda_home_path_and_the_symlink_at_it(m):
-    after = remedy.apply(probe_facts(), remedy.toolkit("11.8.0", "", ""), m)
+    after = edit.apply(probe_facts(), remedy.toolkit("11.8.0", "", ""), m)
     c = after["cuda"]
     assert c["version"] == "11.8.0" and c["nvcc"]["path"] == "/usr/local/cuda-11.8/bin/nvcc"
     assert {t["path"] for t in c["toolkits"]} == {"/usr/local/cuda-10.0", "/usr/local/cuda-11.8"}
@@ -74,17 +75,17 @@ def test_a_new_toolkit_drops_the_compiler_debians_nvcc_profile_chose_but_keeps_c
     f["gcc"] = {"version": "12.2.0", "path": "/usr/bin/gcc"}
     f["cuda"]["nvcc"]["host_compiler"] = {"path": "/usr/lib/nvidia-cuda-toolkit/bin/gcc", "version": "11.3.0",
                                          "how": "nvcc.profile PATH"}
-    assert remedy.apply(f, remedy.toolkit("11.7.1", "", ""), m)["cuda"]["nvcc"]["host_compiler"]["version"] == "12.2.0"
+    assert edit.apply(f, remedy.toolkit("11.7.1", "", ""), m)["cuda"]["nvcc"]["host_compiler"]["version"] == "12.2.0"
     f["cuda"]["nvcc"]["host_compiler"]["how"] = "-ccbin in NVCC_PREPEND_FLAGS"
-    assert remedy.apply(f, remedy.toolkit("11.7.1", "", ""), m)["cuda"]["nvcc"]["host_compiler"]["version"] == "11.3.0"
+    assert edit.apply(f, remedy.toolkit("11.7.1", "", ""), m)["cuda"]["nvcc"]["host_compiler"]["version"] == "11.3.0"
 
 
 def test_the_wheel_that_is_installed_already_changes_nothing(m):
     f = probe_facts()  # torch 1.1.0 that reports CUDA 10.0: the cu100 build
-    assert remedy.apply(f, remedy.wheel(m, "1.1.0", "cu100", "", ""), m) == f
-    assert remedy.apply(f, remedy.wheel(m, "1.1.0", "cu90", "", ""), m) != f
+    assert edit.apply(f, remedy.wheel(m, "1.1.0", "cu100", "", ""), m) == f
+    assert edit.apply(f, remedy.wheel(m, "1.1.0", "cu90", "", ""), m) != f
     flags = stack_facts(torch="2.4.0+cu124", torchvision="0.19.0+cu124", matrix=m)
-    assert remedy.apply(flags, remedy.wheel(m, "2.4.0", "cu124", "", ""), m) == flags
+    assert edit.apply(flags, remedy.wheel(m, "2.4.0", "cu124", "", ""), m) == flags
 
 
 def test_another_build_of_the_installed_release_is_installed_with_force(m):
@@ -205,9 +206,9 @@ def test_every_remedy_over_the_corpus_names_known_edits_and_applies(m):
         f = stack_facts(matrix=m, **stack_kwargs(case))
         for x in judge(f, m, verify_fixes=False).findings:
             for r in x.remedies:
-                assert {k.partition(":")[0] for k, _ in r.edits} <= set(remedy.KINDS), r
+                assert {k.partition(":")[0] for k, _ in r.edits} <= set(edit.KINDS), r
                 assert r.label and r.fix, r
-                remedy.apply(f, r, m)
+                edit.apply(f, r, m)
                 seen += 1
     assert seen >= 20
 

@@ -7,16 +7,18 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 
 from tests.cluster.pci import nvidia_gpu, set_pci_devices
 from tests.conftest import run_cli
 
 OLD = "envcheck: xid-79: GPU has fallen off the bus"
+PY = sys.executable   # has torch, and its prefix is bound into every host: doctor never PASSes a node without it
 
 
 def doctor(s, *extra, env=None):
     return run_cli("doctor", *s.names, "--ssh-config", str(s.cluster.ssh_config), "--quick", "--no-expect-gpus",
-                   "--connect-timeout", "15", *extra, env={**s.env, **(env or {})}, timeout=300)
+                   "--node-python", PY, "--connect-timeout", "15", *extra, env={**s.env, **(env or {})}, timeout=300)
 
 
 def reason(s, name):
@@ -61,7 +63,13 @@ def test_without_the_rights_nothing_changes_and_the_exact_lines_are_printed(slur
         out = r.stdout.splitlines()
         assert any(l.startswith("slurm: node02: not drained: not allowed to change nodes") for l in out), r.stdout
         i = out.index("As a Slurm operator, run:")
-        (line,) = [l.strip() for l in out[i + 1:]]
+        block = []   # the indented lines under the heading; the summary line follows them
+        for l in out[i + 1:]:
+            if not l.startswith(" "):
+                break
+            block.append(l.strip())
+        assert len(block) == 1 and out[-1].startswith("FAIL: 3 hosts: 1 FAIL, 2 PASS"), r.stdout
+        (line,) = block
         assert line.startswith("scontrol update nodename=node02 state=drain 'reason=envcheck: driver-not-found: ")
         subprocess.run(shlex.split(line), check=True, env={**os.environ, **s.env}, timeout=30)   # as an operator would
         assert "DRAIN" in s.node("node02")["State"]

@@ -40,6 +40,7 @@ class Settings(object):
     paths = []       # --path: the places the disk, toolkit, manifest and owner sections look at
     files = []       # --file: the shell start-up files the rcfile section reads (~/ is the home)
     only = None      # --only: the sections asked for (None: the audit's document)
+    running = None   # the sections this run collects (None: not planned by main, e.g. a part on its own)
 
 
 # ---- the registry: every collector is a section, registered the same way ----

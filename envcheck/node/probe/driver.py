@@ -91,7 +91,7 @@ def nvml_facts(nv):
                 except Exception as e:
                     ERRORS.append("nvml %s of GPU %d: %s" % (key, i, e))
             for sec in [sec for sec in SECTIONS.values() if sec.per_gpu and
-                        (Settings.only is None or sec.name in Settings.only)]:
+                        (Settings.running is None or sec.name in Settings.running)]:
                 gpu[sec.name] = safely("nvml %s of GPU %d" % (sec.name, i), lambda: sec.per_gpu(nv, h))
             gpus.append(gpu)
         return version, cuda, gpus

@@ -12,6 +12,7 @@ import os
 import re
 import time
 from base import Settings, first_number, section
+from nvlink import nvlink_state
 from pci import NVSWITCH_CLASS, is_gpu, nvidia_pci_functions
 from run import run, which
 
@@ -278,27 +279,6 @@ def nvml_gpu_health(nv, h):
     out["remapped_rows"] = None if rows is None else {
         "correctable": rows[0], "uncorrectable": rows[1], "pending": rows[2], "failure": rows[3]}
     return out
-
-
-NVLINK_MAX = 18   # NVML_NVLINK_MAX_LINKS (A100 uses 12 of them, H100 and B200 18)
-
-
-def nvlink_state(nv, h):
-    """{"up": n, "down": [link, ...]} over the links NVML knows; None on a GPU without NVLink
-    (the first link answers NOT_SUPPORTED)."""
-    up, down = 0, []
-    for link in range(NVLINK_MAX):
-        try:
-            state = nv.nvmlDeviceGetNvLinkState(h, link)
-        except Exception:
-            if link == 0:
-                return None
-            break  # past the GPU's last link
-        if state:
-            up += 1
-        else:
-            down.append(link)
-    return {"up": up, "down": down}
 
 
 @section("health", per_gpu=nvml_gpu_health)

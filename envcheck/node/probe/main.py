@@ -10,7 +10,7 @@ from base import ERRORS, HELP, SECTIONS, Settings, safely
 from run import prestart, reap
 # the parts that register sections: imported for that when this file runs on its own
 import cuda, cuda_compat, cudnn, deep, disk, driver, gcc, gpu_processes, health, host, login  # noqa: F401,E401
-import manifest, nccl, net, numpy_version, owner, packages, pci, pip_cudnn, port, privilege  # noqa: F401,E401
+import manifest, nccl, net, numpy_version, nvlink, owner, packages, pci, pip_cudnn, port, privilege  # noqa: F401,E401
 import rcfile, torch_version  # noqa: F401,E401
 
 USAGE = ("usage: probe.py [--deep] [--timeout SECONDS] [--only SECTION,...] [--path PATH]... "
@@ -134,6 +134,7 @@ def collect(with_deep):
             safely("start", lambda: prestart(cmd))
     facts = {"schema": 1, "origin": "probe",
              "probe": {"deep": with_deep, "seconds": None}}
+    Settings.running = [s.name for s in sections]   # whose per-GPU readers the driver's session runs
     if Settings.only:
         facts["probe"]["only"] = Settings.only
     for s in sections:

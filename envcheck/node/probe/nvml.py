@@ -93,6 +93,9 @@ class NvmlCtypes(object):
     def nvmlDeviceGetNvLinkState(self, h, link):
         return self.uint("nvmlDeviceGetNvLinkState", h, self.c.c_uint(link))
 
+    def nvmlDeviceGetNvLinkVersion(self, h, link):
+        return self.uint("nvmlDeviceGetNvLinkVersion", h, self.c.c_uint(link))
+
     def nvmlDeviceGetRemappedRows(self, h):
         v = [self.c.c_uint() for _ in range(4)]
         self.call("nvmlDeviceGetRemappedRows", h, *[self.c.byref(x) for x in v])
