@@ -54,7 +54,7 @@ MODULES = {
     "allreduce/verdict": ["tests/allreduce/test_verdict.py"],
     "allreduce/preflight": ["tests/allreduce/test_preflight.py"],
     "allreduce/render": ["tests/allreduce/test_render.py"],
-    "allreduce/pairs": ["tests/allreduce/test_pairs.py"],
+    "allreduce/pairs": ["tests/allreduce/test_pairs.py", "tests/allreduce/test_pairs_judge.py"],
     "allreduce/linkrate": ["tests/allreduce/test_linkrate.py", "tests/allreduce/test_nvlink.py"],
     "allreduce/nvlink": ["tests/allreduce/test_nvlink.py"],
     "allreduce/run": ["tests/allreduce/test_preflight.py", "tests/allreduce/test_run_analyse.py"],
