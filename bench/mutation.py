@@ -46,7 +46,7 @@ RULES = ["tests/rules/test_rules.py", "tests/rules/test_boundaries.py", "tests/r
 # those of them that reached the mutated function)
 MODULES = {
     "versions": ["tests/test_versions.py", "tests/test_version_boundaries.py"],
-    "hostlist": ["tests/test_hostlist.py", "tests/test_version_boundaries.py"],
+    "hostlist": ["tests/test_hostlist.py", "tests/test_hostlist_edges.py", "tests/test_version_boundaries.py"],
     "inputs": ["tests/test_inputs.py"],
     "launch/outcome": ["tests/launch/test_outcome.py", "tests/launch/test_stream.py", "tests/ranks/test_failure.py"],
     "allreduce/bandwidth": ["tests/allreduce/test_bandwidth.py", "tests/allreduce/test_cause.py"],
