@@ -83,3 +83,88 @@ def test_the_fleet_names_the_node_with_fewer_active_ports_and_the_one_with_fewer
     assert rows["nvlinks"].odd == ["node04"] and rows["nvlinks"].values["node04"] == "7x 18 up, 1x 17 up"
     named = {(x.host, x.code) for x in fleet_findings(hosts) if x.component == "health"}
     assert named == {("node02", "fleet-ib_ports-mismatch"), ("node04", "fleet-nvlinks-mismatch")}
+
+
+# ---- each finding whole, the rule called alone (each seen to fail on a planted change: bench/mutation.py)
+
+from envcheck.rules import fabric as fb  # noqa: E402
+from envcheck.rules.health import src  # noqa: E402
+from tests.rules.test_health import M  # noqa: E402
+
+NOT_READY = "'CUDA error: system not yet initialized' (cudaErrorSystemNotReady, 802)"
+
+
+def whole(xs):
+    return [(x.severity, x.code, x.component, x.message, x.fix, x.source) for x in xs]
+
+
+def test_a_stopped_fabric_manager_whole_with_and_without_a_known_driver():
+    down = (f"4 NVSwitch(es) on the PCI bus but nv-fabricmanager is not running: the GPUs never join the NVLink "
+            f"fabric and every CUDA call fails with {NOT_READY}.")
+    assert src("fm_not_ready")
+    assert whole(fb.fabric_manager(hgx(running=False), M)) == [(
+        ERROR, "fabric-manager-down", "health", down,
+        "sudo systemctl enable --now nvidia-fabricmanager (the package for driver 535.104.05)", src("fm_not_ready"))]
+    f = hgx(running=False)
+    f["driver"] = {}
+    assert whole(fb.fabric_manager(f, M))[0][4] == (
+        "sudo systemctl enable --now nvidia-fabricmanager (the package for driver in use)")
+
+
+def test_a_fabric_manager_of_another_version_whole_and_none_when_either_version_is_unknown():
+    assert src("fm_mismatch")
+    assert whole(fb.fabric_manager(hgx(version="535.86.10"), M)) == [(
+        ERROR, "fabric-manager-version-mismatch", "health",
+        "nv-fabricmanager 535.86.10 runs with driver 535.104.05: it refuses a driver of another version ('fabric "
+        f"manager NVIDIA GPU driver interface version ... don't match with driver version'), leaving CUDA with "
+        f"{NOT_READY}.", "install nvidia-fabricmanager 535.104.05 (same version as the driver) and restart it",
+        src("fm_mismatch"))]
+    assert fb.fabric_manager(hgx(version=None), M) == []
+    f = hgx(version="535.86.10")
+    f["driver"] = {}
+    assert fb.fabric_manager(f, M) == []
+    f = hgx(running=False)
+    f["health"]["fabric_manager"] = {}          # not probed: nothing said
+    assert fb.fabric_manager(f, M) == []
+
+
+def test_an_nvlink_down_whole_its_up_count_unknown():
+    f = hgx()
+    f["gpus"][5]["health"]["nvlink"] = {"down": [3, 11]}
+    assert src("azure_nvlink")
+    assert whole(fb.nvlinks(f, M)) == [(
+        ERROR, "nvlink-down", "health",
+        "GPU 5 (0000:57:00) has NVLink(s) 3, 11 down (0 up): peer-to-peer traffic to it slows or fails, and NCCL "
+        "rings through it stall.",
+        "drain the node (scontrol update nodename=NODE state=drain reason=gpu-health); reset the GPU or reboot; "
+        "check `nvidia-smi nvlink -s` and the baseboard, and open a hardware ticket if the link stays down",
+        src("azure_nvlink"))]
+
+
+def test_a_down_ib_port_whole_and_an_active_one_is_any_state_naming_active():
+    f = hgx()
+    f["health"]["ib"][2].update(state="1: DOWN", phys_state="3: Disabled")
+    f["health"]["ib"][1].update(state="ACTIVE")
+    assert src("azure_ib")
+    assert whole(fb.ib(f, M)) == [(
+        WARNING, "ib-port-not-active", "health",
+        "1 of 4 InfiniBand/RoCE port(s) are not ACTIVE: mlx5_2/1 (1: DOWN, 3: Disabled). NCCL skips them (less "
+        "bandwidth) or, with NCCL_IB_HCA naming them, fails to connect.",
+        "check the cable and the switch port (ibstat, `ibportstate`), and that a subnet manager runs on the fabric; "
+        "rerun `envcheck doctor`", src("azure_ib"))]
+
+
+def test_gpudirect_rdma_off_whole_and_only_beside_infiniband_and_gpus_with_the_module_known_absent():
+    f = hgx()
+    f["health"]["modules"] = {"nvidia_peermem": False, "nv_peer_mem": False}
+    assert src("azure_gdr")
+    assert whole(fb.ib(f, M)) == [(
+        WARNING, "gpudirect-rdma-off", "health",
+        "InfiniBand is present but nvidia_peermem (or nv_peer_mem) is not loaded: GPUDirect RDMA is off, so NCCL "
+        "stages every inter-node transfer through host memory (lower bandwidth, more CPU).",
+        "sudo modprobe nvidia_peermem, and list it in /etc/modules-load.d/ so it loads at boot", src("azure_gdr"))]
+    f["gpus"] = []
+    assert fb.ib(f, M) == []
+    f = hgx()
+    del f["health"]["modules"]                    # not probed: nothing said
+    assert fb.ib(f, M) == []
