@@ -168,3 +168,12 @@ def test_gpudirect_rdma_off_whole_and_only_beside_infiniband_and_gpus_with_the_m
     f = hgx()
     del f["health"]["modules"]                    # not probed: nothing said
     assert fb.ib(f, M) == []
+
+
+def test_several_down_ports_are_listed_one_after_the_other():
+    f = hgx()
+    f["health"]["ib"][0].update(state="1: DOWN", phys_state="3: Disabled")
+    f["health"]["ib"][3].update(state=None, phys_state=None)       # no state read: not ACTIVE either
+    (x,) = fb.ib(f, M)
+    assert x.message.startswith("2 of 4 InfiniBand/RoCE port(s) are not ACTIVE: mlx5_0/1 (1: DOWN, 3: Disabled), "
+                                "mlx5_3/1 (None, None). ")
