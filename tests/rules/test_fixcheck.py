@@ -227,3 +227,47 @@ def test_a_fix_offered_with_a_warning_goes_through_the_same_check(m):
     assert w.severity == "warning" and w.fix_check is None and "fix_check" not in w.to_dict()
 
 
+
+
+# ---- each remedy constructor whole: label, fix, edits and why (each seen to fail on a planted
+# change: bench/mutation.py); the torchvision pin as pip names it, on either side of torch 1.2
+
+@pytest.mark.parametrize("made,whole", [
+    (lambda: remedy.driver("550.54.15", "FIX", "WHY"),
+     remedy.Remedy("upgrade the NVIDIA driver to 550.54.15", "FIX", (("driver", "550.54.15"),), "WHY")),
+    (lambda: remedy.driver("550.54.15", "FIX", "WHY", label="install driver 550"),
+     remedy.Remedy("install driver 550", "FIX", (("driver", "550.54.15"),), "WHY")),
+    (lambda: remedy.toolkit("12.4.1", "FIX", "WHY"), remedy.Remedy("install CUDA 12.4.1", "FIX", (("cuda", "12.4.1"),), "WHY")),
+    (lambda: remedy.compiler(11, "FIX", "WHY"), remedy.Remedy("install gcc-11", "FIX", (("host_compiler", "11"),), "WHY")),
+    (lambda: remedy.cudnn("8.9.7", "FIX", "WHY"), remedy.Remedy("install cuDNN 8.9.7", "FIX", (("cudnn", "8.9.7"),), "WHY")),
+    (lambda: remedy.loaded_cudnn("8.9.7", "FIX", "WHY"),
+     remedy.Remedy("let torch load cuDNN 8.9.7", "FIX", (("loaded_cudnn", "8.9.7"),), "WHY")),
+    (lambda: remedy.package("numpy", "1.26.4", "FIX", "WHY"),
+     remedy.Remedy("install numpy 1.26.4", "FIX", (("numpy", "1.26.4"),), "WHY")),
+    (lambda: remedy.python("3.10", "FIX", "WHY"), remedy.Remedy("use Python 3.10", "FIX", (("python", "3.10"),), "WHY")),
+    (lambda: remedy.cuda_compat("12.4", "FIX", "WHY"),
+     remedy.Remedy("load cuda-compat 12.4", "FIX", (("cuda_compat", "12.4"),), "WHY")),
+    (lambda: remedy.env("NCCL_P2P_DISABLE", "1", "FIX", "WHY"),
+     remedy.Remedy("set NCCL_P2P_DISABLE", "FIX", (("env:NCCL_P2P_DISABLE", "1"),), "WHY")),
+    (lambda: remedy.env("NCCL_P2P_DISABLE", "", "FIX", "WHY"),
+     remedy.Remedy("unset NCCL_P2P_DISABLE", "FIX", (("env:NCCL_P2P_DISABLE", ""),), "WHY")),
+])
+def test_each_remedy_says_its_change_and_carries_the_fix_and_why(made, whole):
+    assert made() == whole
+
+
+@pytest.mark.parametrize("version,tag,torchvision", [
+    ("1.1.0", "cu100", "0.3.0"),          # before 1.2 torchvision carries no +tag
+    ("1.2.0", "cu92", "0.4.0+cu92"),      # from 1.2 on it does ...
+    ("1.2", "cu92", "0.4.0+cu92"),        # (1.2 is 1.2.0)
+    ("1.3.0", "cu92", "0.4.1+cu92"),
+    ("1.2.0", "cu100", "0.4.0"),          # ... except PyPI's own build
+])
+def test_a_wheel_remedy_pins_torchvision_as_pip_names_it(m, version, tag, torchvision):
+    assert remedy.wheel(m, version, tag, "WHY", "FIX") == remedy.Remedy(
+        f"install torch {version}+{tag}", "FIX", (("torch", f"{version}+{tag}"), ("torchvision", torchvision)), "WHY")
+
+
+def test_a_wheel_remedy_for_a_torch_the_matrix_does_not_know_edits_torch_alone(m):
+    assert remedy.wheel(m, "9.9.9", "cu121", "WHY", "FIX") == remedy.Remedy(
+        "install torch 9.9.9+cu121", "FIX", (("torch", "9.9.9+cu121"),), "WHY")
