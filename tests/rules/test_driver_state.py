@@ -161,3 +161,9 @@ def test_each_rule_keeps_quiet_in_the_other_states(m):
         for other in ("module-not-loaded", "mismatch", "no-userspace", "working"):
             if other != mine:
                 assert rule(state(other, BUS), m) == [], (rule.__name__, other)
+
+
+def test_with_the_bus_unknown_the_message_says_nothing_of_it(m):
+    assert whole(ds.module_not_loaded(state("module-not-loaded", userspace={"version": "535.261.03"}), m)) == [(
+        WARNING, "driver-module-not-loaded", "driver",
+        f"NVIDIA driver 535.261.03 userspace installed, kernel module not loaded: {SAYS}", ds.MODULE_FIX, INSTALL)]
