@@ -395,3 +395,77 @@ def test_yaml_is_read_where_pyyaml_was_built_without_libyaml(monkeypatch):
     assert inputs.parse_yaml("a: [1, 2]\n", "playbook", FIX) == {"a": [1, 2]}
     assert refused(inputs.parse_yaml, "a: 1\nb: c: d\n", "playbook", FIX)[0] == (
         "playbook: not valid YAML at line 2: mapping values are not allowed here")
+
+
+# ---- compiled(): the wheel's JSON beside a YAML (hatch_build.py), written here in the format that
+# build writes, against the source tree's YAML, so the test needs no built wheel (mutmut's venv has
+# none); tests/test_wheel.py checks the wheel's own files
+
+import json  # noqa: E402
+import zlib  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import yaml  # noqa: E402
+
+SOURCE = Path(__file__).resolve().parent.parent
+
+
+def _encode(x):
+    """hatch_build._encode: a mapping with a key that is not text becomes {INT_KEYS: [[k, v], ...]}."""
+    if isinstance(x, dict):
+        if all(isinstance(k, str) for k in x):
+            return {k: _encode(v) for k, v in x.items()}
+        return {inputs.INT_KEYS: [[k, _encode(v)] for k, v in x.items()]}
+    return [_encode(v) for v in x] if isinstance(x, list) else x
+
+
+def _compile(path, raw, **override):
+    head = {"yaml_size": len(raw), "yaml_crc32": zlib.crc32(raw), "data": _encode(yaml.safe_load(raw))}
+    head.update(override)
+    path.with_suffix(".json").write_text(json.dumps(head))
+
+
+@pytest.mark.parametrize("rel", ["envcheck/rules/health_catalog.yaml", "compat_matrix.yaml"])
+def test_compiled_reads_the_json_beside_an_unchanged_yaml(tmp_path, rel):
+    raw = (SOURCE / rel).read_bytes()
+    p = tmp_path / "x.yaml"
+    p.write_bytes(raw)
+    _compile(p, raw)
+    assert inputs.compiled(p) == yaml.safe_load(raw)
+    assert inputs.compiled(str(p)) == yaml.safe_load(raw)
+
+
+def test_compiled_restores_mappings_with_number_keys_and_leaves_the_others(tmp_path):
+    raw = b"a: {1: one, 2: two}\nb: {x: [1, {3: three}]}\n"
+    p = tmp_path / "x.yaml"
+    p.write_bytes(raw)
+    _compile(p, raw)
+    assert inputs.compiled(p) == {"a": {1: "one", 2: "two"}, "b": {"x": [1, {3: "three"}]}}
+    raw = b"a: {x: 1}\n"                      # no number key: read without the hook, the same
+    p.write_bytes(raw)
+    _compile(p, raw)
+    assert inputs.compiled(p) == {"a": {"x": 1}}
+
+
+@pytest.mark.parametrize("change", ["edited", "resized", "no-json", "bad-json", "not-an-object", "no-yaml", "no-data"])
+def test_compiled_is_none_unless_the_json_was_made_from_this_very_yaml(tmp_path, change):
+    raw = b"a: 1\nb: [2, 3]\n"
+    p = tmp_path / "x.yaml"
+    p.write_bytes(raw)
+    _compile(p, raw)
+    j = p.with_suffix(".json")
+    if change == "edited":                    # same size, another CRC
+        p.write_bytes(raw.replace(b"1", b"9"))
+    elif change == "resized":
+        _compile(p, raw, yaml_size=len(raw) + 1)
+    elif change == "no-json":
+        j.unlink()
+    elif change == "bad-json":
+        j.write_text("{")
+    elif change == "not-an-object":
+        j.write_text(json.dumps([len(raw), zlib.crc32(raw)]))
+    elif change == "no-yaml":
+        p.unlink()
+    else:
+        j.write_text(json.dumps({"yaml_size": len(raw), "yaml_crc32": zlib.crc32(raw)}))
+    assert inputs.compiled(p) is None
