@@ -72,8 +72,11 @@ class Catalogue:
             entry["s"].append(i)
 
     def add_code(self, name: str, lib: str, num: Optional[int], text: Optional[str], repo: str,
-                 path: str, ref: str, since: Optional[str] = None, alt: Optional[str] = None) -> None:
+                 path: str, ref: str, since: Optional[str] = None, alt: Optional[str] = None,
+                 aka: Optional[str] = None) -> None:
         e = self.codes.setdefault(name, {"lib": lib, "num": None, "text": None, "s": []})
+        if aka and aka not in e.setdefault("aka", []):
+            e["aka"].append(aka)      # the name a wrapper raises it under
         if alt and alt not in e.setdefault("alt", []):
             e["alt"].append(alt)      # what an older release printed for the same code
         if num is not None and e["num"] is None:
@@ -246,6 +249,35 @@ def read_local(cat: Catalogue, spec: Dict) -> None:
                              _deb_version(hc["package"]))
 
 
+# nvidia-ml-py's pynvml.py turns every NVML_ERROR_X into an exception class NVMLError_<X in
+# CamelCase> (_extractNVMLErrorsAsClasses: "NVMLError_" + string.capwords(rest, "_") without the
+# underscores), so a traceback names the code only by its class
+_PYNVML_RULE = 'class_name = "NVMLError_" + string.capwords(err_name.replace("NVML_ERROR_", ""), "_").replace("_", "")'
+
+
+def read_pynvml(cat: Catalogue, spec: Dict) -> None:
+    """NVML's codes as the Python bindings raise them (the installed nvidia-ml-py, a dependency
+    of envcheck): each code's exception class name, and the descriptions pynvml prints itself
+    when the library cannot say (_errcode_to_string)."""
+    import importlib.metadata
+    import importlib.util
+    import string
+    found = importlib.util.find_spec(spec["module"])
+    if found is None or not found.origin:
+        print(f"gen: {spec['module']} not importable (pip install {spec['package']}): skipped", file=sys.stderr)
+        return
+    src = Path(found.origin).read_text()
+    if _PYNVML_RULE not in src:
+        sys.exit(f"gen: {found.origin} no longer names its exception classes as gen.py assumes")
+    repo, ref = "pypi:" + spec["package"], importlib.metadata.version(spec["package"])
+    consts = dict(re.findall(r"^(NVML_ERROR_\w+)\s*=\s*(\d+)", src, re.M))
+    table = src[src.index("_errcode_to_string = {"):]
+    own = dict(re.findall(r"(NVML_ERROR_\w+):\s*\"([^\"]+)\"", table[:table.index("}")]))
+    for name, num in consts.items():
+        cls = "NVMLError_" + string.capwords(name.replace("NVML_ERROR_", ""), "_").replace("_", "")
+        cat.add_code(name, "NVML", int(num), own.get(name), repo, "pynvml.py", ref, aka=cls)
+
+
 def read_hipify(cat: Catalogue, spec: Dict, mirrors: Path) -> None:
     """Names and numbers of every CUDA runtime/driver error and every cuDNN/cuBLAS status, with
     the release each appeared in, from HIPIFY's tables."""
@@ -330,6 +362,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     spec = yaml.safe_load((HERE / "sources.yaml").read_text())
     cat = Catalogue()
     read_local(cat, spec["local"])
+    read_pynvml(cat, spec["pynvml"])
     read_hipify(cat, spec["hipify"], args.mirrors)
     nccl_codes(cat, spec["nccl_codes"], args.mirrors)
     read_errno(cat)
