@@ -25,6 +25,29 @@ def _top(text: str):
     return got.id if got else None
 
 
+# --- CUDA 12 and 13 runtime (NVIDIA's runtime wheels: headers and libcudart's own strings) ------
+
+def test_codes_only_newer_cuda_releases_have_are_there_with_what_their_libcudart_prints():
+    assert _refs("pypi:nvidia-cuda-runtime-cu12") >= {"12.1.105", "12.9.79"} and _refs("pypi:nvidia-cuda-runtime")
+    assert CODES["cudaErrorContained"]["num"] == 226 and CODES["cudaErrorContained"]["text"]
+    assert CODES["cudaErrorUnsupportedDevSideSync"]["text"]          # a name only HIPIFY knew before
+    assert CODES["CUDA_ERROR_KEY_ROTATION"]["num"] == 916            # a driver code from CUDA 13's cuda.h
+    # a description a later release reworded is known in both wordings
+    assert "read as normalized float not supported for data type" in CODES["cudaErrorInvalidNormSetting"]["alt"]
+
+
+@pytest.mark.parametrize("text,cause", [
+    # c10/cuda/CUDAException.h: "CUDA error: " + cudaGetErrorString(err), CUDA 12.9's string for 226
+    ("RuntimeError: CUDA error: Invalid access of peer GPU memory over nvlink or a hardware error\n"
+     "CUDA kernel errors might be asynchronously reported at some other API call", "gpu-hardware-fault"),
+    # the same code by its number ("CUDA error 226" as cupy/numba-style wrappers print it)
+    ("cudaErrorContained: CUDA error 226 at all_reduce.cu:88", "gpu-hardware-fault"),
+    ("CUresult CUDA_ERROR_CONTAINED returned from cuStreamSynchronize", "gpu-hardware-fault"),
+])
+def test_a_cuda_12_code_is_explained_by_its_description_name_or_number(text, cause):
+    assert _top(text) == cause
+
+
 # --- NVML as Python raises it (nvidia-ml-py's pynvml) ----------------------------------------
 
 @pytest.mark.parametrize("text,cause", [

@@ -78,7 +78,7 @@ class Catalogue:
         if aka and aka not in e.setdefault("aka", []):
             e["aka"].append(aka)      # the name a wrapper raises it under
         if alt and alt not in e.setdefault("alt", []):
-            e["alt"].append(alt)      # what an older release printed for the same code
+            e["alt"].append(alt)      # what another release printed for the same code
         if num is not None and e["num"] is None:
             e["num"] = num
         if text and not e["text"]:
@@ -249,6 +249,38 @@ def read_local(cat: Catalogue, spec: Dict) -> None:
                              _deb_version(hc["package"]))
 
 
+def read_pip_cuda(cat: Catalogue, specs: List[Dict], wheels: Path) -> None:
+    """CUDA releases newer than this machine's, from NVIDIA's runtime wheels on PyPI (a few MB
+    each): the runtime's and driver's enum names and numbers from the headers they ship, and
+    what that release's libcudart prints for each runtime code (cudaGetErrorString needs no
+    driver). A description that differs from the one already known is kept beside it (alt)."""
+    import tempfile
+    for spec in specs:
+        found = sorted(glob.glob(spec["glob"].replace("{wheels}", str(wheels))))
+        if not found:
+            print(f"gen: no wheel matches {spec['glob']} (--wheels {wheels}): skipped", file=sys.stderr)
+            continue
+        repo, ref = "pypi:" + spec["package"], spec["version"]
+        with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(found[-1]) as z:
+            z.extractall(tmp)
+            files = {os.path.basename(p): p for p in glob.glob(f"{tmp}/**/*", recursive=True)}
+            lib = next(n for n in files if n.startswith("libcudart.so."))
+            describe = _describe(files[lib], "cudaGetErrorString")
+            for key, header in (("runtime", "driver_types.h"), ("driver", "cuda.h")):
+                pattern, libname = _ENUMS[key]
+                where = os.path.relpath(files[header], tmp)
+                for name, num in re.findall(pattern, Path(files[header]).read_text(errors="replace")):
+                    if name.endswith(("SUCCESS", "Success")) or name.startswith("cudaErrorApiFailureBase"):
+                        continue
+                    text = describe(int(num)) if key == "runtime" and describe else None
+                    known = cat.codes.get(name, {}).get("text")
+                    if text and known and text != known:
+                        cat.add_code(name, libname, int(num), None, repo, f"{lib} cudaGetErrorString()", ref, alt=text)
+                    elif text:
+                        cat.add_code(name, libname, int(num), text, repo, f"{lib} cudaGetErrorString()", ref)
+                    cat.add_code(name, libname, int(num), None, repo, where, ref)
+
+
 # nvidia-ml-py's pynvml.py turns every NVML_ERROR_X into an exception class NVMLError_<X in
 # CamelCase> (_extractNVMLErrorsAsClasses: "NVMLError_" + string.capwords(rest, "_") without the
 # underscores), so a traceback names the code only by its class
@@ -352,6 +384,8 @@ def save(doc: Dict, out: Path) -> Dict:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--wheels", type=Path, default=Path("/work/.cache/explain-sources"),
+                    help="where the release wheels sources.yaml names were downloaded to")
     ap.add_argument("--causes-only", action="store_true", help="re-apply causes.yaml to catalogue.json")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
@@ -362,6 +396,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     spec = yaml.safe_load((HERE / "sources.yaml").read_text())
     cat = Catalogue()
     read_local(cat, spec["local"])
+    read_pip_cuda(cat, spec.get("pip_cuda", []), args.wheels)
     read_pynvml(cat, spec["pynvml"])
     read_hipify(cat, spec["hipify"], args.mirrors)
     nccl_codes(cat, spec["nccl_codes"], args.mirrors)
