@@ -25,6 +25,62 @@ def _top(text: str):
     return got.id if got else None
 
 
+# --- PyTorch across releases (its wheels: Python sources and shipped headers) -----------------
+
+def test_pytorch_is_read_at_releases_from_1_4_to_today():
+    assert {"v1.4.0", "v1.8.1", "v1.13.1", "v2.1.2", "v2.5.1", "v2.13.0"} <= _refs("pytorch/pytorch")
+
+
+@pytest.mark.parametrize("text,cause", [
+    # torch/cuda/__init__.py (v1.4.0 ... v2.5.1) _check_capability: "Found GPU%d %s which requires
+    # CUDA_VERSION >= %d to work properly, but your PyTorch was compiled with CUDA_VERSION %d. ..."
+    ("UserWarning: Found GPU0 NVIDIA GeForce RTX 3090 which requires CUDA_VERSION >= 11000 to\n"
+     "     work properly, but your PyTorch was compiled\n     with CUDA_VERSION 10020. Please install the "
+     "correct PyTorch binary\n     using instructions from https://pytorch.org", "arch-not-compatible"),
+    # torch/cuda/__init__.py (v1.4.0) _load_cudart: "couldn't find libcudart. Make sure CUDA libraries
+    # are installed in a default location, or that they're in {}."
+    ("RuntimeError: couldn't find libcudart. Make sure CUDA libraries are installed in a default location, "
+     "or that they're in LD_LIBRARY_PATH.", "cudart-lib-missing"),
+    # torch/backends/cudnn/__init__.py (v1.4.0): 'cuDNN library not found. Check your {libpath}'
+    ("UserWarning: cuDNN library not found. Check your LD_LIBRARY_PATH", "cudnn-lib-missing"),
+    # torch/utils/cpp_extension.py (v2.1.2, v2.5.1) _check_cuda_version: f'The current installed
+    # version of {compiler_name} ({compiler_version}) is greater than the maximum required version by
+    # CUDA {cuda_str_version}. Please make sure to use an adequate version of {compiler_name} ({version_bound_str}).'
+    ("RuntimeError: The current installed version of g++ (13.2.0) is greater than the maximum required "
+     "version by CUDA 12.1. Please make sure to use an adequate version of g++ (>=6.0.0, <13.0).", "gcc-too-new"),
+    # torch/cuda/__init__.py (v1.4.0 ... v2.13.0) _lazy_init: "To use CUDA with multiprocessing, you
+    # must use the 'spawn' start method"
+    ("RuntimeError: To use CUDA with multiprocessing, you must use the 'spawn' start method", "cuda-fork"),
+])
+def test_messages_older_releases_printed_name_their_cause(text, cause):
+    assert cause in {e.id for e in explain(text)}
+    assert _top(text) == cause or cause == "cuda-fork"     # cuda-fork is the program's, not the environment's
+
+
+BANG = "!" * 79
+# torch/utils/cpp_extension.py (v1.8.1 ... v2.5.1): ABI_INCOMPATIBILITY_WARNING.format(compiler), whole
+ABI_WARNING = f"""
+                               !! WARNING !!
+
+{BANG}
+Your compiler (c++) may be ABI-incompatible with PyTorch!
+Please use a compiler that is ABI-compatible with GCC 5.0 and above.
+See https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html.
+
+See https://gist.github.com/goldsborough/d466f43e8ffc948ff92de7486c5216d6
+for instructions on how to install GCC 5 or higher.
+{BANG}
+
+                              !! WARNING !!
+"""
+
+
+def test_the_abi_warning_of_older_extension_builds_is_only_possible():
+    text = "/usr/lib/python3/site-packages/torch/utils/cpp_extension.py:286: UserWarning:" + ABI_WARNING
+    [e] = [e for e in explain(text) if e.id == "gcc-too-old"]
+    assert e.confidence == "possible"
+
+
 # --- CUDA 12 and 13 runtime (NVIDIA's runtime wheels: headers and libcudart's own strings) ------
 
 def test_codes_only_newer_cuda_releases_have_are_there_with_what_their_libcudart_prints():

@@ -156,29 +156,42 @@ def _strings(blob: bytes, min_len: int = 16) -> Iterable[str]:
         yield m.group().decode("ascii")
 
 
-def read_wheels(cat: Catalogue, specs: List[Dict]) -> None:
-    for spec in specs:
-        found = sorted(glob.glob(spec["glob"]))
+def _builds(spec: Dict, wheels: Path) -> Iterable[Tuple[str, str, bool]]:
+    """(ref, wheel file, whether to read its libraries' strings) for each release of the spec
+    whose wheel is there."""
+    for b in spec.get("builds") or [{"ref": spec["ref"], "glob": spec["glob"]}]:
+        found = sorted(glob.glob(b["glob"].replace("{wheels}", str(wheels))))
         if not found:
-            print(f"gen: no wheel matches {spec['glob']}: skipped", file=sys.stderr)
+            print(f"gen: no wheel matches {b['glob']} (--wheels {wheels}): skipped", file=sys.stderr)
             continue
-        with zipfile.ZipFile(found[-1]) as z:
-            names = z.namelist()
-            for kind, globs in (("python", spec.get("python", [])), ("c", spec.get("c_concat", []))):
-                for name in names:
-                    if not any(fnmatch.fnmatchcase(name, g) and name.count("/") == g.count("/") for g in globs):
-                        continue
-                    src = z.read(name).decode("utf-8", "replace")
-                    msgs = (ex.py_messages(src) if kind == "python"
-                            else ex.c_concat_messages(src, spec["c_concat_calls"]))
-                    for _line, t in msgs:
-                        cat.add_template(spec["lib"], t, spec["repo"], name, spec["ref"])
-            keep, drop = re.compile(spec["binary_keep"]), re.compile(spec["binary_drop"])
-            for name in spec.get("binary", []):
-                for s in _strings(z.read(name)):
-                    if keep.search(s) and not drop.search(s) and " " in s.strip():
-                        cat.add_template(spec["lib"], ex.printf_template(s) if "%" in s else s,
-                                         spec["repo"], name + " (string table)", spec["ref"])
+        yield b["ref"], found[-1], bool(b.get("binary", "builds" not in spec))
+
+
+def _wheel_sources(spec: Dict, z: zipfile.ZipFile) -> Iterable[Tuple[str, str]]:
+    """(member, template) for the Python and C++ sources the spec names."""
+    for kind, globs in (("python", spec.get("python", [])), ("c", spec.get("c_concat", []))):
+        for name in z.namelist():
+            if not any(fnmatch.fnmatchcase(name, g) and name.count("/") == g.count("/") for g in globs):
+                continue
+            src = z.read(name).decode("utf-8", "replace")
+            msgs = ex.py_messages(src) if kind == "python" else ex.c_concat_messages(src, spec["c_concat_calls"])
+            for _line, t in msgs:
+                yield name, t
+
+
+def read_wheels(cat: Catalogue, specs: List[Dict], wheels: Path) -> None:
+    for spec in specs:
+        keep, drop = re.compile(spec["binary_keep"]), re.compile(spec["binary_drop"])
+        for ref, path, binary in _builds(spec, wheels):
+            with zipfile.ZipFile(path) as z:
+                for name, t in _wheel_sources(spec, z):
+                    cat.add_template(spec["lib"], t, spec["repo"], name, ref)
+                members = set(z.namelist())
+                for name in (n for n in spec.get("binary", []) if binary and n in members):
+                    for s in _strings(z.read(name)):
+                        if keep.search(s) and not drop.search(s) and " " in s.strip():
+                            cat.add_template(spec["lib"], ex.printf_template(s) if "%" in s else s,
+                                             spec["repo"], name + " (string table)", ref)
 
 
 # --- this machine's CUDA headers and libraries -----------------------------------------------
@@ -402,7 +415,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     nccl_codes(cat, spec["nccl_codes"], args.mirrors)
     read_errno(cat)
     read_snapshots(cat, spec["snapshots"], args.mirrors)
-    read_wheels(cat, spec["wheels"])
+    read_wheels(cat, spec["wheels"], args.wheels)
     read_manual(cat, HERE / "manual.yaml")
     write(cat, args.out, causes)
     return 0
