@@ -129,6 +129,52 @@ def test_every_nvml_code_has_the_class_name_pynvml_gives_it():
     assert CODES["NVML_ERROR_LIB_RM_VERSION_MISMATCH"]["aka"] == ["NVMLError_LibRmVersionMismatch"]
 
 
+# --- the CUDA extensions LLM stacks add: flash-attn, bitsandbytes, xformers ---------------------
+
+def test_the_llm_extension_builders_are_read_at_several_releases():
+    assert len(_refs("Dao-AILab/flash-attention")) >= 5 and len(_refs("bitsandbytes-foundation/bitsandbytes")) >= 4
+    assert len(_refs("facebookresearch/xformers")) >= 4
+
+
+@pytest.mark.parametrize("text,cause", [
+    # flash-attention csrc/flash_attn/flash_api.cpp (v2.0.9 ... v2.8.3):
+    # TORCH_CHECK(is_sm8x_min, "FlashAttention only supports Ampere GPUs or newer.")
+    ('  File "/opt/conda/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py", line 51, in '
+     "_flash_attn_forward\n    out, q, k, v, out_padded, softmax_lse, S_dmask, rng_state = "
+     "flash_attn_cuda.fwd(\nRuntimeError: FlashAttention only supports Ampere GPUs or newer.", "gpu-too-old"),
+    # xformers/_cpp_lib.py (v0.0.20 ... v0.0.32) xFormersInvalidLibException.__str__:
+    # "xFormers can't load C++/CUDA extensions. " + f"xFormers was built for:\n    PyTorch {} with CUDA {}
+    # (you have {})\n    Python  {} (you have {})" + "\n  Please reinstall xformers ..."
+    ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+     "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.3.1+cu121)\n    Python  3.10.13 (you have 3.10.14)\n"
+     "  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)",
+     "undefined-symbol"),
+    # bitsandbytes/cextension.py (0.37.0 ... 0.41.0): warn("The installed version of bitsandbytes was
+    # compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.")
+    ("UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, "
+     "8-bit multiplication, and GPU quantization are unavailable.", "extension-ops-missing"),
+    # bitsandbytes/cuda_setup/main.py (0.41.0) add_log_entry('CUDA SETUP: Problem: The main issue seems to be
+    # that the main CUDA runtime library was not detected.')
+    ("CUDA SETUP: Problem: The main issue seems to be that the main CUDA runtime library was not detected.\n"
+     "CUDA SETUP: Solution 1: To solve the issue the libcudart.so location needs to be added to the "
+     "LD_LIBRARY_PATH variable", "cudart-lib-missing"),
+])
+def test_llm_extension_messages_name_their_cause(text, cause):
+    assert _top(text) == cause
+
+
+def test_bitsandbytes_failing_to_load_its_library_names_only_possible_causes():
+    # bitsandbytes/cextension.py (0.41.0): raise RuntimeError('''CUDA Setup failed despite GPU being
+    # available. Please run the following command to get more information: ...''')
+    text = ("RuntimeError:\n        CUDA Setup failed despite GPU being available. Please run the following command "
+            "to get more information:\n\n        python -m bitsandbytes\n\n        Inspect the output of the "
+            "command and see if you can locate CUDA libraries. You might need to add them\n        to your "
+            "LD_LIBRARY_PATH. If you suspect a bug, please take the information from python -m bitsandbytes\n"
+            "        and open an issue at: https://github.com/TimDettmers/bitsandbytes/issues")
+    found = explain(text)
+    assert found and found[0].id == "cuda-lib-missing" and {e.confidence for e in found} == {"possible"}
+
+
 # --- negatives --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [
@@ -140,6 +186,9 @@ def test_every_nvml_code_has_the_class_name_pynvml_gives_it():
     "IndexError: index out of range in self",
     "RuntimeError: CUDA error: device-side assert triggered\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
     "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+    # flash-attn's refusal of a dtype or head size is the program's choice, not the setup's
+    "RuntimeError: FlashAttention only support fp16 and bf16 data type",
+    "RuntimeError: FlashAttention forward only supports head dimension at most 256",
 ])
 def test_the_program_s_own_failures_get_no_confident_environment_cause(text):
     assert [e.id for e in explain(text) if e.kind == "environment" and e.confidence in ("exact", "likely")] == []

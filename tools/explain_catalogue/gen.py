@@ -104,7 +104,7 @@ def _tree(repo_dir: Path, ref: str, globs: Iterable[str]) -> List[str]:
 
 def _messages(spec: Dict, path: str, src: str) -> Iterable[Tuple[int, str]]:
     if path.endswith(".py") and spec.get("python"):
-        yield from ex.py_messages(src)
+        yield from ex.py_messages(src, spec.get("py_calls", ()))
     elif path.endswith(".go") and spec.get("go"):
         yield from ex.go_messages(src)
     elif re.search(r"\.(cc|cpp|cu|h|hpp|cuh|c)$", path):
