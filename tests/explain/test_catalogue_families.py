@@ -81,6 +81,22 @@ def test_the_abi_warning_of_older_extension_builds_is_only_possible():
     assert e.confidence == "possible"
 
 
+@pytest.mark.parametrize("text", [
+    # aten/src/ATen/native/cudnn/Conv_v7.cpp: TORCH_CHECK(false, "Unable to find a valid cuDNN algorithm to run
+    # convolution") once every algorithm failed with an OOM or a cuDNN error
+    "  File \"/usr/local/lib/python3.10/site-packages/torch/nn/modules/conv.py\", line 456, in _conv_forward\n"
+    "    return F.conv2d(input, weight, bias, self.stride,\n"
+    "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
+    # Conv_v8.cpp: the same for the engine plans of cuDNN's v8 API (later releases prefix GET or FIND)
+    "RuntimeError: GET was unable to find an engine to execute this computation",
+    "RuntimeError: FIND was unable to find an engine to execute this computation",
+])
+def test_a_convolution_no_cudnn_algorithm_could_run_is_a_cudnn_failure_memory_first(text):
+    found = explain(text)
+    assert [e.id for e in found] == ["cudnn-execution-failed"] and found[0].confidence == "possible"
+    assert found[0].alternatives[0].cause.startswith("GPU memory")
+
+
 # --- CUDA 12 and 13 runtime (NVIDIA's runtime wheels: headers and libcudart's own strings) ------
 
 def test_codes_only_newer_cuda_releases_have_are_there_with_what_their_libcudart_prints():
