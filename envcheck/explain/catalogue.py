@@ -10,7 +10,7 @@ CUDNN_STATUS_ARCH_MISMATCH, NVML_ERROR_LIB_RM_VERSION_MISMATCH, ncclSystemError,
 its number where the text says whose number it is (`CUDA error 209`, `errno: 98`), or its
 description (`CUDA error: misaligned address`). Pure: text in, hits out.
 
-Loaded on first use only (one json.loads, ~10 ms); a template's regex is compiled only when its
+Loaded on first use only (one json.loads, ~12 ms); a template's regex is compiled only when its
 key word occurs in the text, so a log costs one tokenisation plus the few templates it can match.
 """
 from __future__ import annotations
