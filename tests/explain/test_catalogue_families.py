@@ -191,6 +191,18 @@ def test_bitsandbytes_failing_to_load_its_library_names_only_possible_causes():
     assert found and found[0].id == "cuda-lib-missing" and {e.confidence for e in found} == {"possible"}
 
 
+# --- the NVIDIA container toolkit's CLI -------------------------------------------------------
+
+def test_a_gpu_the_container_asks_for_that_the_host_lacks_is_an_unknown_device():
+    # libnvidia-container src/cli/common.c select_devices: error_setx(err, "%s: %s", dev, "unknown device"),
+    # printed by src/cli/configure.c as warnx("device error: %s", err.msg)
+    text = ("docker: Error response from daemon: failed to create task for container: failed to create shim task: "
+            "OCI runtime create failed: runc create failed: unable to start container process: error during container "
+            "init: error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as "
+            "'legacy'\nnvidia-container-cli: device error: 3: unknown device: unknown.")
+    assert _top(text) == "invalid-device-ordinal"
+
+
 # --- negatives --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [
