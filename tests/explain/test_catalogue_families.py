@@ -120,6 +120,20 @@ def test_a_cuda_12_code_is_explained_by_its_description_name_or_number(text, cau
     assert _top(text) == cause
 
 
+@pytest.mark.parametrize("text,cause", [
+    # ATen/cuda/Exceptions.h AT_CUDA_NVRTC_CHECK: "CUDA NVRTC error: " + nvrtcGetErrorString(result)
+    ("RuntimeError: CUDA NVRTC error: NVRTC_ERROR_INVALID_OPTION", "arch-not-compatible"),
+    ("RuntimeError: CUDA NVRTC error: NVRTC_ERROR_BUILTIN_OPERATION_FAILURE", "cuda-lib-missing"),
+])
+def test_nvrtc_codes_name_their_cause(text, cause):
+    assert _top(text) == cause
+
+
+def test_nvrtc_codes_are_there_with_their_numbers():
+    assert CODES["NVRTC_ERROR_INVALID_OPTION"]["num"] == 5 and CODES["NVRTC_ERROR_COMPILATION"]["num"] == 6
+    assert all(c.get("c") for c in DOC["codes"] if c["lib"] == "NVRTC")
+
+
 # --- NVML as Python raises it (nvidia-ml-py's pynvml) ----------------------------------------
 
 @pytest.mark.parametrize("text,cause", [

@@ -294,6 +294,29 @@ def read_pip_cuda(cat: Catalogue, specs: List[Dict], wheels: Path) -> None:
                     cat.add_code(name, libname, int(num), None, repo, where, ref)
 
 
+def read_pip_nvrtc(cat: Catalogue, specs: List[Dict], wheels: Path) -> None:
+    """NVRTC's codes (the runtime compiler torch's jiterator and fused kernels use), from
+    NVIDIA's nvidia-cuda-nvrtc wheels: nvrtcResult's names and numbers (nvrtc.h) and what
+    nvrtcGetErrorString prints (the name itself, so kept only where it differs)."""
+    import tempfile
+    for spec in specs:
+        found = sorted(glob.glob(spec["glob"].replace("{wheels}", str(wheels))))
+        if not found:
+            print(f"gen: no wheel matches {spec['glob']} (--wheels {wheels}): skipped", file=sys.stderr)
+            continue
+        repo, ref = "pypi:" + spec["package"], spec["version"]
+        with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(found[-1]) as z:
+            z.extractall(tmp)
+            files = {os.path.basename(p): p for p in glob.glob(f"{tmp}/**/*", recursive=True)}
+            lib = next(n for n in files if n.startswith("libnvrtc.so."))
+            describe = _describe(files[lib], "nvrtcGetErrorString")
+            header = files["nvrtc.h"]
+            for name, num in re.findall(r"\b(NVRTC_ERROR_\w+)\s*=\s*(\d+)", Path(header).read_text()):
+                text = describe(int(num)) if describe else None
+                cat.add_code(name, "NVRTC", int(num), None if text == name else text, repo,
+                             os.path.relpath(header, tmp), ref)
+
+
 # nvidia-ml-py's pynvml.py turns every NVML_ERROR_X into an exception class NVMLError_<X in
 # CamelCase> (_extractNVMLErrorsAsClasses: "NVMLError_" + string.capwords(rest, "_") without the
 # underscores), so a traceback names the code only by its class
@@ -410,6 +433,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     cat = Catalogue()
     read_local(cat, spec["local"])
     read_pip_cuda(cat, spec.get("pip_cuda", []), args.wheels)
+    read_pip_nvrtc(cat, spec.get("pip_nvrtc", []), args.wheels)
     read_pynvml(cat, spec["pynvml"])
     read_hipify(cat, spec["hipify"], args.mirrors)
     nccl_codes(cat, spec["nccl_codes"], args.mirrors)
