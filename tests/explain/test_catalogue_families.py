@@ -48,6 +48,13 @@ def test_pytorch_is_read_at_releases_from_1_4_to_today():
     # CUDA {cuda_str_version}. Please make sure to use an adequate version of {compiler_name} ({version_bound_str}).'
     ("RuntimeError: The current installed version of g++ (13.2.0) is greater than the maximum required "
      "version by CUDA 12.1. Please make sure to use an adequate version of g++ (>=6.0.0, <13.0).", "gcc-too-new"),
+    # torch/_inductor/scheduler.py (v2.1.2, v2.5.1) and exc.py (v2.13.0, via super().__init__): f"Found
+    # {device_props.name} which is too old to be supported by the triton GPU compiler, which is used as the
+    # backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability
+    # {device_props.major}.{device_props.minor}"
+    ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: Found Tesla P100-PCIE-16GB "
+     "which is too old to be supported by the triton GPU compiler, which is used as the backend. Triton only "
+     "supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.0", "gpu-too-old"),
     # torch/cuda/__init__.py (v1.4.0 ... v2.13.0) _lazy_init: "To use CUDA with multiprocessing, you
     # must use the 'spawn' start method"
     ("RuntimeError: To use CUDA with multiprocessing, you must use the 'spawn' start method", "cuda-fork"),
