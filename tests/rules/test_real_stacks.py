@@ -19,7 +19,7 @@ and before any rule change it prompted. issue21-a was collected before that issu
 issue21-b and issue21-c after them (issue21-c prompted one more: forward compatibility per CUDA
 release), issue21-d after cuda-compat became a fact (it prompted none), issue21-e (30 stacks,
 half known-good, 2017-2026) with the fourth held-out round, scored once with no rule changed for
-it; the test prints each batch's first-scored and current agreement, so the out-of-sample figure
+it (it then prompted two: board names from the PCI ID table, numpy's C API for 0.2.0); the test prints each batch's first-scored and current agreement, so the out-of-sample figure
 (b to e as first scored) stays visible beside the overall one.
 """
 from __future__ import annotations
