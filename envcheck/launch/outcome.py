@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from envcheck.errors import EXIT_OK
 from envcheck.launch.stream import HostStream, RankState, stack_dump, waits_in_torch
 from envcheck.ranks import records as rr
-from envcheck.ranks.failure import Failure, first_failed
+from envcheck.ranks.failure import Failure, external_kill, first_failed, peer_gone
 from envcheck.remote import fan_out
 
 # reasons the controller itself stops a run for: a rank exit it hears of after one of these was
@@ -80,23 +80,41 @@ def _signame(n: int) -> str:
         return str(n)
 
 
+def _rank_failure(s: RankState, x: rr.Exit) -> Failure:
+    """The failure a rank's own end means: what first_failed named, said as it happened."""
+    tail, fix = list(s.tail)[-20:], "see its log tail"
+    if x.stopped:   # it raised, then the stop reached it while it was still exiting
+        how = (f"exited with code {x.code} while the run was being stopped" if x.code > 0
+               else "was stopped while exiting")
+        return Failure("rank_failed", f"rank {s.rank} on {s.host} raised (its log ends in a Python "
+                       f"traceback) and {how}; every other rank was stopped", s.host, s.rank, fix,
+                       exit_code=x.code if x.code > 0 else None, log_tail=tail)
+    how = (f"was killed by signal {x.signal} ({_signame(x.signal)})" if x.signal
+           else f"exited with code {x.code}")
+    if not external_kill(x) and peer_gone(list(s.tail)):
+        how += " after a peer's connection closed under it (the peer that went first was not heard)"
+        fix = "see the other ranks' logs: a peer went away first; then its own log tail"
+    elif x.signal == signal.SIGABRT:
+        fix += " (it aborted itself: a C++ terminate or assert)"
+    elif x.signal:
+        fix += " (killed: out of memory? dmesg on that host)"
+    return Failure("rank_killed" if x.signal else "rank_failed",
+                   f"rank {s.rank} on {s.host} {how}; every other rank was stopped", s.host, s.rank, fix,
+                   exit_code=None if x.signal else x.code, signal=x.signal, log_tail=tail)
+
+
 def failure(states: Dict[int, RankState], streams: Sequence[HostStream], stop: Stopper,
             timeout: float) -> Optional[Failure]:
     """The first cause: a rank that ended badly on its own beats what the stop then caused (the
     harness's rule, envcheck/ranks/failure.py, among the exits heard before the controller
     itself stopped the run)."""
     ctrl = stop.controller()
-    x = first_failed(rr.Exit(s.rank, s.local_rank, s.exit_code, s.end, s.stopped)
-                     for s in states.values() if s.exit_code is not None
-                     and (ctrl is None or (s.arrived or 0) <= ctrl[3]))
+    x = first_failed((rr.Exit(s.rank, s.local_rank, s.exit_code, s.end, s.stopped)
+                      for s in states.values() if s.exit_code is not None
+                      and (ctrl is None or (s.arrived or 0) <= ctrl[3])),
+                     {k: list(s.tail) for k, s in states.items()})
     if x is not None:
-        s = states[x.rank]
-        how = (f"was killed by signal {x.signal} ({_signame(x.signal)})" if x.signal
-               else f"exited with code {x.code}")
-        return Failure("rank_killed" if x.signal else "rank_failed",
-                       f"rank {s.rank} on {s.host} {how}; every other rank was stopped", s.host, s.rank,
-                       "see its log tail" + (" (killed: out of memory? dmesg on that host)" if x.signal else ""),
-                       exit_code=None if x.signal else x.code, signal=x.signal, log_tail=list(s.tail)[-20:])
+        return _rank_failure(states[x.rank], x)
     if ctrl is None:
         lost = [s for s in states.values() if s.exit_code is None]
         if not lost:

@@ -5,14 +5,26 @@ names the first failing rank among those that ended.
 The rule, for both workloads: a rank that ended on its own beats the ranks whose collectives
 failed because of it. Its peers notice within moments (gloo: a closed connection; NCCL: a
 watchdog), so among the ranks that ended within WINDOW seconds of the first, one killed by a
-signal (kill -9, the OOM killer) is named before those that exited with an error; then the
-earliest, then the lowest rank. A rank that ended because the run was being stopped is never a
-cause.
+signal from outside (kill -9, the OOM killer) is named before those that exited with an error;
+then the earliest, then the lowest rank. A rank that ended because the run was being stopped is
+never a cause.
+
+Where the ranks' log tails are known (launch), they sharpen the rule for one race: the rank that
+raised is still tearing its interpreter down when a peer in a collective with it dies at once of
+the closed connection (gloo: "Connection closed by peer", then C++ terminate, SIGABRT), so the
+victim is heard first and the raiser is then stopped. So SIGABRT counts as an error exit (the
+process aborted itself; no one killed it), a rank whose tail shows a peer's connection failing is
+a victim, named only when no other rank is to blame, and a rank whose tail holds its own Python
+traceback raised: even when stopped (it raised before the stop reached it) or heard later than
+the window (the stop reached its host late), it is named before the victims, after any rank that
+ended on its own without a peer's error near the first.
 """
 from __future__ import annotations
 
+import re
+import signal
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from envcheck.errors import EXIT_INTERRUPTED
 from envcheck.model import Outcome
@@ -23,6 +35,13 @@ FAIL_CODE = Outcome(errors=1).exit_code()      # FAIL: the script, or the audit,
 UNKNOWN_CODE = Outcome(unknown=1).exit_code()  # UNKNOWN: the run could not say
 
 WINDOW = 0.5   # seconds: peers fail this soon after the rank that brought them down
+
+# what a rank prints when a peer it was in a collective with went away (gloo, TCP, NCCL): it is a
+# victim of that peer, not a cause
+PEER_GONE = ("connection closed by peer", "remote worker crashing", "connection reset by peer",
+             "remote process exited or there was a network error")
+# a Python exception's own lines: the traceback's head, or its last line ("RuntimeError: boom")
+RAISED = re.compile(r"^(Traceback \(most recent call last\):|[A-Za-z_][\w.]*(Error|Exception)(: |$))")
 
 # kind -> (whether `host` is the culprit, the exit code, what it means)
 KINDS: Dict[str, tuple] = {
@@ -88,11 +107,38 @@ class Failure:
                    d.get("suspects"), d.get("exit_code"), d.get("signal"), d.get("log_tail"))
 
 
-def first_failed(exits: Iterable[Exit]) -> Optional[Exit]:
-    """The rank that brought the run down, among the exits the launchers saw (the rule above)."""
+def peer_gone(tail: Sequence[str]) -> bool:
+    """Whether a rank's log tail shows a peer's connection failing under it (a victim)."""
+    return any(m in line.lower() for line in tail for m in PEER_GONE)
+
+
+def raised(tail: Sequence[str]) -> bool:
+    """Whether a rank's log tail holds its own Python exception (not a peer's failure)."""
+    return not peer_gone(tail) and any(RAISED.match(line.strip()) for line in tail)
+
+
+def external_kill(e: Exit) -> bool:
+    """Killed by a signal from outside: SIGABRT is the process aborting itself (C++ terminate)."""
+    return e.signal is not None and e.signal != signal.SIGABRT
+
+
+def first_failed(exits: Iterable[Exit],
+                 tails: Optional[Mapping[int, Sequence[str]]] = None) -> Optional[Exit]:
+    """The rank that brought the run down, among the exits the launchers saw (the rule above);
+    tails: each rank's last lines of output, where known."""
+    exits, tails = list(exits), tails or {}
     cands = [e for e in exits if e.code != 0 and not e.stopped]
     if not cands:
         return None
     t0 = min((e.time for e in cands if e.time is not None), default=None)
     near = [e for e in cands if t0 is None or e.time is None or e.time <= t0 + WINDOW]
-    return min(near, key=lambda e: (0 if e.code < 0 else 1, e.time if e.time is not None else float("inf"), e.rank))
+    # ranks that raised, whenever heard: stopped while exiting (their exits come after the stop),
+    # or on a host the stop reached late; they go after any rank near the first one but a victim
+    near += [e for e in exits if e not in near and e.code != 0 and raised(tails.get(e.rank, ()))]
+
+    def order(e: Exit) -> tuple:
+        tail = tails.get(e.rank, ())
+        cls = 2 if e.stopped else 0 if external_kill(e) else 3 if peer_gone(tail) else 1
+        return cls, e.time if e.time is not None else float("inf"), e.rank
+
+    return min(near, key=order)

@@ -328,3 +328,34 @@ def test_joining_a_stopper_that_never_stopped_returns_and_a_stuck_one_is_waited_
     stuck.set()
     stop.join(30)
     assert not stop.thread.is_alive()
+
+
+def test_a_rank_that_raised_and_was_stopped_while_exiting_is_named_not_the_peer_it_brought_down():
+    # the race seen in CI: rank 2 raised; rank 3, in a gloo allreduce with it, aborted at once
+    # and was heard first; then the stop SIGTERMed rank 2 while its interpreter was exiting
+    st = states(0, 0, -15, -6)
+    st[2].stopped = True
+    st[2].end, st[3].end = 4.0, 3.5
+    st[2].tail.extend(["step 3", "Traceback (most recent call last):", '  File "ddp_tiny.py", line 40',
+                       "RuntimeError: rank 2 raised (--raise-rank)"])
+    st[3].tail.extend(["RuntimeError: [../gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+                       "[10.0.0.3]:60089. This is typically caused by a remote worker crashing.",
+                       "terminate called without an active exception"])
+    f = failure(st, [], quiet_stop(), 60)
+    assert (f.kind, f.rank, f.host, f.exit_code, f.signal) == ("rank_failed", 2, "node03", None, None)
+    assert f.message == ("rank 2 on node03 raised (its log ends in a Python traceback) and was stopped "
+                         "while exiting; every other rank was stopped")
+    assert f.log_tail[-1] == "RuntimeError: rank 2 raised (--raise-rank)" and exit_code(f) == 1
+    st[2].exit_code = 1     # it exited with its own code as the stop came
+    assert (failure(st, [], quiet_stop(), 60).exit_code, failure(st, [], quiet_stop(), 60).rank) == (1, 2)
+    # without its traceback the victim is all there is: named, and said to be one (no OOM hint)
+    st[2].tail.clear()
+    f = failure(st, [], quiet_stop(), 60)
+    assert (f.kind, f.rank, f.signal) == ("rank_killed", 3, 6)
+    assert "after a peer's connection closed under it" in f.message and "out of memory" not in f.fix
+
+
+def test_a_rank_that_aborted_itself_is_not_said_to_be_out_of_memory():
+    f = failure(states(0, -6), [], quiet_stop(), 60)
+    assert (f.kind, f.rank, f.signal) == ("rank_killed", 1, 6)
+    assert f.fix == "see its log tail (it aborted itself: a C++ terminate or assert)"

@@ -100,3 +100,52 @@ def test_a_record_of_a_kind_this_version_does_not_know_reads_as_unknown():
     # doctor reading a newer nccl-test's JSON: never a crash, the message kept
     assert Failure.from_dict({"kind": "gpu_fell_off_the_bus", "message": "m", "fix": "f"}) == Failure("unknown", "m", fix="f")
     assert Failure.from_dict({"kind": "timeout"}) == Failure("timeout", "timeout")
+
+
+# the race of a rank that raises while a peer is in a collective with it: the peer dies at once of
+# the closed connection and is heard first, the raiser is stopped while its interpreter exits
+GLOO_VICTIM = ["RuntimeError: [../gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+               "[10.0.0.2]:60089. This is typically caused by a remote worker crashing.",
+               "terminate called without an active exception"]
+NCCL_VICTIM = ["torch.distributed.DistBackendError: NCCL error: remote process exited or there was "
+               "a network error", "frame #0: c10::Error::Error"]
+RAISER = ["Traceback (most recent call last):", '  File "ddp_tiny.py", line 9, in <module>',
+          "RuntimeError: rank 2 raised on purpose"]
+
+
+@pytest.mark.parametrize("victim", [GLOO_VICTIM, NCCL_VICTIM])
+def test_a_stopped_rank_that_raised_is_named_before_the_peer_its_exit_brought_down(victim):
+    exits = [ex(3, -6, 10.0), ex(2, -15, 10.3, stopped=True), ex(1, -15, 10.3, stopped=True)]
+    assert first_failed(exits, {3: victim, 2: RAISER, 1: ["step 4"]}).rank == 2
+    # without the tails (nccl-test) or with no traceback in the stopped rank's, it stays the victim
+    assert first_failed(exits).rank == 3
+    assert first_failed(exits, {3: victim, 2: ["step 4"]}).rank == 3
+    # a stopped rank whose traceback is a peer's failure is a victim too, never a cause
+    assert first_failed(exits, {3: victim, 2: RAISER + victim}).rank == 3
+    # and the stop alone names no one: a run without a rank that ended on its own has no culprit
+    assert first_failed([ex(2, -15, 10.3, stopped=True)], {2: RAISER}) is None
+
+
+def test_a_rank_brought_down_by_a_peer_ranks_after_one_that_ended_on_its_own():
+    # an error exit heard later (within the window) beats the victim that was heard first
+    assert first_failed([ex(3, 1, 10.0), ex(2, 1, 10.2)], {3: GLOO_VICTIM, 2: RAISER}).rank == 2
+    # a rank that raised and was stopped comes after a rank that failed on its own without a peer's error
+    assert first_failed([ex(3, 1, 10.0), ex(2, -15, 10.1, stopped=True), ex(0, 1, 10.2)],
+                        {3: GLOO_VICTIM, 2: RAISER, 0: ["oops"]}).rank == 0
+
+
+def test_sigabrt_is_an_error_exit_and_an_outside_kill_is_still_named_first():
+    # SIGABRT: the process aborted itself (C++ terminate), so the earliest exit goes first
+    assert first_failed([ex(0, 1, 10.0), ex(1, -6, 10.1)]).rank == 0
+    # kill -9 / the OOM killer within the window: named first, whatever its tail or its peers' say
+    exits = [ex(3, -6, 10.0), ex(2, -15, 10.3, stopped=True), ex(1, -9, 10.2)]
+    assert first_failed(exits, {3: GLOO_VICTIM, 2: RAISER, 1: GLOO_VICTIM}).rank == 1
+
+
+def test_a_rank_that_raised_on_a_host_the_stop_reached_late_beats_the_victim_heard_first():
+    exits = [ex(3, 1, 10.0), ex(0, 1, 10.0 + WINDOW + 1)]
+    assert first_failed(exits, {3: GLOO_VICTIM, 0: RAISER}).rank == 0
+    # outside the window, a rank that failed without a traceback is still no cause
+    assert first_failed(exits, {3: GLOO_VICTIM, 0: ["oops"]}).rank == 3
+    # and one near the first that ended on its own, victim of no one, stays named before it
+    assert first_failed(exits + [ex(1, 2, 10.1)], {3: GLOO_VICTIM, 0: RAISER, 1: ["oops"]}).rank == 1
