@@ -62,6 +62,19 @@ def cli():
     return run_cli
 
 
+@pytest.fixture
+def matrix_parsed_once(monkeypatch):
+    """In-process CLI runs load the packaged matrix once per test, not once per run: the source
+    tree has no compiled JSON, so each load parses the YAML (~0.15 s). A matrix named by path is
+    still loaded every time."""
+    import functools
+
+    from envcheck.matrix import load
+    real = load.load_matrix
+    packaged = functools.lru_cache(maxsize=None)(lambda: real())
+    monkeypatch.setattr(load, "load_matrix", lambda path=None: packaged() if path is None else real(path))
+
+
 # The simulated cluster (tests/cluster/README.md): fixtures `cluster_factory` (session) and
 # `make_cluster` (per test); tests that use them are marked `cluster` and skip where it cannot run.
 # Real Slurm on it: `slurm_factory` (session) and `slurm_cluster` (module), marked `slurm` too.
