@@ -150,8 +150,10 @@ unset PYTHONPATH
 
 # Most tests wait (SSH handshakes, rendezvous, timeouts) rather than compute, so several pytest
 # workers overlap those waits even on 2 cores. --dist loadscope keeps a module's tests on one worker,
-# so a module-scoped simulated cluster is built once. ENVCHECK_TEST_WORKERS=0 runs in one process.
+# so a module-scoped simulated cluster is built once; --no-loadscope-reorder (pytest-xdist >= 3.8)
+# hands the modules out in collection order, where tests/conftest.py puts the slowest (SLOW_FIRST)
+# first. ENVCHECK_TEST_WORKERS=0 runs in one process.
 workers=${ENVCHECK_TEST_WORKERS:-4}
 xdist=()
-[ "$workers" != 0 ] && xdist=(-n "$workers" --dist loadscope)
+[ "$workers" != 0 ] && xdist=(-n "$workers" --dist loadscope --no-loadscope-reorder)
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" "$@"
