@@ -3,7 +3,18 @@ fixed from what prints the error and tested on that emitter's format filled with
 own, not on the threads' texts."""
 from __future__ import annotations
 
+import importlib.util
+
 from envcheck.explain.match import explain, top_environment_cause
+from tests.conftest import REPO
+
+
+def _extract():
+    path = REPO / "tools" / "explain_catalogue" / "extract.py"
+    spec = importlib.util.spec_from_file_location("explain_catalogue_extract", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _top(text):
@@ -18,3 +29,19 @@ def test_cublas_arch_mismatch_is_a_gpu_below_cublas_minimum_first():
             "CUBLAS_GEMM_DFALT_TENSOR_OP)`")
     found = explain(text)
     assert [e.id for e in found][:2] == ["gpu-too-old", "no-kernel-image"]
+
+
+def test_a_message_appended_to_an_exceptions_attribute_is_extracted():
+    # torch/__init__.py (Windows): err = ctypes.WinError(...); err.strerror += f' Error loading "{dll}" ...'
+    src = ("def load(dll):\n    err = ctypes.WinError(ctypes.get_last_error())\n"
+           "    err.strerror += (\n        f' Error loading \"{dll}\" or one of its dependencies.'\n    )\n"
+           "    raise err\n")
+    assert [t for _, t in _extract().py_messages(src)] == [' Error loading "{}" or one of its dependencies.']
+
+
+def test_any_windows_error_torch_appends_its_dll_note_to_is_a_dll_load_failure():
+    # ctypes.WinError(code) is "[WinError <code>] <FormatMessage(code)>"; torch appends the DLL's path
+    text = ("OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "
+            "\"C:\\Users\\ana\\miniconda3\\envs\\sd\\lib\\site-packages\\torch\\lib\\torch_cuda.dll\" "
+            "or one of its dependencies.")
+    assert _top(text) == "windows-dll-load-failed"
