@@ -22,6 +22,9 @@ _PLACEHOLDERS = {
     "{N}": r"\d+",
     "{S}": r"\S*",
     "{GAP}": r".{0,200}?",
+    # a CUDA library's soname as a versioned symbol's version node names it (not libcuda: the driver's)
+    "{CUDALIB}": r"lib(?:cudart|cublas(?:lt)?|cudnn\w*|cufft\w*|curand|cusolver\w*|cusparse\w*|nvrtc\w*|nvjitlink"
+                 r"|nvtoolsext|cupti|nccl|npp\w*)\.so(?:\.\d+)*",
 }
 _META = set(".^$*+?{}[]|()")
 

@@ -45,3 +45,18 @@ def test_any_windows_error_torch_appends_its_dll_note_to_is_a_dll_load_failure()
             "\"C:\\Users\\ana\\miniconda3\\envs\\sd\\lib\\site-packages\\torch\\lib\\torch_cuda.dll\" "
             "or one of its dependencies.")
     assert _top(text) == "windows-dll-load-failed"
+
+
+def test_a_cuda_librarys_versioned_symbol_missing_is_two_releases_of_it_not_an_extension():
+    # glibc elf/dl-lookup.c: "<object>: undefined symbol: %s%s%s" (name, ", version ", version node)
+    text = ("OSError: /opt/conda/lib/python3.11/site-packages/nvidia/cusolver/lib/libcusolver.so.11: "
+            "undefined symbol: cublasLtMatmulAlgoGetHeuristic, version libcublasLt.so.11")
+    found = explain(text)
+    assert _top(text) == "cuda-libs-conflict" and found[0].values["lib"] == "libcublasLt.so.11"
+    # an unversioned symbol, or one versioned by a library that is not CUDA's, stays an extension's
+    other = ("ImportError: /srv/app/ext/_C.cpython-311-x86_64-linux-gnu.so: undefined symbol: "
+             "_ZN3c1015SmallVectorBaseIjE8grow_podEPKvmm")
+    assert _top(other) == "undefined-symbol"
+    glibc = "ImportError: /srv/app/libfoo.so.2: undefined symbol: memfd_create, version GLIBC_2.27"
+    assert _top(glibc) != "cuda-libs-conflict"
+
