@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 
+import pytest
+
 from envcheck.explain.match import explain, top_environment_cause
 from tests.conftest import REPO
 
@@ -60,3 +62,14 @@ def test_a_cuda_librarys_versioned_symbol_missing_is_two_releases_of_it_not_an_e
     glibc = "ImportError: /srv/app/libfoo.so.2: undefined symbol: memfd_create, version GLIBC_2.27"
     assert _top(glibc) != "cuda-libs-conflict"
 
+
+@pytest.mark.parametrize("lib", ["libtorch_cuda_cpp.so", "libc10_cuda.so", "libtorch_python.so"])
+def test_a_torch_library_the_loader_cannot_open_is_an_extension_built_for_another_torch(lib):
+    # glibc elf/dl-load.c: "<name>: cannot open shared object file: <strerror>", raised while
+    # Python loads an extension that links one of torch's own libraries
+    text = (f"  File \"/srv/venv/lib/python3.10/site-packages/mmcv/utils/ext_loader.py\", line 13, in load_ext\n"
+            f"    ext = importlib.import_module('mmcv.' + name)\n"
+            f"ImportError: {lib}: cannot open shared object file: No such file or directory")
+    found = explain(text)
+    assert _top(text) == "undefined-symbol" and found[0].values["torchlib"] == lib
+    assert lib in found[0].cause
