@@ -143,7 +143,9 @@ def _cudart(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 
 
 def _mismatch(g: Dict[str, str]) -> Dict[str, Optional[str]]:
-    return {"torch_tag": tag_of(g.get("torch_cuda")) or "cuXYZ", "index_hint": index_hint(g.get("detected"))}
+    detected = g.get("detected") or ""
+    return {"torch_tag": tag_of(g.get("torch_cuda")) or "cuXYZ",
+            "index_hint": index_hint(detected) if detected[:1].isdigit() else None}
 
 
 def _nccl_version(g: Dict[str, str]) -> Dict[str, Optional[str]]:

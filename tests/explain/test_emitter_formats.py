@@ -73,3 +73,15 @@ def test_a_torch_library_the_loader_cannot_open_is_an_extension_built_for_anothe
     found = explain(text)
     assert _top(text) == "undefined-symbol" and found[0].values["torchlib"] == lib
     assert lib in found[0].cause
+
+
+def test_nvcc_refusing_the_cpp_dialect_torch_builds_with_is_a_toolkit_older_than_torchs():
+    # nvcc's "Value '%s' is not defined for option '%s'" on torch 2.13's -std=c++20 with a CUDA 11 nvcc
+    text = ("[1/3] /usr/local/cuda-11.8/bin/nvcc -I/srv/venv/include -std=c++20 -c kernels.cu -o kernels.cuda.o\n"
+            "FAILED: kernels.cuda.o\n"
+            "nvcc fatal   : Value 'c++20' is not defined for option 'std'\n"
+            "ninja: build stopped: subcommand failed.\n"
+            "RuntimeError: Error building extension 'my_ops'")
+    found = explain(text)
+    assert _top(text) == "toolkit-torch-mismatch" and found[0].values["std"] == "20"
+    assert "?" not in found[0].title + found[0].fix
