@@ -169,7 +169,7 @@ def test_show_probe_is_the_command_line_and_the_script():
 
 
 def test_a_command_ships_only_the_parts_of_its_sections():
-    assert [p.stem for p in probe_parts(["port"])] == ["base", "port", "run", "main"]
+    assert [p.stem for p in probe_parts(["port"])] == ["base", "kept", "port", "run", "main"]
     assert len(probe_parts()) == len(list(probe_mod.PROBE_DIR.glob("*.py")))  # none named: every part
     shipped = {p.stem for p in probe_parts(["gpus", "pci_gpus"])}
     assert {"driver", "nvml", "userspace", "pci"} <= shipped and not shipped & {"cuda", "health", "packages"}
