@@ -17,9 +17,10 @@ driver and Python (collect_env's nvcc, gcc and system cuDNN play no part in runn
 Cases added for issue 21 carry `batch` and `first_scored`: each was scored once, when it was added
 and before any rule change it prompted. issue21-a was collected before that issue's rule changes,
 issue21-b and issue21-c after them (issue21-c prompted one more: forward compatibility per CUDA
-release), issue21-d after cuda-compat became a fact (it prompted none); the test prints each
-batch's first-scored and current agreement, so the out-of-sample figure (b, c and d as first
-scored) stays visible beside the overall one.
+release), issue21-d after cuda-compat became a fact (it prompted none), issue21-e (30 stacks,
+half known-good, 2017-2026) with the fourth held-out round, scored once with no rule changed for
+it; the test prints each batch's first-scored and current agreement, so the out-of-sample figure
+(b to e as first scored) stays visible beside the overall one.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from tests.conftest import REPO, run_cli
 
 CASES = REPO / "tests" / "cases" / "real-stacks.jsonl"
 FLAGS = ("driver", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "gpu", "python", "gcc", "numpy", "cuda-compat")
-BATCHES = ("issue21-a", "issue21-b", "issue21-c", "issue21-d")
+BATCHES = ("issue21-a", "issue21-b", "issue21-c", "issue21-d", "issue21-e")
 OUT_OF_SAMPLE = BATCHES[1:]  # collected after the rule changes they are scored against
 
 
