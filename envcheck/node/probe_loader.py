@@ -17,6 +17,7 @@ _ENVCHECK_HEADER = b"envcheck-probe-code 1\n"
 _ENVCHECK_KEEP = 16   # compiled probes kept: a few per envcheck version (each command ships its own)
 
 
+# the same as the probe's part kept (answers_dir, private), which cannot import this file
 def _envcheck_cache_dir():
     """The private cache directory, or None: it must be ours, a real directory, closed to others."""
     base = os.environ.get("XDG_CACHE_HOME", "")

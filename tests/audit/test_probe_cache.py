@@ -136,6 +136,24 @@ def test_a_saved_script_runs_as_plain_code_and_stores_nothing(tmp_path):
     assert out.stdout == "saved\n" and cached(tmp_path) == []
 
 
+@pytest.mark.parametrize("env", [{"HOME": "/h"}, {"HOME": "/h", "XDG_CACHE_HOME": "/x"}, {"HOME": "/"},
+                                 {"HOME": "rel", "XDG_CACHE_HOME": "rel"}, {}, {"XDG_CACHE_HOME": "/x"}])
+def test_the_probe_keeps_its_answers_where_the_loader_keeps_its_code(tmp_path, monkeypatch, env):
+    loader: dict = {}
+    exec(compile(LOADER.read_text(), str(LOADER), "exec"), loader)   # no _envcheck_in: defines only
+    from tests.node.probe_helpers import load_probe
+    kept = load_probe()
+    for name in ("HOME", "XDG_CACHE_HOME", "ENVCHECK_PROBE_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert kept.answers_dir() == loader["_envcheck_cache_dir"]()
+    for path, mode in ((tmp_path / "open", 0o755), (tmp_path / "closed", 0o700)):
+        path.mkdir(mode=mode)
+        path.chmod(mode)
+        assert kept.private(str(path)) == loader["_envcheck_private"](str(path)) == (mode == 0o700)
+
+
 def test_the_probe_line_is_found_only_where_the_loader_puts_it():
     loader = LOADER.read_text()
     assert "\n# ---- probe " not in loader and "\n# ---- probe " not in probe_source()

@@ -28,8 +28,11 @@ EXEC_WRAPPER = re.compile(r'^exec\s+(/\S+)\s+"\$@"$')
 ANSWERS = {"path": None, "known": None, "new": False}
 
 
+# answers_dir() and private() are the loader's _envcheck_cache_dir() and _envcheck_private():
+# the loader runs before the probe and without it, the probe without the loader (a saved script,
+# the tests), and neither can import the other. tests/audit/test_probe_cache.py holds them equal.
 def answers_dir():
-    """The private cache directory (as the loader's), or None."""
+    """The private cache directory (the loader's), or None."""
     if os.environ.get("ENVCHECK_PROBE_CACHE") == "off":
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
