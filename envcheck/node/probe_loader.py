@@ -60,13 +60,15 @@ def _envcheck_read(path, magic, source):
 def _envcheck_write(folder, path, magic, source, code):
     """Store the code atomically (a temporary file renamed over the name), then keep the newest."""
     import marshal
-    tmp = "%s.%d.tmp" % (path, os.getpid())
+    # a home shared by many nodes (NFS): the node's name too, so no two writers share a name
+    tmp, made = "%s.%s.%d.tmp" % (path, os.uname()[1], os.getpid()), False
     try:
         if not os.path.isdir(folder):
             os.makedirs(folder, 0o700)
         if not _envcheck_private(folder):
             return
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        made = True
         with os.fdopen(fd, "wb") as f:
             f.write(_ENVCHECK_HEADER + magic + b"%012d" % len(source) + source + marshal.dumps(code))
         os.replace(tmp, path)
@@ -76,7 +78,8 @@ def _envcheck_write(folder, path, magic, source, code):
             os.unlink(os.path.join(folder, name))
     except OSError:
         try:
-            os.unlink(tmp)
+            if made:
+                os.unlink(tmp)
         except OSError:
             pass
 

@@ -128,7 +128,8 @@ def save_answers():
     if not ANSWERS["new"] or not path:
         return
     folder = os.path.dirname(path)
-    tmp = "%s.%d.tmp" % (path, os.getpid())
+    # a home shared by many nodes (NFS): the node's name too, so no two writers share a name
+    tmp, made = "%s.%s.%d.tmp" % (path, os.uname()[1], os.getpid()), False
     try:
         if not os.path.isdir(folder):
             os.makedirs(folder, 0o700)
@@ -136,12 +137,14 @@ def save_answers():
             return
         known = list(ANSWERS["known"].items())[-ANSWERS_KEPT:]
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        made = True
         with os.fdopen(fd, "w") as f:
             json.dump(dict(known), f)
         os.replace(tmp, path)
         ANSWERS["new"] = False
     except OSError:
         try:
-            os.unlink(tmp)
+            if made:
+                os.unlink(tmp)
         except OSError:
             pass
