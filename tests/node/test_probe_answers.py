@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.node.probe_helpers import FIXTURES, PROBE, plant_toolkit, write_script
+from tests.node.probe_helpers import FIXTURES, PROBE, REAL_DRIVER, plant_toolkit, write_script
 
 pytestmark = pytest.mark.skipif(not shutil.which("gcc"), reason="no gcc to build a program with")
 
@@ -99,3 +99,33 @@ def test_with_the_cache_off_nothing_is_kept(tmp_path):
     elf_nvcc(cuda / "bin" / "nvcc", "12.1")
     assert toolkit_version(probe(tmp_path, cuda, ENVCHECK_PROBE_CACHE="off"), cuda) == "12.1"
     assert not (tmp_path / "home" / ".cache").exists()
+
+
+SMI = shutil.which("nvidia-smi", path="/usr/bin")
+
+
+@pytest.mark.skipif(REAL_DRIVER or not SMI or not open(SMI, "rb").read(4) == b"\x7fELF",
+                    reason="needs the packaged nvidia-smi without a loaded driver (tests/nvidia_userspace.sh)")
+def test_nvidia_smis_failure_is_kept_for_its_file_and_asked_again_when_it_changes(tmp_path):
+    smi = tmp_path / "bin" / "nvidia-smi"   # the packaged program, where the test may touch it
+    smi.parent.mkdir()
+    shutil.copy2(os.path.realpath(SMI), smi)
+
+    def driver(**env):
+        full = {"PATH": os.pathsep.join([str(smi.parent), "/usr/bin", "/bin"]), "HOME": str(tmp_path / "home")}
+        full.update(env)
+        proc = subprocess.run([sys.executable, "-", "--only", "gpus"], input=PROBE.read_bytes(), env=full,
+                              capture_output=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr.decode()
+        return json.loads(proc.stdout)["driver"]
+    asked = driver(ENVCHECK_PROBE_CACHE="off")
+    assert asked["state"] == "module-not-loaded" and "NVIDIA-SMI has failed" in asked["raw"]
+    assert driver() == asked and len(answers_for(tmp_path, smi)) == 1
+    assert driver() == asked   # from what was kept
+    [key] = answers_for(tmp_path, smi)
+    store = kept(tmp_path)
+    store[key][1] = store[key][1].replace("NVIDIA-SMI has failed", "KEPT: NVIDIA-SMI has failed")
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert driver()["raw"].startswith("KEPT: ")
+    os.utime(smi)   # touched (an upgrade, a reinstall): asked again
+    assert driver() == asked

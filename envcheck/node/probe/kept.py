@@ -13,7 +13,9 @@
 # LD_LIBRARY_PATH. Only a program that answers by itself is kept: an ELF named nvcc or gcc, or
 # the one-line `exec /path/nvcc "$@"` wrapper Debian ships, followed to that ELF; never another
 # script (Debian's gcc wrapper picks a compiler at each run), nor ccache or distcc (they ask the
-# compiler behind them). ENVCHECK_PROBE_CACHE=off: nothing is kept or read.
+# compiler behind them). And nvidia-smi's failure where NVML failed to start in the same run
+# (failure_key: ~16 ms a probe on a node whose driver is down, which Slurm's health check probes
+# every few minutes). ENVCHECK_PROBE_CACHE=off: nothing is kept or read.
 
 import json
 import os
@@ -91,6 +93,26 @@ def stable_key(argv):
     return json.dumps([list(argv), ids, os.environ.get("LD_PRELOAD"), os.environ.get("LD_LIBRARY_PATH")])
 
 
+def failure_key(argv, driver):
+    """The key of nvidia-smi's failure when NVML failed to start in this run (the driver not
+    loaded, a version mismatch): nvidia-smi starts NVML the same way and prints its fixed message
+    for that failure, so its answer is decided by its own file, the library and what this run
+    saw (NVML's error, the kernel module's version). A real driver that starts never gets here:
+    NVML answered and nvidia-smi is not run. None when nvidia-smi is no ELF of that name."""
+    if "/" not in argv[0] or answers_dir() is None:
+        return None
+    files = program_files(argv[0])
+    library = (driver.get("userspace") or {}).get("library")
+    if not files or len(files) != 1 or os.path.basename(files[0]) != "nvidia-smi" or not library:
+        return None
+    try:
+        ids = [identity(f) for f in files + [library]]
+    except OSError:
+        return None
+    return json.dumps([list(argv), ids, driver.get("nvml_error"), driver.get("kernel_module"),
+                       os.environ.get("LD_PRELOAD"), os.environ.get("LD_LIBRARY_PATH")])
+
+
 def known_answers():
     if ANSWERS["known"] is None:
         folder = answers_dir()
@@ -106,16 +128,18 @@ def known_answers():
     return ANSWERS["known"]
 
 
-def known_answer(key):
-    """The answer kept under `key`: (0, stdout, stderr), or None."""
+def known_answer(key, failed=False):
+    """The answer kept under `key`: (0, stdout, stderr), or with `failed` (exit code != 0,
+    stdout, stderr); else None."""
     got = known_answers().get(key) if key else None
-    if isinstance(got, list) and len(got) == 3 and got[0] == 0 and all(isinstance(t, str) for t in got[1:]):
+    if (isinstance(got, list) and len(got) == 3 and isinstance(got[0], int) and (got[0] != 0) == failed
+            and all(isinstance(t, str) for t in got[1:])):
         return tuple(got)
     return None
 
 
-def keep_answer(key, res):
-    if key and res and res[0] == 0:
+def keep_answer(key, res, failed=False):
+    if key and res and (res[0] != 0) == failed:
         known = known_answers()
         known.pop(key, None)
         known[key] = list(res)
