@@ -1,7 +1,8 @@
 """Run the node-side probe on one host through any Remote and turn its output into facts.
 
 The probe (the parts in envcheck/node/probe/, joined into one script) goes on stdin to the node's own interpreter as
-`python3 -c BOOTSTRAP [--deep]` — one remote command per host, nothing copied, nothing left behind. The
+`python3 -c BOOTSTRAP [--deep]` — one remote command per host, nothing copied, nothing left behind but the
+probe's own cache in ~/.cache/envcheck (node/probe_loader.py, part kept). The
 same function serves the local audit (LocalRemote) and the fleet audit (SSHRemote), so the two
 cannot drift apart. Failures are data for callers that fan out: probe_host() never raises.
 """
