@@ -17,10 +17,11 @@ heldout3.yaml  round 3 (61 texts, 40 positives, 21 negatives), collected after t
                answered with a confident environment cause (7 positives have no id: 33/40 at most);
                28/40 = 70.0 % after the general changes that scoring prompted (in-sample).
 heldout4.yaml  round 4 (75 texts, 50 positives, 25 negatives), collected while the catalogue was
-               rebuilt from the emitters and not scored by its collector. Its structure is
-               checked like the others; its scoring runs only with ENVCHECK_SCORE_HELDOUT4=1, so
-               the coordinator scores it once, after that catalogue work merges, and records the
-               figure here and in docs/doctor.md (then it joins BARS at what it reached).
+               rebuilt from the emitters and not scored by its collector; scored once, after
+               that catalogue work merged (e82f0fd): 40/50 = 80.0 % recall, 0 of 25 negatives
+               answered with a confident environment cause. Held there: no change has been
+               made for its misses. A next round goes into UNSCORED first (scored only with
+               ENVCHECK_SCORE_HELDOUT4=1) and joins BARS at what it reaches.
 """
 from __future__ import annotations
 
@@ -40,10 +41,12 @@ BARS = {
     "heldout2.yaml": (39 / 49, 0),
     # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted
     "heldout3.yaml": (28 / 40, 0),
+    # scored once at 40/50 after the catalogue was rebuilt from the emitters; nothing tuned on it
+    "heldout4.yaml": (40 / 50, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED = {"heldout4.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 

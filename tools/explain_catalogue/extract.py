@@ -190,9 +190,11 @@ def _callee(node: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
-def py_messages(src: str) -> Iterator[Tuple[int, str]]:
-    """(line, template) for strings raised, warned, logged or printed, and strings assigned to a
-    name that says it is a message (msg = f"..."; raise RuntimeError(msg))."""
+def py_messages(src: str, extra_calls: Sequence[str] = ()) -> Iterator[Tuple[int, str]]:
+    """(line, template) for strings raised, warned, logged or printed (or passed to one of a
+    project's own logging calls, `extra_calls`), and strings assigned to a name that says it is
+    a message (msg = f"..."; raise RuntimeError(msg))."""
+    calls = _PY_CALLS | set(extra_calls)
     try:
         tree = ast.parse(src)
     except SyntaxError:
@@ -200,7 +202,7 @@ def py_messages(src: str) -> Iterator[Tuple[int, str]]:
     for node in ast.walk(tree):
         values: List[ast.AST] = []
         if isinstance(node, ast.Call):
-            if _callee(node) in _PY_CALLS or _callee(node).endswith(("Error", "Exception")):
+            if _callee(node) in calls or _callee(node).endswith(("Error", "Exception")):
                 values = list(node.args[:2])
             values += [k.value for k in node.keywords if k.arg and _MSG_NAME.search(k.arg)]
         elif isinstance(node, (ast.Assign, ast.AugAssign)):
