@@ -134,8 +134,12 @@ class GpuIndex:
 
     def pci_board(self, name: str) -> Optional[Record]:
         """A board the PCI ID database names exactly, given the compute capability of its chips
-        (the highest, when all share one major); None when a chip or the major is in doubt."""
-        chips = _pci_boards().get(tuple(words(name))) or []
+        (the highest, when all share one major); None when a chip or the major is in doubt, or
+        when the name is only a number (the brand words it dropped are what told boards apart)."""
+        ws = tuple(words(name))
+        if all(w.isdigit() for w in ws):   # "6000": Quadro 6000 (Fermi) to pci.ids, RTX 6000 to a user
+            return None
+        chips = _pci_boards().get(ws) or []
         recs = [self.chip(c) for c in chips]
         if not recs or not all(recs):
             return None

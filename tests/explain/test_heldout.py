@@ -22,6 +22,9 @@ heldout4.yaml  round 4 (75 texts, 50 positives, 25 negatives), collected while t
                answered with a confident environment cause. Held there: no change has been
                made for its misses. A next round goes into UNSCORED first (scored only with
                ENVCHECK_SCORE_HELDOUT4=1) and joins BARS at what it reaches.
+heldout5.yaml  round 5 (72 texts, 46 positives, 26 negatives), collected after heldout4 was
+               scored and not run through `explain` by its collector: in UNSCORED, to be scored
+               once with ENVCHECK_SCORE_HELDOUT4=1 against issue 21's bar (90 %, 0 confident).
 """
 from __future__ import annotations
 
@@ -46,7 +49,10 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {
+    # round 5: collected after heldout4 was scored, not run through explain by its collector
+    "heldout5.yaml": (0.90, 0),
+}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -98,6 +104,15 @@ def test_the_fourth_round_is_new_to_the_first_three():
     sources = {i["source"] for i in earlier}
     texts = {" ".join(i["text"].split()).lower() for i in earlier}
     for item in _items("heldout4.yaml"):
+        assert item["source"] not in sources
+        assert " ".join(item["text"].split()).lower() not in texts, item["source"]
+
+
+def test_the_fifth_round_is_new_to_the_first_four():
+    earlier = [i for n in ("heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml") for i in _items(n)]
+    sources = {i["source"] for i in earlier}
+    texts = {" ".join(i["text"].split()).lower() for i in earlier}
+    for item in _items("heldout5.yaml"):
         assert item["source"] not in sources
         assert " ".join(item["text"].split()).lower() not in texts, item["source"]
 
