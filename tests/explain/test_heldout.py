@@ -19,9 +19,11 @@ heldout3.yaml  round 3 (61 texts, 40 positives, 21 negatives), collected after t
 heldout4.yaml  round 4 (75 texts, 50 positives, 25 negatives), collected while the catalogue was
                rebuilt from the emitters and not scored by its collector; scored once, after
                that catalogue work merged (e82f0fd): 40/50 = 80.0 % recall, 0 of 25 negatives
-               answered with a confident environment cause. Held there: no change has been
-               made for its misses. A next round goes into UNSCORED first (scored only with
-               ENVCHECK_SCORE_HELDOUT4=1) and joins BARS at what it reaches.
+               answered with a confident environment cause (the out-of-sample figure); then
+               46/50 = 92.0 % and 0 of 25 after the general changes its misses prompted
+               (in-sample; tests/explain/test_emitter_formats.py). A next round goes into
+               UNSCORED first (scored only with ENVCHECK_SCORE_HELDOUT4=1) and joins BARS at
+               what it reaches.
 heldout5.yaml  round 5 (72 texts, 46 positives, 26 negatives), collected after heldout4 was
                scored and not run through `explain` by its collector: in UNSCORED, to be scored
                once with ENVCHECK_SCORE_HELDOUT4=1 against issue 21's bar (90 %, 0 confident).
@@ -44,8 +46,9 @@ BARS = {
     "heldout2.yaml": (39 / 49, 0),
     # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted
     "heldout3.yaml": (28 / 40, 0),
-    # scored once at 40/50 after the catalogue was rebuilt from the emitters; nothing tuned on it
-    "heldout4.yaml": (40 / 50, 0),
+    # scored once at 40/50 after the catalogue was rebuilt from the emitters (out-of-sample); held
+    # at the in-sample 46/50 reached after the general changes its misses prompted
+    "heldout4.yaml": (46 / 50, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
