@@ -7,7 +7,8 @@
 # bandwidth: busbw is 0 by definition at n=1, algbw is a device-local copy), that #wrong catches a
 # perturbed contribution on the GPU, that a rank whose peer never joins times out (exit 3), and
 # the --deep probe when envcheck/node/probe/ exists.
-# --quick: the dry run CI does (tests/test_bench.py): gloo, 64 KiB, a 2 s rendezvous timeout.
+# --quick: the dry run CI does (tests/test_bench.py): gloo, 64 KiB, one rank in step 2, a 2 s
+# rendezvous timeout.
 set -u
 cd "$(dirname "$0")/.."
 QUICK=; [ "${1:-}" = --quick ] && QUICK=1
@@ -37,7 +38,8 @@ MASTER_ADDR=127.0.0.1 MASTER_PORT=$(port) RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 NCCL_
 echo "exit $? (want 0)"; tail -n 4 "$OUT/worker_nccl.jsonl"; grep -m1 "NCCL version" "$OUT/worker_nccl.log"
 
 step "2. controller path (library + launcher), nccl, 1 rank per GPU on this host"
-NP=$("$PY" -c 'import torch;print(max(1,torch.cuda.device_count()))' 2>/dev/null || echo 1)
+NP=1   # --quick: one rank, without a torch import (seconds of CPU on CI) to count the GPUs
+[ -n "$QUICK" ] || NP=$("$PY" -c 'import torch;print(max(1,torch.cuda.device_count()))' 2>/dev/null || echo 1)
 timeout 240 env PYTHONPATH=. "$PY" - "$PY" "$NP" "$B" "$(PYTHONPATH=. "$PY" -c "from envcheck.allreduce.bandwidth import parse_size;print(parse_size(\"$MAXB\"))")" >"$OUT/controller_nccl.txt" 2>&1 <<'PYEOF'
 import json, sys
 from envcheck.allreduce.run import Options, run_allreduce

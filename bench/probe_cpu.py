@@ -82,7 +82,9 @@ def now():
     return (s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime) * 1000
 start = now()
 g = {"__name__": "probe"}
-exec(compile(open(sys.argv[1], "rb").read(), "probe", "exec"), g)
+code = compile(open(sys.argv[1], "rb").read(), "probe", "exec")
+compiled = now()
+exec(code, g)
 loaded = now()
 split = {}
 for s in list(g["SECTIONS"].values()):
@@ -97,7 +99,7 @@ sys.stdout = open(os.devnull, "w")
 g["main"]([])
 end = now()
 import json
-sys.stderr.write(json.dumps({"start": start, "load": loaded - start, "sections": split,
+sys.stderr.write(json.dumps({"start": start, "compile": compiled - start, "load": loaded - compiled, "sections": split,
                              "rest": end - loaded - sum(split.values())}) + "\\n")
 """
 splits = []
@@ -114,7 +116,7 @@ for _ in range(runs):
     splits.append(json.loads(text.strip().splitlines()[-1]))
 names = sorted(set(n for s in splits for n in s["sections"]))
 out["split"] = dict((n, statistics.median(s["sections"].get(n, 0.0) for s in splits)) for n in names)
-for key in ("start", "load", "rest"):
+for key in ("start", "compile", "load", "rest"):
     out["split"]["(%s)" % key] = statistics.median(s[key] for s in splits)
 print(json.dumps(out))
 '''
@@ -190,13 +192,17 @@ def main():
             h.write_file(f"/tmp/bench-probe-{i}.py", probe if a.probe else shipped_source(sections))
             variants.append((name, ["python3", "-c", BOOTSTRAP] + (["--only", only] if only else []),
                              f"/tmp/bench-probe-{i}.py"))
-        # the same document read by `python3 -`, as envcheck ran it before: the tokenizer's file reader
+        # the same document compiled on every run, as before the loader kept its code on the node
+        variants.append(("the document, compiled each run (cache off)",
+                         ["env", "ENVCHECK_PROBE_CACHE=off", "python3", "-c", BOOTSTRAP], "/tmp/bench-probe-0.py"))
+        # and read by `python3 -`, as envcheck ran it before: the tokenizer's file reader, no loader
         variants.append(("the document, by `python3 -`", ["python3", "-"], "/tmp/bench-probe-0.py"))
         load = os.getloadavg()[0]
         p = h.run_local("python3 /tmp/bench-node.py /tmp/bench-probe-0.py %d %s"
                         % (runs, shlex.quote(json.dumps(variants))), timeout=600)
         got = json.loads(p.stdout.strip().splitlines()[-1])
-        ssh = None if a.quick else (ssh_session_cpu(c, None, runs), ssh_session_cpu(c, probe, runs))
+        ssh = None if a.quick else (ssh_session_cpu(c, None, runs),
+                                      ssh_session_cpu(c, probe if a.probe else shipped_source(), runs))
     finally:
         c.close()
     drv = doc["driver"]
@@ -214,7 +220,8 @@ def main():
           "section that waits for it):")
     split = got["split"]
     print(f"  {'interpreter start-up, site':<50} {split.pop('(start)'):>6.1f}")
-    print(f"  {'compile + imports + definitions':<50} {split.pop('(load)'):>6.1f}")
+    print(f"  {'compile (a first run; then the stored code)':<50} {split.pop('(compile)'):>6.1f}")
+    print(f"  {'imports + definitions':<50} {split.pop('(load)'):>6.1f}")
     for name, ms in sorted(split.items(), key=lambda kv: -kv[1]):
         if name != "(rest)":
             print(f"  section {name:<42} {ms:>6.1f}")

@@ -135,6 +135,12 @@ def _playbooks() -> Dict[str, Any]:
     return out
 
 
+def _gpu_name_notes(found: List[Finding]) -> List[str]:
+    """What `check` says of the GPU name alone that changes the plan's meaning: a board name sold
+    with chips of different compute capabilities, planned for the highest (GeForce GT 740M)."""
+    return [f"{f.message} Fix: {f.fix}" for f in found if f.code == "gpu-name-several-chips"]
+
+
 def make_plan(matrix: Matrix, gpu: str, *, driver: Optional[str] = None, torch: Optional[str] = None,
               python: Optional[str] = None, evaluate: Optional[Callable[..., List[Finding]]] = None) -> Plan:
     evaluate = evaluate or rules.evaluate
@@ -196,8 +202,9 @@ def make_plan(matrix: Matrix, gpu: str, *, driver: Optional[str] = None, torch: 
             (excluded if s.reasons else allowed).append(s)
     clean = [s for s in allowed if not s.warnings]
     allowed = clean + [s for s in allowed if s.warnings]  # each group newest first, as found
-    note = None
+    notes = _gpu_name_notes(evaluate(probe, matrix))
     if allowed and not clean:
         on = f"driver {driver}" if driver else "any driver the matrix knows"
-        note = f"no allowed stack runs without a warning on {on}; the first one's: {allowed[0].warnings[0]}"
+        notes.append(f"no allowed stack runs without a warning on {on}; the first one's: {allowed[0].warnings[0]}")
+    note = "; ".join(notes) or None
     return Plan(gpu=gpu, compute_capability=cc, allowed=allowed, excluded=excluded, note=note)

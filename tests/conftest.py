@@ -62,9 +62,63 @@ def cli():
     return run_cli
 
 
+@pytest.fixture
+def matrix_parsed_once(monkeypatch):
+    """In-process CLI runs load the packaged matrix once per test, not once per run: the source
+    tree has no compiled JSON, so each load parses the YAML (~0.15 s). A matrix named by path is
+    still loaded every time."""
+    import functools
+
+    from envcheck.matrix import load
+    real = load.load_matrix
+    packaged = functools.lru_cache(maxsize=None)(lambda: real())
+    monkeypatch.setattr(load, "load_matrix", lambda path=None: packaged() if path is None else real(path))
+
+
 # The simulated cluster (tests/cluster/README.md): fixtures `cluster_factory` (session) and
 # `make_cluster` (per test); tests that use them are marked `cluster` and skip where it cannot run.
 # Real Slurm on it: `slurm_factory` (session) and `slurm_cluster` (module), marked `slurm` too.
 from tests.cluster.fixtures import cluster_factory, make_cluster  # noqa: E402,F401
 from tests.cluster.fixtures import slurm_cluster, slurm_factory  # noqa: E402,F401
-from tests.cluster.fixtures import pytest_collection_modifyitems  # noqa: E402,F401
+from tests.cluster.fixtures import mark_cluster_tests  # noqa: E402
+
+# The slowest modules, slowest first (seconds: setup+call+teardown of the whole module in a loaded
+# full run, 2026-12-02, /work/notes/citime). tests/run.sh runs xdist's loadscope with
+# --no-loadscope-reorder, which hands modules to the 4 workers in collection order; these go first
+# so that none of them starts last and sets the run's tail (a 320 s module handed out late kept one
+# worker busy long after the others were done). Everything else keeps its collection order.
+# Simulated on those figures: ~40 s less than xdist's own order (most tests first). A module
+# renamed or removed must leave this list (tests/test_slow_first.py checks that each exists).
+SLOW_FIRST = [
+    "tests/launch/test_launch_cluster.py",        # 323
+    "tests/test_bench.py",                        # 248
+    "tests/allreduce/test_nccl_cluster.py",       # 204
+    "tests/doctor/test_doctor_cluster.py",        # 196
+    "tests/doctor/test_pairs_cluster.py",         # 193
+    "tests/allreduce/test_nccl_cmd_local.py",     # 183
+    "tests/slurm/test_srun_slurm.py",             # 144
+    "tests/launch/test_launch_local.py",          # 129
+    "tests/install/test_install_cluster.py",      # 112
+    "tests/provision/test_provision_cluster.py",  # 107
+    "tests/cli/test_hostile_inputs.py",           # 100
+    "tests/slurm/test_hook_slurm.py",             # 76
+    "tests/cli/test_check.py",                    # 70
+    "tests/rules/test_real_stacks.py",            # 160 (about 60 since d330135)
+    "tests/cli/test_every_option.py",             # 69 (less since 0bcaffb)
+    "tests/allreduce/test_one_gpu_count.py",      # 65
+    "tests/cli/test_audit_fleetview.py",          # 62
+    "tests/cli/test_one_voice.py",                # 59
+    "tests/install/test_install_cuda.py",         # 58
+    "tests/cli/test_audit_fleet.py",              # 51
+    "tests/allreduce/test_worker.py",             # 50
+    "tests/test_wheel.py",                        # 49
+    "tests/test_version_fuzz.py",                 # 46
+    "tests/install/test_staging_cluster.py",      # 41
+]
+
+
+def pytest_collection_modifyitems(items) -> None:
+    mark_cluster_tests(items)
+    rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+    # a stable sort: each module's tests stay together and in their own order
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))

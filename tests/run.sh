@@ -6,6 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# apt's package lists are fetched at most once per run (each `apt-get update` is seconds on CI)
+apt_updated=
+apt_update() { [ -n "$apt_updated" ] || { apt-get update -qq && apt_updated=1; }; }
+
 need_apt=()
 command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)
@@ -21,7 +25,7 @@ command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || need_apt+=
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need_apt[*]}"
-    apt-get update -qq
+    apt_update
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
   else
     echo "tests/run.sh: missing ${need_apt[*]}; tests that need them will skip" >&2
@@ -52,7 +56,7 @@ if [ ${#need_slurm[@]} -gt 0 ]; then
   slurm_ok=0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "tests/run.sh: installing ${need_slurm[*]}"
-    apt-get update -qq \
+    apt_update \
       && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_slurm[@]}" >/dev/null \
       && slurm_ok=1
   fi
@@ -66,8 +70,10 @@ if [ ${#need_slurm[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
+fresh_venv=
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
+  fresh_venv=1
 fi
 
 # pip's output is kept; only its harmless notes about running as root are dropped. A failed
@@ -87,7 +93,9 @@ pip_quietly() {
   || echo "tests/run.sh: note: pip could not upgrade itself; going on with $(.venv/bin/python -m pip --version)" >&2
 # a real (non-editable) install: the tests then exercise the wheel, matrix and node files included
 pip_quietly install -q --disable-pip-version-check ".[test,plot]" 'torch==2.13.0'
-pip_quietly install -q --disable-pip-version-check --force-reinstall --no-deps .
+# (pip keeps an installed envcheck of the same version, so an older venv needs this second, forced
+# install of this tree; a venv made just now got it from the line above: a wheel build saved on CI)
+[ -n "$fresh_venv" ] || pip_quietly install -q --disable-pip-version-check --force-reinstall --no-deps .
 
 # The CLI on the lowest and the highest Python it promises (requires-python, README), installed
 # as a user installs it (`pip install .`, no torch: cheap), for tests/cli/test_every_python.py.
@@ -108,7 +116,7 @@ for minor in 3.9 3.13; do
   rm -f ".venv/py$minor.missing"
   base=$(find_python "$minor")
   if [ -z "$base" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq >/dev/null 2>&1 || true
+    apt_update >/dev/null 2>&1 || true
     if apt-cache show "python$minor-venv" >/dev/null 2>&1; then
       echo "tests/run.sh: installing python$minor python$minor-venv"
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
@@ -150,8 +158,10 @@ unset PYTHONPATH
 
 # Most tests wait (SSH handshakes, rendezvous, timeouts) rather than compute, so several pytest
 # workers overlap those waits even on 2 cores. --dist loadscope keeps a module's tests on one worker,
-# so a module-scoped simulated cluster is built once. ENVCHECK_TEST_WORKERS=0 runs in one process.
+# so a module-scoped simulated cluster is built once; --no-loadscope-reorder (pytest-xdist >= 3.8)
+# hands the modules out in collection order, where tests/conftest.py puts the slowest (SLOW_FIRST)
+# first. ENVCHECK_TEST_WORKERS=0 runs in one process.
 workers=${ENVCHECK_TEST_WORKERS:-4}
 xdist=()
-[ "$workers" != 0 ] && xdist=(-n "$workers" --dist loadscope)
+[ "$workers" != 0 ] && xdist=(-n "$workers" --dist loadscope --no-loadscope-reorder)
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" "$@"

@@ -125,7 +125,7 @@ def test_a_command_past_its_timeout_is_cut_off_without_hanging(four, tmp_path):
     kh = _fresh_known_hosts(four, tmp_path)
     start = time.monotonic()
     res = SSHRemote(four[0].name, _opts(four, known_hosts=str(kh))).run("echo started; sleep 30", timeout=1.5)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 15   # cut at 1.5 s, not the 30 s sleep (slack: a loaded CI's handshake)
     assert res.error == "command timed out after 1.5 s" and res.exit_code is None
     assert res.stdout == "started\n"
 
@@ -214,4 +214,4 @@ def test_a_connection_lost_mid_command_is_reported_at_once_not_as_a_timeout(four
         res = r.run("sleep 20", timeout=15)
     t.join()
     assert res.error == "lost connection to the host during the command", res
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 12   # heard as the session died, before the 15 s timeout

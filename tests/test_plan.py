@@ -104,3 +104,12 @@ def test_cli_json_and_exit_codes(cli):
     assert r.returncode == 0 and "1.1.0+cu100" in r.stdout and "envcheck provision" in r.stdout
     r = cli("plan", "--gpu", "T4", "--driver", "x4")
     assert r.returncode == 2 and "--driver" in r.stderr
+
+
+def test_a_board_name_sold_with_two_chips_is_planned_for_the_higher_and_the_plan_says_so(m):
+    # pci.ids: GeForce GT 740M is GK107M (3.0) or GK208M (3.5); check says it as an info, and
+    # plan, which shows no findings, must say it too or it silently plans for the wrong board
+    p = make_plan(m, "GT 740M")
+    assert p.compute_capability == "3.5"
+    assert p.note and "GK107M (sm_30)" in p.note and "--gpu X.Y" in p.note
+    assert make_plan(m, "A100").note is None

@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from envcheck import model
 from envcheck.audit.probe import (DEEP_PROBE_TIMEOUT, PROBE_TIMEOUT, ProbeError, audit_host, judge_result,
-                                  parse_probe_result, probe_command, probe_source)
+                                  framed, parse_probe_result, probe_command, probe_source)
 from envcheck.errors import UsageError
 from envcheck.model import Finding, HostResult, sort_findings
 from envcheck.remote import Outcome, Remote, RunResult, fan_out
@@ -79,7 +79,7 @@ def audit_batch(hosts: Sequence[str], run_all: BatchRunner, matrix, *, deep: boo
     """audit_fleet() through a transport that runs the probe on every host in one go (srun:
     envcheck/slurm/srun.py) instead of one remote command per host."""
     t = timeout or (DEEP_PROBE_TIMEOUT if deep else PROBE_TIMEOUT)
-    raw = run_all(list(hosts), probe_command(deep=deep, node_python=node_python), probe_source(), t)
+    raw = run_all(list(hosts), probe_command(deep=deep, node_python=node_python), framed(probe_source()), t)
     results = []
     for h in hosts:
         try:

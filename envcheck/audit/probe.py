@@ -1,7 +1,8 @@
 """Run the node-side probe on one host through any Remote and turn its output into facts.
 
 The probe (the parts in envcheck/node/probe/, joined into one script) goes on stdin to the node's own interpreter as
-`python3 -c BOOTSTRAP [--deep]` — one remote command per host, nothing copied, nothing left behind. The
+`python3 -c BOOTSTRAP [--deep]` — one remote command per host, nothing copied, nothing left behind but the
+probe's own cache in ~/.cache/envcheck (node/probe_loader.py, part kept). The
 same function serves the local audit (LocalRemote) and the fleet audit (SSHRemote), so the two
 cannot drift apart. Failures are data for callers that fan out: probe_host() never raises.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import os
 import re
 import shlex
@@ -38,12 +40,18 @@ EXIT_NOT_FOUND = 127        # what sh says when the interpreter is not there
 # the interpreters tried on a node, in order: minimal RHEL 8/9 images have no python3 on PATH but
 # /usr/libexec/platform-python (the system's own python3); `python` last, for old images
 NODE_PYTHONS = ("python3", "/usr/libexec/platform-python", "python")
-# How the node's interpreter reads the probe from stdin: whole, then compiled, as `python3 -c`.
-# `python3 -` reads it through the tokenizer's file reader, which under PYTHONUNBUFFERED=1 (set in
-# many training images and job environments) asks for one byte per read(): ~30 ms more CPU for
-# this script (bench/probe_cpu.py), on every probe. sys.argv is the same but for [0] ('-c');
-# Python 2 still gets the probe's own "needs Python >= 3.6" (no sys.stdin.buffer there).
-BOOTSTRAP = 'import sys;exec(compile(getattr(sys.stdin,"buffer",sys.stdin).read(),"envcheck-probe","exec"))'
+# How the node's interpreter reads the probe from stdin: whole, as `python3 -c`, then compiles
+# only the loader in front of it (envcheck/node/probe_loader.py, up to the `# ---- probe KEY`
+# line), which runs the probe from its compiled copy on the node, or compiles it (no loader in
+# front: all of stdin is compiled). `python3 -` reads through the tokenizer's file reader, which
+# under PYTHONUNBUFFERED=1 (set in many training images and job environments) asks for one byte
+# per read(): ~30 ms more CPU for this script (bench/probe_cpu.py), on every probe. sys.argv is
+# the same but for [0] ('-c'); Python 2 still gets the probe's own "needs Python >= 3.6" (no
+# sys.stdin.buffer there; the loader compiles the probe for any Python < 3.6).
+BOOTSTRAP = ('import sys;_envcheck_in=getattr(sys.stdin,"buffer",sys.stdin).read();'
+             '_envcheck_at=_envcheck_in.find(b"\\n# ---- probe ")+1;'
+             'exec(compile(_envcheck_in[:_envcheck_at] or _envcheck_in,"envcheck-probe","exec"))')
+LOADER = PROBE_DIR.parent / "probe_loader.py"
 
 
 class ProbeError(RemoteError):
@@ -196,8 +204,21 @@ def probe_source(sections: Optional[Sequence[str]] = None, deep: bool = False) -
 
 def shipped_source(only: Sequence[str] = (), deep: bool = False) -> str:
     """The script a command sends: the parts of the sections it asks for, or of the audit's
-    document when it asks for none."""
-    return probe_source(tuple(only) or tuple(n for n in document_sections() if n != "deep"), deep)
+    document when it asks for none, behind the loader (see framed())."""
+    return framed(probe_source(tuple(only) or tuple(n for n in document_sections() if n != "deep"), deep))
+
+
+def framed(source: str) -> str:
+    """`source` as shipped: the loader (envcheck/node/probe_loader.py), then a
+    `# ---- probe KEY ----` line, KEY a hash of `source`, under which the node keeps the probe
+    compiled; then `source`. Saved to a file it runs as it is (the loader does nothing then)."""
+    return _framed(_read_part(LOADER), source)
+
+
+@functools.lru_cache(maxsize=32)
+def _framed(loader: str, source: str) -> str:
+    key = hashlib.sha256(source.encode("utf-8")).hexdigest()[:32]
+    return f"{loader.rstrip()}\n\n\n# ---- probe {key} {'-' * 56}\n{source}"
 
 
 def probe_args(*, deep: bool = False, only: Sequence[str] = (), paths: Sequence[str] = (),

@@ -8,17 +8,57 @@ generated tables in reference.py.
 
 Each command is in its own module below; importing it registers it on `app`.
 """
-from typing import Annotated
+from typing import Annotated, Any, List
 import importlib
 import sys
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
+import envcheck
 from envcheck import __version__
 from envcheck.cli import streams
-from envcheck.cli.command import EnvcheckApp
+from envcheck.cli.command import EnvcheckApp, HelpCommand
 from envcheck.cli.options import Refused
 from envcheck.errors import EXIT_INTERRUPTED, EnvcheckError
+
+
+class _Commands(TyperGroup):
+    """The root group: a command not registered yet is registered when asked for (its module
+    imported, the group built again for it); while help lists the commands, one not registered
+    stands in as its help from COMMANDS."""
+    listing = False
+
+    def list_commands(self, ctx: Any) -> List[str]:
+        return [n for n, _, _ in COMMANDS] + [n for n in super().list_commands(ctx) if n not in _MODULE]
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        cmd = super().get_command(ctx, name)
+        if cmd is not None or name not in _MODULE:
+            return cmd
+        if self.listing:
+            return HelpCommand(name=name, help=next(h for n, _, h in COMMANDS if n == name))
+        self._register([_MODULE[name]])
+        return super().get_command(ctx, name)
+
+    def resolve_command(self, ctx: Any, args: List[str]) -> Any:
+        if args and args[0] not in _MODULE and not args[0].startswith("-"):
+            self._register(_MODULE.values())   # a typo: typer's "Did you mean" reads every command
+        return super().resolve_command(ctx, args)
+
+    def _register(self, modules: Any) -> None:
+        for module in dict.fromkeys(modules):
+            importlib.import_module(f"envcheck.cli.{module}")
+        self.commands.update(typer.main.get_command(app).commands)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self.listing = False
+
 
 # Plain help (rich_markup_mode=None): two columns that read at 80 columns, at most 100 wide
 # whatever $COLUMNS says, the same on every typer version pip resolves.
@@ -31,6 +71,7 @@ app = EnvcheckApp(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings=CONTEXT,
+    cls=_Commands,
 )
 
 
@@ -47,19 +88,46 @@ def _root(version: Annotated[bool, typer.Option(
     """Get a GPU cluster ready for distributed PyTorch training, and prove that it is."""
 
 
-# Registration: one import per command module (keep one per line; order is the help order).
-from envcheck.cli import audit  # noqa: E402,F401
-from envcheck.cli import check  # noqa: E402,F401
-from envcheck.cli import install  # noqa: E402,F401
-from envcheck.cli import nccl_test  # noqa: E402,F401
-from envcheck.cli import launch  # noqa: E402,F401
-from envcheck.cli import doctor  # noqa: E402,F401
-from envcheck.cli import slurm  # noqa: E402,F401
-from envcheck.cli import provision  # noqa: E402,F401
-from envcheck.cli import plan  # noqa: E402,F401
-from envcheck.cli import explain  # noqa: E402,F401
-from envcheck.cli import matrix  # noqa: E402,F401
-from envcheck.cli import version as _version_command  # noqa: E402,F401
+# Registration: each command's module, in the help's order, and the first paragraph of its help
+# (what `envcheck --help` lists). Imported here, every command is registered (for importers: the
+# tests, the docs' tables); the console script (envcheck/__main__.py) imports only the module of
+# the command it runs: all of them cost `plan` ~50 ms of its ~300 ms CPU (bench/cli_cpu.py), and
+# `--help` lists the commands from this table. tests/cli/test_lazy_commands.py holds the table
+# to what the modules register.
+COMMANDS = (
+    ("audit", "audit", "Probe nodes and report driver, GPUs, CUDA, cuDNN, torch, NCCL, Python, gcc and the "
+     "non-interactive environment, what will break, and what differs across nodes. Example: envcheck audit "
+     "node[01-08] --ssh-config ~/.ssh/cluster.conf"),
+    ("check", "check", "Judge a stack without touching any machine. Example: envcheck check --driver 410.48 "
+     "--cuda 10.0 --torch 1.1.0+cu100 --gpu V100"),
+    ("env", "install", "Put CUDA on PATH/LD_LIBRARY_PATH for non-interactive shells too: envcheck env "
+     "node[01-04] --cuda-home /usr/local/cuda-12.4"),
+    ("install-cuda", "install", "Install a CUDA toolkit (never the driver), verified, idempotent: envcheck "
+     "install-cuda 12.4 node[01-04] --runfile cuda_12.4.1_550.54.15_linux.run"),
+    ("install-cudnn", "install", "Copy cuDNN into a toolkit, symlinks kept, undoable: envcheck install-cudnn "
+     "cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz node[01-04] --cuda 12.4"),
+    ("nccl-test", "nccl_test", "Measure all-reduce bandwidth and check its sums across hosts. Example: "
+     "envcheck nccl-test node[01-02]"),
+    ("launch", "launch", "Run your training script on every host, RANK/WORLD_SIZE/MASTER_* set. Example: "
+     "envcheck launch node[01-02] --nproc-per-node 8 -- train.py"),
+    ("doctor", "doctor", "Say GO or name the node and the fix, before a training run. Example: envcheck "
+     "doctor node[01-04] --junit doctor.xml"),
+    ("slurm-check", "slurm", "Check this node as Slurm's HealthCheckProgram, Prolog or Epilog: drain it with "
+     "an `envcheck:` reason when it fails, resume it when envcheck drained it and it passes. Example: "
+     "envcheck slurm-check --print-config | sh"),
+    ("provision", "provision", "Bring every host to a playbook's stack, validated first, idempotent. "
+     "Example: envcheck provision cuda12.4-cudnn9.1-torch2.5 node[01-04] --files ~/downloads --dry-run"),
+    ("plan", "plan", "List the stacks the matrix allows on a GPU, newest first. Example: envcheck plan "
+     "--gpu V100 --driver 418.87"),
+    ("explain", "explain", "Say what causes an error message (most likely first) and which check tells the "
+     "causes apart. Example: envcheck explain \"no kernel image is available\" node[01-04]"),
+    ("version", "version", "Print envcheck's version (as --version does). Example: envcheck version"),
+    ("matrix", "matrix", "Inspect and validate the compatibility matrix."),
+)
+_MODULE = {name: module for name, module, _ in COMMANDS}
+if not getattr(envcheck, "CLI_ON_DEMAND", False):
+    for _module in _MODULE.values():
+        importlib.import_module(f"envcheck.cli.{_module}")
 from envcheck.cli.common import color_wanted  # noqa: E402
 
 

@@ -70,8 +70,7 @@ def plan(
     from envcheck.matrix.load import load_matrix
     from envcheck.model import Outcome
     from envcheck.plan import make_plan
-    from envcheck.render import plural, summary_line
-    from envcheck.report import paint
+    from envcheck.render import plural, styled, summary_line
     m = load_matrix(matrix)
     label = gpu
     if not gpu:
@@ -117,7 +116,7 @@ def plan(
     outcome = Outcome(errors=int(not p.allowed))
     typer.echo("\n" + summary_line(outcome.verdict(), plural(len(p.allowed) + len(p.excluded), "stack"),
                                    [(len(p.allowed), "allowed"), (len(p.excluded), "excluded")], f"GPU {label}",
-                                   keep_zero=True, paint=lambda t, st: paint(t, st, color_wanted())))
+                                   keep_zero=True, paint=lambda t, st: styled(t, st, color_wanted())))
     if p.allowed:
         best = p.allowed[0]
         typer.echo("next: " + (f"envcheck provision {best.playbook} HOSTS" if best.playbook else best.commands[0]))

@@ -10,7 +10,7 @@ CUDNN_STATUS_ARCH_MISMATCH, NVML_ERROR_LIB_RM_VERSION_MISMATCH, ncclSystemError,
 its number where the text says whose number it is (`CUDA error 209`, `errno: 98`), or its
 description (`CUDA error: misaligned address`). Pure: text in, hits out.
 
-Loaded on first use only (one json.loads, ~10 ms); a template's regex is compiled only when its
+Loaded on first use only (one json.loads, ~12 ms); a template's regex is compiled only when its
 key word occurs in the text, so a log costs one tokenisation plus the few templates it can match.
 """
 from __future__ import annotations
@@ -40,12 +40,13 @@ _NUMBER = (
     ("CUDA driver", "cudaapierror", re.compile(r":? ?\[(\d{1,3})\]")),
     # the NVIDIA kernel module: "NVRM: Xid (PCI:0000:03:00): 79, ..." (and "XID 79" in tools)
     ("NVIDIA driver (Xid)", "xid", re.compile(r"(?: \(pci:[0-9a-f:.]+\))?[: ]+(\d{1,3})\b")),
+    # pynvml's NVMLError when the library has no description for the code
+    ("NVML", "nvml error with code", re.compile(r" (\d{1,3})\b")),
     ("NCCL", "ncclresult", re.compile(r"(?:_t)?\W{0,3}(\d)\b")),
     ("NCCL", "nccl error", re.compile(r":? ?(\d)\b")),
     ("errno", "errno", re.compile(r":? ?=? ?(\d{1,3})\b")),
     ("errno", "os error", re.compile(r" (\d{1,3})\b")),
 )
-# the words a library puts before a generic description ("CUDA error: unknown error")
 # the words a library puts before a generic description ("CUDA error: unknown error"):
 # (family, the words, what may follow them before the description), on the lower-case text
 _PREFIX = (
@@ -192,6 +193,8 @@ class Table:
         # wrappers spell the libraries' status enums in camel case (libcudnn.py raises
         # cudnnStatusArchMismatch for CUDNN_STATUS_ARCH_MISMATCH)
         self.by_token.update({_camel(n): c for n, c in self.codes.items() if _CAMEL.match(n)})
+        # and raise them as classes of their own (pynvml's NVMLError_LibRmVersionMismatch)
+        self.by_token.update({a.lower(): c for c in self.codes.values() for a in c.get("aka", ())})
         self.by_word: Dict[str, List[Tuple[str, Dict[str, Any], str]]] = defaultdict(list)
         for t in self.templates:
             self.by_word[t["w"]].append(("t", t, t["t"]))

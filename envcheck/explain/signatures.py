@@ -22,6 +22,9 @@ _PLACEHOLDERS = {
     "{N}": r"\d+",
     "{S}": r"\S*",
     "{GAP}": r".{0,200}?",
+    # a CUDA library's soname as a versioned symbol's version node names it (not libcuda: the driver's)
+    "{CUDALIB}": r"lib(?:cudart|cublas(?:lt)?|cudnn\w*|cufft\w*|curand|cusolver\w*|cusparse\w*|nvrtc\w*|nvjitlink"
+                 r"|nvtoolsext|cupti|nccl|npp\w*)\.so(?:\.\d+)*",
 }
 _META = set(".^$*+?{}[]|()")
 
@@ -140,7 +143,9 @@ def _cudart(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 
 
 def _mismatch(g: Dict[str, str]) -> Dict[str, Optional[str]]:
-    return {"torch_tag": tag_of(g.get("torch_cuda")) or "cuXYZ", "index_hint": index_hint(g.get("detected"))}
+    detected = g.get("detected") or ""
+    return {"torch_tag": tag_of(g.get("torch_cuda")) or "cuXYZ",
+            "index_hint": index_hint(detected) if detected[:1].isdigit() else None}
 
 
 def _nccl_version(g: Dict[str, str]) -> Dict[str, Optional[str]]:

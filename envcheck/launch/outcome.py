@@ -2,10 +2,11 @@
 (Ctrl-C included), and naming what failed first, with the one exit code it maps to."""
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from envcheck.errors import EXIT_OK
 from envcheck.launch.stream import HostStream, RankState, stack_dump, waits_in_torch
@@ -51,20 +52,41 @@ class Stopper:
             self.thread.join(timeout)
 
 
+@contextlib.contextmanager
+def interrupts() -> Iterator[List[int]]:
+    """While inside: Ctrl-C (SIGINT) appends to the list instead of raising KeyboardInterrupt.
+    An exception raised at whatever bytecode the main thread was at can leave a lock held or a
+    thread's state half-updated, and the stop it should start then never runs; a flag read by the
+    wait loop cannot. Outside the main thread (no signals there) the list stays empty."""
+    heard: List[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield heard
+        return
+    before = signal.signal(signal.SIGINT, lambda signum, _frame: heard.append(signum))
+    try:
+        yield heard
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def wait(threads: Sequence[threading.Thread], stop: Stopper, backstop: float,
          after_stop: float) -> None:
     """Until every host's launcher has answered; a stopped run gets `after_stop` seconds more at
-    most (a host lost without a word must not hold us), the whole run `backstop`."""
+    most (a host lost without a word must not hold us), the whole run `backstop`. Ctrl-C stops
+    every rank; a second one during the final join of the stop (after this loop) exits at once."""
     end = time.monotonic() + backstop
-    while any(t.is_alive() for t in threads):
-        try:
+    with interrupts() as heard:
+        while any(t.is_alive() for t in threads):
+            if heard:
+                del heard[:]
+                stop.request("interrupted", "interrupted (Ctrl-C)")
             for t in threads:
                 t.join(0.1)
             if stop.at is not None and time.monotonic() > stop.at + after_stop:
                 break
             if time.monotonic() > end and stop.at is None:
                 stop.request("timeout", "the run passed --run-timeout on the controller's clock")
-        except KeyboardInterrupt:
+        if heard:   # the last host ended as the Ctrl-C came: still the reason the run ended
             stop.request("interrupted", "interrupted (Ctrl-C)")
     stop.join(after_stop)
 

@@ -16,11 +16,21 @@ chip (GTX 960M is GM107, sm_50; GTX 960 is GM206, sm_52) — mobile boards are l
 Chips ("GK210GL", "GA102", "AD104GLM" as pci.ids spells them) map through `chips:` once their
 suffix letters (GL = professional, M = mobile, B = revision) are dropped, unless `chips:` lists the
 code as it stands: GB10B (Jetson Thor) and GB20B (GB10) are chips of their own, not GB10 or GB20.
+
+A board name no `gpus:` pattern matches is looked up last among the boards of the PCI ID database
+(pci_ids.tsv, the table the PCI bus is read with), whose words must equal the name's: its chip
+gives the compute capability. pci.ids often has several chips behind one mobile name (GeForce GT
+740M: GK107M, 3.0, and GK208M, 3.5): when they share a major and an architecture with one first
+CUDA release (`archs:`), the highest is taken, the one that runs the most (a cubin for X.y runs on
+X.z, z >= y; the last CUDA that targets it is no earlier), so no check errs for the variant that
+works; otherwise the name stays unknown.
 """
 from __future__ import annotations
 
 import difflib
 import re
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 Record = Dict[str, Any]
@@ -38,6 +48,30 @@ _VGPU = re.compile(r"^\d+[abcq]$")                  # vGPU profile sizes: 16q, 8
 _SPLIT = re.compile(r"[\s\-_/(),.]+")              # "Tesla K10.G2.8GB": the dot separates too
 _DC_WORD = re.compile(r"^[a-z]\d+[a-z]?$")          # k40, v100, a10, l40, k20x
 _CHIP = re.compile(r"^([A-Z]+\d+)[A-Z]*$")
+PCI_TABLE = Path(__file__).with_name("pci_ids.tsv")
+
+
+@lru_cache(maxsize=1)
+def pci_table() -> Dict[str, Tuple[str, str]]:
+    """device id ("2330") -> (chip, board) from the packaged PCI ID table."""
+    out: Dict[str, Tuple[str, str]] = {}
+    for line in PCI_TABLE.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        dev, chip, board = (line.split("\t") + ["", ""])[:3]
+        out[dev.lower()] = (chip, board)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _pci_boards() -> Dict[Tuple[str, ...], List[str]]:
+    """The words of each board name in the PCI table -> the chips sold under it."""
+    out: Dict[Tuple[str, ...], List[str]] = {}
+    for chip, board in pci_table().values():
+        ws = tuple(words(board))
+        if ws and chip and chip not in out.setdefault(ws, []):
+            out[ws].append(chip)
+    return out
 
 
 def words(name: str) -> List[str]:
@@ -75,7 +109,8 @@ def _word_matches(pattern: str, word: str) -> int:
 class GpuIndex:
     """Name and chip lookups over the matrix's `gpus:` and `chips:` entries."""
 
-    def __init__(self, gpus: List[Record], chips: List[Record]):
+    def __init__(self, gpus: List[Record], chips: List[Record], archs: Optional[List[Record]] = None):
+        self._archs = {a["cc"]: (a["name"], a["first_cuda"]) for a in archs or []}
         self._patterns: List[Tuple[List[str], Record]] = [(words(n), g) for g in gpus for n in g["names"]]
         self._names: List[Tuple[str, Record]] = [(n, g) for g in gpus for n in g["names"]]
         self._chips = {c["chip"].upper(): c for c in chips}
@@ -95,7 +130,25 @@ class GpuIndex:
                     key = (n, sum(scores))
                     if best is None or key > best[0]:
                         best = (key, rec)
-        return best[1] if best else None
+        return best[1] if best else self.pci_board(name)
+
+    def pci_board(self, name: str) -> Optional[Record]:
+        """A board the PCI ID database names exactly, given the compute capability of its chips
+        (the highest, when all share one major); None when a chip or the major is in doubt, or
+        when the name is only a number (the brand words it dropped are what told boards apart)."""
+        ws = tuple(words(name))
+        if all(w.isdigit() for w in ws):   # "6000": Quadro 6000 (Fermi) to pci.ids, RTX 6000 to a user
+            return None
+        chips = _pci_boards().get(ws) or []
+        recs = [self.chip(c) for c in chips]
+        if not recs or not all(recs):
+            return None
+        ccs = {r["cc"] for r in recs}  # type: ignore[index]
+        if len({c.split(".")[0] for c in ccs}) != 1 or (len(ccs) > 1 and len({self._archs.get(c) for c in ccs}) != 1):
+            return None
+        top = max(recs, key=lambda r: tuple(int(x) for x in r["cc"].split(".")))  # type: ignore[index]
+        return {"cc": top["cc"], "names": [name], "source": top["source"], "chips": sorted(chips),  # type: ignore[index]
+                "note": "named by the PCI ID database (pci_ids.tsv); compute capability of its chip"}
 
     def suggest(self, name: str, limit: int = 3) -> List[Tuple[str, str]]:
         """(board name, compute capability) the user may have meant by a name lookup() does not

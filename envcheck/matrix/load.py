@@ -108,7 +108,7 @@ class Matrix:
         self._cudnn: List[Record] = list(data["cudnn"]["releases"])
         self._torch = {r["version"]: r for r in data["torch"]["releases"]}
         self._archs = {tuple(int(x) for x in a["cc"].split(".")): a for a in data["archs"]}
-        self._gpu_index = GpuIndex(data["gpus"], data.get("chips") or [])
+        self._gpu_index = GpuIndex(data["gpus"], data.get("chips") or [], data["archs"])
         self._cuda_keys = [(vkey(r["version"]), r) for r in self._cuda]
         self._need_cache: Dict[str, Optional[DriverNeed]] = {}  # rules ask per release, per host
         # a fleet audit asks the same few questions once per host, and plan's ~140 judged stacks

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from envcheck.facts import schema as F
+from envcheck.matrix.gpus import PCI_TABLE as TABLE, pci_table
 from envcheck.matrix.load import Matrix
 
 CC = Tuple[int, int]
-TABLE = Path(__file__).with_name("pci_ids.tsv")
 _HEX = re.compile(r"^(?:0[xX])?([0-9a-fA-F]{1,4})$")
 
 
@@ -40,16 +38,9 @@ class PciGpu:
         return f"NVIDIA device {self.device_id}"
 
 
-@lru_cache(maxsize=1)
 def table() -> Dict[str, Tuple[str, str]]:
     """device id ("2330") -> (chip, board) from the packaged table."""
-    out: Dict[str, Tuple[str, str]] = {}
-    for line in TABLE.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        dev, chip, board = (line.split("\t") + ["", ""])[:3]
-        out[dev.lower()] = (chip, board)
-    return out
+    return pci_table()
 
 
 def table_version() -> str:

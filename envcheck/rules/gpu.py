@@ -8,7 +8,7 @@ from typing import List, Optional, Tuple
 from envcheck.facts import schema as F
 from envcheck.matrix.gpus import did_you_mean
 from envcheck.matrix.load import Matrix
-from envcheck.model import ERROR, WARNING, Finding, Skipped
+from envcheck.model import ERROR, INFO, WARNING, Finding, Skipped
 from envcheck.rules import kernels, remedy
 from envcheck.rules.common import (CC, arch_runs, gpu_ccs, gpu_skip, mm, needs, src, toolkit_step, torch_build,
                                    torch_install_cmd)
@@ -94,7 +94,24 @@ def gpu_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
                                f"the toolkit checks for it were skipped.",
                                "update envcheck or add the architecture to compat_matrix.yaml archs",
                                src(m, "cuda_gpus")))
+        elif F.origin(f) == "flags":
+            out += _name_of_several(m, name, cc)
     return out
+
+
+def _name_of_several(m: Matrix, name: str, cc: CC) -> List[Finding]:
+    """A board name pci.ids gives chips of different compute capabilities (GeForce GT 740M:
+    GK107M, 3.0, and GK208M, 3.5) was judged as the highest: say so, and how to judge the other."""
+    chips = (m.gpu(name) or {}).get("chips") or []
+    lower = sorted({(c, m.chip_cc(c)) for c in chips if m.chip_cc(c) not in (None, cc)}, key=lambda x: x[1] or (0, 0))
+    if not lower:
+        return []
+    others = ", ".join(f"{c} ({_sm(low)})" for c, low in lower if low)
+    return [Finding(INFO, "gpu-name-several-chips", "gpu",
+                    f"{name} is sold with more than one chip: judged as {_sm(cc)}, the one that runs the most; "
+                    f"boards with {others} run fewer builds.",
+                    "give the compute capability nvidia-smi --query-gpu=compute_cap prints (--gpu X.Y)",
+                    "https://github.com/pciutils/pciids/blob/c1c12547d626ebf05fd0223144ad87fab5e95d06/pci.ids")]
 
 
 @needs("torch", "gpu")

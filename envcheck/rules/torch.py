@@ -11,7 +11,7 @@ from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import remedy
 from envcheck.rules.common import gpu_ccs, major, needs, src, torch_build, torch_install_cmd
-from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
+from envcheck.versions import compare, cu_tag_to_version, is_prerelease, major_minor, parse_torch, vkey
 
 
 def torch_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
@@ -207,16 +207,24 @@ def numpy_vs_torch(f: F.Facts, m: Matrix) -> list:
 
 def numpy_older_than_build(f: F.Facts, m: Matrix) -> list:
     """numpy the other way: older than the C API the torch wheel was compiled against (the matrix's
-    torch.numpy_api.builds, per release and Python)."""
+    torch.numpy_api.builds, per release and Python; an entry without a Python holds for all of
+    them). A source, nightly or vendor build was compiled against whatever numpy its build
+    environment had: that is unknown, and said so."""
     rec, tb, np = m.data["torch"].get("numpy_api"), torch_build(f, m), F.numpy_version(f)
     if not rec or not tb or not np:
         return []
+    full = F.package_version(f, "torch") or F.torch_version(f) or ""
+    if is_prerelease(full.partition("+")[0]) or full.partition("+")[2].lower().startswith("git"):
+        return [Skipped("numpy_older_than_build", "torch", f"torch {full} is a source, nightly or vendor build: the "
+                        "numpy C API it was compiled against is that of its build environment, unknown here",
+                        "if import torch warns 'module compiled against API version 0xN but this version of numpy "
+                        "is 0xM', install the numpy release that introduced API 0xN (`envcheck matrix show`)")]
     builds = [b for b in rec["builds"] if b["torch"] == tb.version]
     if not builds:
         return []
     py = F.python_version(f)
     try:
-        build = next((b for b in builds if py and major_minor(py) == b["python"]), None)
+        build = next((b for b in builds if "python" not in b or (py and major_minor(py) == b["python"])), None)
         have = vkey(np)
     except VersionError:
         return []
@@ -228,9 +236,10 @@ def numpy_older_than_build(f: F.Facts, m: Matrix) -> list:
         return []
     mine = [k for k, first in rec["api"].items() if vkey(first) <= have][-1:] or ["older"]
     pin = f'"numpy>={need},<2"' if vkey(tb.version) < vkey((m.numpy2() or {}).get("torch", "0")) else f'"numpy>={need}"'
+    which = f"wheels for Python {build['python']}" if "python" in build else "builds"
     return [Finding(
         ERROR, "torch-numpy-too-old", "torch",
-        f"torch {tb.version}'s wheels for Python {build['python']} were compiled against numpy's C API {build['api']} "
+        f"torch {tb.version}'s {which} were compiled against numpy's C API {build['api']} "
         f"(numpy >= {need}) but numpy {np} is installed: import torch warns 'Failed to initialize NumPy: module "
         f"compiled against API version {build['api']} but this version of numpy is {mine[0]}', and torch.from_numpy(), "
         f"tensor.numpy() and DataLoader workers fail.", f"pip install {pin}", build["source"])]

@@ -29,7 +29,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from envcheck.errors import UsageError
 from envcheck.audit.fleet import audit_batch
-from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, probe_source
+from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, shipped_source
 from envcheck.facts import views
 from envcheck.hostlist import expand_hostlist
 from envcheck.remote import RunResult, kill_group
@@ -255,7 +255,7 @@ def rank_step(runner: SrunRunner, nodes: Sequence[str], argv: List[str], timeout
 def free_port(runner: SrunRunner, node: str, python: str) -> Optional[int]:
     """A TCP port free on `node` right now: the probe's port section through a one-task step
     (None: no answer)."""
-    r = runner.run_all([node], probe_command(node_python=python, only=["port"]), probe_source(), 30.0)[node]
+    r = runner.run_all([node], probe_command(node_python=python, only=["port"]), shipped_source(["port"]), 30.0)[node]
     try:
         return views.node(parse_probe_result(node, r, python)).free_port
     except ProbeError:

@@ -15,8 +15,8 @@ import pytest
 
 from envcheck.errors import EXIT_UNREACHABLE
 from envcheck.audit import probe as probe_mod
-from envcheck.audit.probe import (BOOTSTRAP, ProbeError, probe_command, probe_host, probe_parts, probe_source,
-                                   run_probe, shipped_source, show_probe)
+from envcheck.audit.probe import (BOOTSTRAP, ProbeError, document_sections, framed, probe_command, probe_host,
+                                   probe_parts, probe_source, run_probe, shipped_source, show_probe)
 from envcheck.remote import LocalRemote
 
 PY2 = sorted(Path(os.path.expanduser("~/.pyenv/versions")).glob("2.7*/bin/python2.7"))
@@ -125,7 +125,9 @@ def test_probe_host_turns_failure_into_data(tmp_path):
 
 
 def test_the_command_quotes_what_reaches_the_shell():
-    boot = "'import sys;exec(compile(getattr(sys.stdin,\"buffer\",sys.stdin).read(),\"envcheck-probe\",\"exec\"))'"
+    boot = ("'import sys;_envcheck_in=getattr(sys.stdin,\"buffer\",sys.stdin).read();"
+            "_envcheck_at=_envcheck_in.find(b\"\\n# ---- probe \")+1;"
+            "exec(compile(_envcheck_in[:_envcheck_at] or _envcheck_in,\"envcheck-probe\",\"exec\"))'")
     assert probe_command() == (
         "sh -c 'boot=$1; shift; for p in python3 /usr/libexec/platform-python python; do if command -v \"$p\" "
         ">/dev/null 2>&1; then exec \"$p\" -c \"$boot\" \"$@\"; fi; done; echo \"envcheck-probe: none of python3, "
@@ -161,12 +163,13 @@ def test_only_runs_the_sections_named_and_those_they_need():
 
 def test_show_probe_is_the_command_line_and_the_script():
     assert show_probe(only=["gpus", "net"]) == (probe_command(only=["gpus", "net"]),
-                                                probe_source(["gpus", "net"]))
-    assert show_probe()[1] == shipped_source() != probe_source()
+                                                framed(probe_source(["gpus", "net"])))
+    assert show_probe()[1] == shipped_source() != framed(probe_source())
+    assert shipped_source().endswith(probe_source(tuple(n for n in document_sections() if n != "deep")))
 
 
 def test_a_command_ships_only_the_parts_of_its_sections():
-    assert [p.stem for p in probe_parts(["port"])] == ["base", "port", "run", "main"]
+    assert [p.stem for p in probe_parts(["port"])] == ["base", "kept", "port", "run", "main"]
     assert len(probe_parts()) == len(list(probe_mod.PROBE_DIR.glob("*.py")))  # none named: every part
     shipped = {p.stem for p in probe_parts(["gpus", "pci_gpus"])}
     assert {"driver", "nvml", "userspace", "pci"} <= shipped and not shipped & {"cuda", "health", "packages"}

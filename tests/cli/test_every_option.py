@@ -151,7 +151,7 @@ OFFLINE = {"check": ["--cuda", "10.0"], "matrix show": ["cuda", "12.4"],
 
 @pytest.mark.parametrize("command", sorted(OFFLINE))
 def test_offline_commands_run_every_accepted_value_without_a_traceback(command, odd_paths, tmp_path,
-                                                                        monkeypatch):
+                                                                        monkeypatch, matrix_parsed_once):
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     cmd = cmd_of(command)

@@ -113,7 +113,7 @@ def slurm_cluster(slurm_factory):
     s.close()
 
 
-def pytest_collection_modifyitems(items) -> None:  # pragma: no cover - wired from conftest
+def mark_cluster_tests(items) -> None:  # pragma: no cover - called from conftest's hook
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if {"cluster_factory", "make_cluster"} & names:

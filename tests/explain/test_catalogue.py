@@ -122,7 +122,7 @@ def _fill(template: str) -> str:
     return catalogue.WILD.sub("x7", template).replace("{{", "{").replace("}}", "}")
 
 
-@pytest.mark.parametrize("lib", ["CUDA runtime", "CUDA driver", "cuDNN", "cuBLAS", "NVML", "NCCL", "errno"])
+@pytest.mark.parametrize("lib", ["CUDA runtime", "CUDA driver", "cuDNN", "cuBLAS", "NVML", "NCCL", "NVRTC", "errno"])
 def test_an_error_code_alone_gets_its_ranked_causes(lib):
     checked = 0
     for code in DOC["codes"]:

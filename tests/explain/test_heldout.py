@@ -16,9 +16,23 @@ heldout3.yaml  round 3 (61 texts, 40 positives, 21 negatives), collected after t
                23/40 = 57.5 % scored once before any change for them, and 0 of 21 negatives
                answered with a confident environment cause (7 positives have no id: 33/40 at most);
                28/40 = 70.0 % after the general changes that scoring prompted (in-sample).
+heldout4.yaml  round 4 (75 texts, 50 positives, 25 negatives), collected while the catalogue was
+               rebuilt from the emitters and not scored by its collector; scored once, after
+               that catalogue work merged (e82f0fd): 40/50 = 80.0 % recall, 0 of 25 negatives
+               answered with a confident environment cause (the out-of-sample figure); then
+               46/50 = 92.0 % and 0 of 25 after the general changes its misses prompted
+               (in-sample; tests/explain/test_emitter_formats.py). A next round goes into
+               UNSCORED first (scored only with ENVCHECK_SCORE_HELDOUT4=1) and joins BARS at
+               what it reaches.
+heldout5.yaml  round 5 (72 texts, 46 positives, 26 negatives), collected after heldout4 was
+               scored and not run through `explain` by its collector; scored once after the
+               fixes heldout4 prompted merged (71faddf): 39/46 = 84.8 % recall (one positive has
+               no cause id: 45/46 at most), 0 of 26 negatives confident. Held there: nothing has
+               been changed for its misses.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -34,8 +48,16 @@ BARS = {
     "heldout2.yaml": (39 / 49, 0),
     # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted
     "heldout3.yaml": (28 / 40, 0),
+    # scored once at 40/50 after the catalogue was rebuilt from the emitters (out-of-sample); held
+    # at the in-sample 46/50 reached after the general changes its misses prompted
+    "heldout4.yaml": (46 / 50, 0),
+    # scored once at 39/46 (out-of-sample), after the fixes heldout4 prompted; nothing tuned on it
+    "heldout5.yaml": (39 / 46, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
+# collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
+UNSCORED: dict = {}
+SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
 def _items(name):
@@ -47,7 +69,7 @@ def _wanted(item):
     return want if isinstance(want, list) else [want]
 
 
-@pytest.mark.parametrize("name", sorted(BARS))
+@pytest.mark.parametrize("name", sorted(BARS) + sorted(UNSCORED))
 def test_the_held_out_corpus_is_real_texts_with_sources_and_confirmed_causes(name):
     items = _items(name)
     assert len(items) >= 60
@@ -81,6 +103,24 @@ def test_the_third_round_is_new_to_the_first_two():
         assert " ".join(item["text"].split()).lower() not in texts, item["source"]
 
 
+def test_the_fourth_round_is_new_to_the_first_three():
+    earlier = _items("heldout.yaml") + _items("heldout2.yaml") + _items("heldout3.yaml")
+    sources = {i["source"] for i in earlier}
+    texts = {" ".join(i["text"].split()).lower() for i in earlier}
+    for item in _items("heldout4.yaml"):
+        assert item["source"] not in sources
+        assert " ".join(item["text"].split()).lower() not in texts, item["source"]
+
+
+def test_the_fifth_round_is_new_to_the_first_four():
+    earlier = [i for n in ("heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml") for i in _items(n)]
+    sources = {i["source"] for i in earlier}
+    texts = {" ".join(i["text"].split()).lower() for i in earlier}
+    for item in _items("heldout5.yaml"):
+        assert item["source"] not in sources
+        assert " ".join(item["text"].split()).lower() not in texts, item["source"]
+
+
 def _score(items):
     hits, misses, confident = 0, [], []
     for item in items:
@@ -97,12 +137,16 @@ def _score(items):
     return hits, misses, confident
 
 
-@pytest.mark.parametrize("name", sorted(BARS))
+@pytest.mark.parametrize("name", [
+    *sorted(BARS),
+    *(pytest.param(n, marks=pytest.mark.skipif(not SCORE_UNSCORED, reason=(
+        "held out, not yet scored: the coordinator scores it once with ENVCHECK_SCORE_HELDOUT4=1")))
+      for n in sorted(UNSCORED))])
 def test_recall_on_texts_nobody_here_wrote_and_no_confident_cause_on_negatives(name, capsys):
     items = _items(name)
     hits, misses, confident = _score(items)
     positives = hits + len(misses)
-    floor, allowed = BARS[name]
+    floor, allowed = {**BARS, **UNSCORED}[name]
     with capsys.disabled():
         print(f"\n{name}: {hits}/{positives} = {hits / positives:.1%} recall; "
               f"{len(confident)} confident environment causes on {len(items) - positives} negatives")

@@ -36,6 +36,13 @@ PREFIXES = {
     "python logging time": "[2024-05-01 12:00:00,123] [ERROR] ",
     "syslog": "May  1 12:00:0{i} node07 python[4123]: ",
     "glog": "E0501 12:00:00.123456  4123 train.cc:88] ",
+    "journalctl -o short-iso": "2024-05-01T12:00:0{i}+0000 node07 python3[4123]: ",
+    "logging's default time format": "2024-05-01 12:00:00,123 - train - ERROR - ",
+    "loguru": "2024-05-01 12:00:00.123 | ERROR    | train:main:42 - ",
+    "DeepSpeed's logger": "[2024-05-01 12:00:00,123] [ERROR] [launch.py:321:sigkill_handler] ",
+    "docker compose": "trainer-1  | ",
+    "kubectl logs --prefix": "[pod/train-0/trainer] ",
+    "pdsh": "worker-3: ",
     "none": "",
 }
 
@@ -80,3 +87,27 @@ def test_an_nccl_warning_keeps_its_host_prefix_and_is_found():
             "10.1.2.8<52130> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.1.2.7")
     found = explain(text)
     assert found[0].id == "nccl-ib-error" and found[0].line == 2
+
+
+def test_a_host_prefix_is_removed_only_where_it_starts_several_lines():
+    # pdsh: every host's lines carry its name, a host with one line too once its shape is known
+    text = "worker-0: step 1\nworker-1: step 1\nworker-0: step 2\nworker-0: ImportError: libcudart.so.11.0: " \
+           "cannot open shared object file"
+    assert Normalised(text).text == "step 1 step 1 step 2 ImportError: libcudart.so.11.0: cannot open shared object file"
+    # the loader's message at the start of a line, even thrice (one per rank), keeps the library's name
+    text = "\n".join(["libcudart.so.11.0: cannot open shared object file: No such file or directory"] * 3)
+    assert Normalised(text).text.startswith("libcudart.so.11.0: cannot open")
+    assert explain(text)[0].id == "cudart-lib-missing"
+
+
+def test_colour_codes_whose_escape_was_lost_are_removed():
+    text = "[31mRuntimeError[0m: [1;33mCUDA error: no kernel image is available for execution on the device[0m"
+    assert Normalised(text).text == "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    # a bracketed value is not colour, even in coloured text
+    assert Normalised("[31mtimeout=[5m] exceeded[0m").text == "timeout=[5m] exceeded"
+
+
+def test_a_blank_line_inside_a_message_adds_no_space():
+    n = Normalised("!! WARNING !!\n\nYour compiler (c++) may be\n   \nABI-incompatible\n\n\n")
+    assert n.text == "!! WARNING !! Your compiler (c++) may be ABI-incompatible"
+    assert n.lines_of(n.text.index("ABI"), n.text.index("ABI") + 3)[0] == 5

@@ -2,6 +2,8 @@
 rank among those heard before the controller stopped the run, and the exit code it maps to,
 from rank states as the stream builds them; no ranks started. The rule that picks the first
 failing rank, and each kind's exit code, are the harness's: tests/ranks/test_failure.py."""
+import os
+import signal
 import threading
 
 from envcheck.launch.outcome import Stopper, exit_code, failure, wait
@@ -293,11 +295,12 @@ def test_a_host_that_never_ends_holds_the_wait_no_longer_than_after_stop():
 
 
 def test_ctrl_c_while_waiting_stops_every_host_as_interrupted():
+    # a real SIGINT to this process, as the terminal sends it, at the first poll
     said = []
 
     def on_join(h):
         if h.joins == 1:
-            raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGINT)
     host = Host(on_join)
     stop = Stopper(1, lambda i: host.release.set(), said.append)
     host.start()
@@ -305,6 +308,16 @@ def test_ctrl_c_while_waiting_stops_every_host_as_interrupted():
     assert not host.is_alive()
     assert [r[:3] for r in stop.reasons] == [("interrupted", "interrupted (Ctrl-C)", None)]
     assert said == ["interrupted (Ctrl-C): stopping every rank on every host"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # given back
+
+
+def test_a_ctrl_c_in_the_last_moment_of_the_run_is_still_its_reason():
+    # the signal lands after the host's thread ended: the loop ends, the interrupt still counts
+    host = Host(lambda h: (h.release.set(), os.kill(os.getpid(), signal.SIGINT)) if h.joins == 1 else None)
+    stop = Stopper(1, lambda i: None, lambda s: None)
+    host.start()
+    wait([host], stop, backstop=3600, after_stop=60)
+    assert [r[0] for r in stop.reasons] == ["interrupted"]
 
 
 def test_the_stop_reaches_every_host_at_once_in_a_daemon_thread():

@@ -257,3 +257,10 @@ def test_cli_show_unknown_is_one_line_exit_2():
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == ("envcheck: cuda.releases: no CUDA 10.3 in the matrix; nearest known: 10.2.89, "
                                 "11.0.1 (fix: pick one of those, or add the release to compat_matrix.yaml)")
+
+
+def test_a_numpy_api_build_is_of_a_listed_release_or_one_older_than_the_matrix(tmp_path):
+    # 0.2.0 predates torch.releases (0.4.1 on) and is listed for its numpy alone; 1.5.2 never existed
+    assert "torch 1.5.2 is not in torch.releases" in _error(_broken(tmp_path, '- {torch: "0.2.0", api: "0xb"',
+                                                                   '- {torch: "1.5.2", api: "0xb"'))
+    assert "0xq" in _error(_broken(tmp_path, '- {torch: "0.2.0", api: "0xb"', '- {torch: "0.2.0", api: "0xq"'))

@@ -75,3 +75,31 @@ def test_the_report_shows_pci_gpus_with_board_chip_and_sm_when_no_driver_lists_a
     text = render_facts(f)
     assert ("on the PCI bus: 2 x NVIDIA H100 SXM5 80GB (GH100, sm_90); 1 x NVIDIA device 0x2ffe (sm unknown)"
             in " ".join(text.split()))
+
+
+def test_a_board_name_only_the_pci_database_knows_gets_its_chips_compute_capability(m):
+    assert m.gpu("GeForce GTX 770M") is not None and m.gpu_cc("GeForce GTX 770M") == (3, 0)   # GK106M
+    assert m.gpu_cc("NVIDIA GeForce GTX 770M") == (3, 0)
+    assert m.gpu_cc("GeForce GTX 770") == (3, 0) and m.gpu("GeForce GTX 770").get("chips") is None  # gpus: first
+    assert m.gpu_cc("GeForce GTX 770M Ultra") is None          # the words must be the board's, all of them
+    assert m.gpu_cc("Riva TNT") is None                        # a chip the chips table lacks: unknown, not guessed
+
+
+def test_one_name_on_chips_of_one_architecture_is_judged_as_the_highest_with_a_note(m):
+    assert m.gpu("GeForce GT 740M")["chips"] == ["GK107M", "GK208M"]
+    assert m.gpu_cc("GeForce GT 740M") == (3, 5)               # GK208M: runs every cubin a GK107M runs
+    found = evaluate(stack_facts(torch="1.3.1+cu92", gpu="GeForce GT 740M", matrix=m), m)
+    assert "gpu-no-kernel" in {x.code for x in found if x.severity == "error"}   # sm_37 up: neither variant runs it
+    (note,) = [x for x in found if x.code == "gpu-name-several-chips"]
+    assert note.severity == "info" and "GK107M (sm_30)" in note.message
+    found = evaluate(stack_facts(torch="1.3.1+cu92", gpu="GeForce GTX 770M", matrix=m), m)
+    assert "gpu-name-several-chips" not in {x.code for x in found}
+
+
+def test_one_name_on_chips_of_different_architectures_stays_unknown():
+    from envcheck.matrix.gpus import GpuIndex
+    chips = [{"chip": "GK107", "cc": "3.0", "source": "s"}, {"chip": "GK208", "cc": "3.5", "source": "s"}]
+    same = [{"cc": "3.0", "name": "Kepler", "first_cuda": "6.0"}, {"cc": "3.5", "name": "Kepler", "first_cuda": "6.0"}]
+    assert GpuIndex([], chips, same).lookup("GeForce GT 740M")["cc"] == "3.5"
+    later = [same[0], dict(same[1], first_cuda="7.0")]     # a newer first CUDA: the higher is no longer safe
+    assert GpuIndex([], chips, later).lookup("GeForce GT 740M") is None

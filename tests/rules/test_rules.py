@@ -7,6 +7,7 @@ import pytest
 from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, INFO, WARNING
 from envcheck.rules import REGISTRY, evaluate
+from envcheck.rules import judge as judge_stack
 from envcheck.facts.from_flags import stack_facts
 from tests.conftest import REPO
 
@@ -418,6 +419,27 @@ def test_issue_21_item_7_numpy_older_than_the_c_api_torch_was_built_against(m):
     for ok in (dict(numpy="1.22.4"), dict(numpy="1.21.5", python="3.9")):  # new enough, or another Python's wheel
         args = {**dict(torch="1.11.0+cu113", python="3.10", numpy="1.21.5"), **ok}
         assert not [x for x in evaluate(stack_facts(matrix=m, **args), m) if x.code == "torch-numpy-too-old"]
+
+
+@pytest.mark.parametrize("numpy,python,refused", [("1.12.1", "3.6", True), ("1.11.3", "2.7", True),
+                                                  ("1.13.1", "3.6", False), ("1.14.0", "3.5", False)])
+def test_a_release_older_than_the_matrix_is_judged_by_the_numpy_its_build_scripts_installed(m, numpy, python, refused):
+    # builder's 0.2.0 scripts installed an unpinned numpy in August 2017: a 1.13.x, C API 0xb, for every Python
+    found = [x for x in evaluate(stack_facts(torch="0.2.0", numpy=numpy, python=python, matrix=m), m)
+             if x.code == "torch-numpy-too-old"]
+    assert bool(found) == refused
+    if found:
+        assert "torch 0.2.0's builds were compiled against numpy's C API 0xb" in found[0].message
+        assert "this version of numpy is 0xa" in found[0].message and found[0].fix == 'pip install "numpy>=1.13.0,<2"'
+
+
+@pytest.mark.parametrize("torch", ["1.9.0a0+git2a178d3", "2.4.0.dev20240501+cu121", "2.1.0a0+32f93b1", "1.11.0+git1234abc"])
+def test_a_source_or_nightly_builds_numpy_is_unknown_and_said_so(m, torch):
+    f = stack_facts(torch=torch, numpy="1.21.5", python="3.10", matrix=m)
+    verdict = judge_stack(f, m)
+    assert "torch-numpy-too-old" not in {x.code for x in verdict.findings}
+    (skip,) = [s for s in verdict.skipped if s.check == "numpy_older_than_build"]
+    assert "source, nightly or vendor build" in skip.reason
 
 
 @pytest.mark.parametrize("gpu,severity", [("A10", WARNING), ("Tesla T4", WARNING), ("RTX 3090", ERROR)])

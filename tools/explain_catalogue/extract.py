@@ -190,9 +190,11 @@ def _callee(node: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
-def py_messages(src: str) -> Iterator[Tuple[int, str]]:
-    """(line, template) for strings raised, warned, logged or printed, and strings assigned to a
-    name that says it is a message (msg = f"..."; raise RuntimeError(msg))."""
+def py_messages(src: str, extra_calls: Sequence[str] = ()) -> Iterator[Tuple[int, str]]:
+    """(line, template) for strings raised, warned, logged or printed (or passed to one of a
+    project's own logging calls, `extra_calls`), and strings assigned or appended to a name or
+    attribute that says it is a message (msg = f"..."; raise RuntimeError(msg); err.strerror += ...)."""
+    calls = _PY_CALLS | set(extra_calls)
     try:
         tree = ast.parse(src)
     except SyntaxError:
@@ -200,12 +202,15 @@ def py_messages(src: str) -> Iterator[Tuple[int, str]]:
     for node in ast.walk(tree):
         values: List[ast.AST] = []
         if isinstance(node, ast.Call):
-            if _callee(node) in _PY_CALLS or _callee(node).endswith(("Error", "Exception")):
+            if _callee(node) in calls or _callee(node).endswith(("Error", "Exception")):
                 values = list(node.args[:2])
             values += [k.value for k in node.keywords if k.arg and _MSG_NAME.search(k.arg)]
         elif isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and _MSG_NAME.search(t.id) for t in targets):
+            # a name or an attribute: torch/__init__.py appends to an OSError's text with
+            # `err.strerror += f' Error loading "{dll}" or one of its dependencies.'`
+            if any(_MSG_NAME.search(t.id if isinstance(t, ast.Name) else t.attr)
+                   for t in targets if isinstance(t, (ast.Name, ast.Attribute))):
                 values = [node.value]
         for v in values:
             t = _py_str(v)

@@ -14,23 +14,19 @@ CUDA headers and libraries (descriptions from each library's own *GetErrorString
 HIPIFY's name tables, and manual.yaml: messages transcribed from sources that are too large to
 fetch (pytorch/pytorch's C++), each with its repo, path and commit.
 
-This script and extract.py are our own code and contain no fetched code: they read string
-literals and enum tables out of the sources and write data.
+This script, extract.py and binaries.py are our own code and contain no fetched code: they
+read string literals and enum tables out of the sources and write data.
 """
 from __future__ import annotations
 
 import argparse
-import ctypes
 import errno
 import fnmatch
-import glob
 import json
 import os
 import re
 import subprocess
 import sys
-import zipfile
-from collections import defaultdict
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -43,6 +39,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 import extract as ex  # noqa: E402  (this directory's own module)
+from binaries import (ENUMS, describer, read_pip_cuda, read_pip_nvrtc, read_pynvml,  # noqa: E402
+                      read_wheels, string_table)
 from envcheck.explain.catalogue import apply_causes  # noqa: E402
 
 
@@ -72,10 +70,13 @@ class Catalogue:
             entry["s"].append(i)
 
     def add_code(self, name: str, lib: str, num: Optional[int], text: Optional[str], repo: str,
-                 path: str, ref: str, since: Optional[str] = None, alt: Optional[str] = None) -> None:
+                 path: str, ref: str, since: Optional[str] = None, alt: Optional[str] = None,
+                 aka: Optional[str] = None) -> None:
         e = self.codes.setdefault(name, {"lib": lib, "num": None, "text": None, "s": []})
+        if aka and aka not in e.setdefault("aka", []):
+            e["aka"].append(aka)      # the name a wrapper raises it under
         if alt and alt not in e.setdefault("alt", []):
-            e["alt"].append(alt)      # what an older release printed for the same code
+            e["alt"].append(alt)      # what another release printed for the same code
         if num is not None and e["num"] is None:
             e["num"] = num
         if text and not e["text"]:
@@ -101,7 +102,7 @@ def _tree(repo_dir: Path, ref: str, globs: Iterable[str]) -> List[str]:
 
 def _messages(spec: Dict, path: str, src: str) -> Iterable[Tuple[int, str]]:
     if path.endswith(".py") and spec.get("python"):
-        yield from ex.py_messages(src)
+        yield from ex.py_messages(src, spec.get("py_calls", ()))
     elif path.endswith(".go") and spec.get("go"):
         yield from ex.go_messages(src)
     elif re.search(r"\.(cc|cpp|cu|h|hpp|cuh|c)$", path):
@@ -146,38 +147,6 @@ def nccl_codes(cat: Catalogue, spec: Dict, mirrors: Path) -> None:
             cat.add_code(name, "NCCL", num, None, spec["repo"], header, ref)
 
 
-# --- the torch wheel -------------------------------------------------------------------------
-
-def _strings(blob: bytes, min_len: int = 16) -> Iterable[str]:
-    for m in re.finditer(rb"[\x20-\x7e]{%d,}" % min_len, blob):
-        yield m.group().decode("ascii")
-
-
-def read_wheels(cat: Catalogue, specs: List[Dict]) -> None:
-    for spec in specs:
-        found = sorted(glob.glob(spec["glob"]))
-        if not found:
-            print(f"gen: no wheel matches {spec['glob']}: skipped", file=sys.stderr)
-            continue
-        with zipfile.ZipFile(found[-1]) as z:
-            names = z.namelist()
-            for kind, globs in (("python", spec.get("python", [])), ("c", spec.get("c_concat", []))):
-                for name in names:
-                    if not any(fnmatch.fnmatchcase(name, g) and name.count("/") == g.count("/") for g in globs):
-                        continue
-                    src = z.read(name).decode("utf-8", "replace")
-                    msgs = (ex.py_messages(src) if kind == "python"
-                            else ex.c_concat_messages(src, spec["c_concat_calls"]))
-                    for _line, t in msgs:
-                        cat.add_template(spec["lib"], t, spec["repo"], name, spec["ref"])
-            keep, drop = re.compile(spec["binary_keep"]), re.compile(spec["binary_drop"])
-            for name in spec.get("binary", []):
-                for s in _strings(z.read(name)):
-                    if keep.search(s) and not drop.search(s) and " " in s.strip():
-                        cat.add_template(spec["lib"], ex.printf_template(s) if "%" in s else s,
-                                         spec["repo"], name + " (string table)", spec["ref"])
-
-
 # --- this machine's CUDA headers and libraries -----------------------------------------------
 
 def _deb_version(package: str) -> str:
@@ -188,37 +157,15 @@ def _deb_version(package: str) -> str:
         return "unknown"
 
 
-def _describe(lib: str, func: str):
-    """A function code -> description string from the library's own *GetErrorString."""
-    try:
-        so = ctypes.CDLL(lib)
-    except OSError:
-        return None
-    f = getattr(so, func)
-    if func == "cuGetErrorString":
-        def call(code: int) -> Optional[str]:
-            out = ctypes.c_char_p()
-            return out.value.decode() if f(code, ctypes.byref(out)) == 0 and out.value else None
-        return call
-    f.restype = ctypes.c_char_p
-    return lambda code: (f(code) or b"").decode() or None
-
-
-_ENUMS = {"runtime": (r"\b(cudaError\w+)\s*=\s*(\d+)", "CUDA runtime"),
-          "driver": (r"\b(CUDA_ERROR_\w+)\s*=\s*(\d+)", "CUDA driver"),
-          "nvml": (r"\b(NVML_ERROR_\w+)\s*=\s*(\d+)", "NVML"),
-          "cublas": (r"\b(CUBLAS_STATUS_\w+)\s*=\s*(\d+)", "cuBLAS")}
-
-
 def read_local(cat: Catalogue, spec: Dict) -> None:
-    for key, (pattern, lib) in _ENUMS.items():
+    for key, (pattern, lib) in ENUMS.items():
         s = spec[key]
         if not os.path.exists(s["header"]):
             print(f"gen: {s['header']} missing (install {s['package']}): skipped", file=sys.stderr)
             continue
         hdr_src = ("debian:" + s["package"], s["header"], _deb_version(s["package"]))
         lib_src = ("debian:" + s["libpackage"], f"{s['lib']} {s['func']}()", _deb_version(s["libpackage"]))
-        describe = _describe(s["lib"], s["func"])
+        describe = describer(s["lib"], s["func"])
         for name, num in re.findall(pattern, Path(s["header"]).read_text(errors="replace")):
             if name.endswith(("SUCCESS", "Success")) or name.startswith("cudaErrorApiFailureBase"):
                 continue
@@ -233,7 +180,7 @@ def read_local(cat: Catalogue, spec: Dict) -> None:
             print(f"gen: {b['path']} missing (install {b['package']}): skipped", file=sys.stderr)
             continue
         keep = re.compile(b["keep"])
-        for s in _strings(Path(b["path"]).read_bytes(), 12):
+        for s in string_table(Path(b["path"]).read_bytes(), 12):
             if keep.search(s) and " " in s:
                 cat.add_template(b["lib"], ex.printf_template(s), "debian:" + b["package"],
                                  b["path"] + " (string table)", _deb_version(b["package"]))
@@ -320,6 +267,8 @@ def save(doc: Dict, out: Path) -> Dict:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    ap.add_argument("--wheels", type=Path, default=Path("/work/.cache/explain-sources"),
+                    help="where the release wheels sources.yaml names were downloaded to")
     ap.add_argument("--causes-only", action="store_true", help="re-apply causes.yaml to catalogue.json")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
@@ -330,11 +279,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     spec = yaml.safe_load((HERE / "sources.yaml").read_text())
     cat = Catalogue()
     read_local(cat, spec["local"])
+    read_pip_cuda(cat, spec.get("pip_cuda", []), args.wheels)
+    read_pip_nvrtc(cat, spec.get("pip_nvrtc", []), args.wheels)
+    read_pynvml(cat, spec["pynvml"])
     read_hipify(cat, spec["hipify"], args.mirrors)
     nccl_codes(cat, spec["nccl_codes"], args.mirrors)
     read_errno(cat)
     read_snapshots(cat, spec["snapshots"], args.mirrors)
-    read_wheels(cat, spec["wheels"])
+    read_wheels(cat, spec["wheels"], args.wheels)
     read_manual(cat, HERE / "manual.yaml")
     write(cat, args.out, causes)
     return 0

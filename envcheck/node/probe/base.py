@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """envcheck probe: read what this node has for GPU training and print it as ONE JSON document.
 
-Read-only. It writes nothing, installs nothing and sends nothing anywhere; it reads files, asks
+Read-only. It installs nothing and sends nothing anywhere, and writes nothing but its own
+cache in ~/.cache/envcheck: its compiled code (kept by the loader envcheck ships in front of it,
+envcheck/node/probe_loader.py) and the answers of nvcc -V and gcc -dumpversion per program file
+(part kept); ENVCHECK_PROBE_CACHE=off: none. It reads files, asks
 the driver's NVML library (libnvidia-ml.so.1, through pynvml or ctypes, in a thread given up after
 the timeout) and runs a few read-only commands, each with a timeout: nvidia-smi (only when NVML
 did not answer), nvcc -V, ldconfig -p, gcc -dumpversion (and that of the compiler nvcc runs),

@@ -5,6 +5,7 @@
 
 import re
 from base import ERRORS, SECTIONS, Settings, first_number, safely, section
+from kept import failure_key, keep_answer, known_answer
 from nvml import NvmlCtypes
 from run import STARTED, kill, prestart, read, run, which
 from userspace import (NVML_DRIVER_NOT_LOADED, NVML_LIB_RM_VERSION_MISMATCH, collect_userspace, driver_state,
@@ -138,7 +139,12 @@ def driver_smi(smi, driver, gpus, why):
     nvml_failed = (driver.get("nvml_error") or {}).get("code") in NVML_INIT_FAILURES
     if not nvml_failed:
         prestart([smi])
-    res = run([smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"])
+    query = [smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"]
+    # where NVML failed to start, nvidia-smi's failure is the one it gave last time for the same
+    # files and the same failure (part kept)
+    failed = failure_key(query, driver) if nvml_failed else None
+    res = known_answer(failed, failed=True) or run(query)
+    keep_answer(failed, res, failed=True)
     if res is None:  # a hung driver hangs every later call too
         why.append("nvidia-smi did not answer in %g s" % Settings.timeout)
         header = STARTED.pop((smi,), None)  # it would hang the same way: stop it now

@@ -6,6 +6,7 @@
 import json
 import sys
 import time
+from kept import save_answers
 from base import ERRORS, HELP, SECTIONS, Settings, safely
 from run import prestart, reap
 # the parts that register sections: imported for that when this file runs on its own
@@ -86,6 +87,10 @@ def main(argv=None):
         sys.stdout.write("".join(line + "\n" for line in flat_lines(facts)))
     else:
         sys.stdout.write(json.dumps(facts, default=str) + "\n")
+    try:  # after the document: the version answers learnt, for the next run (part kept)
+        save_answers()
+    except Exception:  # noqa: BLE001 - a cache must never cost the facts already printed
+        pass
     return 0
 
 

@@ -9,6 +9,7 @@ import select
 import signal
 import time
 from base import ERRORS, Settings
+from kept import keep_answer, known_answer, stable_key
 
 # ---- running things: every command has a timeout, a missing one is not an error ----
 # os.posix_spawn and a poll loop, not subprocess: importing subprocess (selectors, threading,
@@ -67,7 +68,7 @@ def start(argv):
 def prestart(argv):
     """Start a command now that run() will ask for later, so the node's commands run side by
     side (nvidia-smi alone can take a second on a node without persistence mode)."""
-    if tuple(argv) not in STARTED and tuple(argv) not in DONE:
+    if tuple(argv) not in STARTED and tuple(argv) not in DONE and known_answer(stable_key(argv)) is None:
         STARTED[tuple(argv)] = start(argv)
 
 
@@ -76,11 +77,16 @@ def run(argv, timeout=None):
     same answer again when another section asks for the same argv (nvcc -V of the toolkit in
     use and of the toolkit tree it belongs to, one process). The timeout counts from when we
     begin to wait: a prestarted command may have sat blocked on a full pipe while we waited
-    for another, which must not count against it."""
+    for another, which must not count against it. A version query whose program answers by
+    itself is answered from what the node kept for that very file (part kept)."""
     key = tuple(argv)
     if key not in DONE:
-        DONE[key] = finish_command(key, STARTED.pop(key) if key in STARTED else start(argv),
-                           timeout or Settings.timeout)
+        stable = stable_key(argv)
+        DONE[key] = known_answer(stable)
+        if DONE[key] is None:
+            DONE[key] = finish_command(key, STARTED.pop(key) if key in STARTED else start(argv),
+                                       timeout or Settings.timeout)
+            keep_answer(stable, DONE[key])
     return DONE[key]
 
 

@@ -1,0 +1,131 @@
+"""The version answers the probe keeps on the node (part kept): `nvcc -V` of a real program
+file is asked once, and asked again as soon as the file is replaced, rewritten in place or
+touched; a script is asked every time. Real ELF programs built here with gcc, the real probe."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.node.probe_helpers import FIXTURES, PROBE, REAL_DRIVER, plant_toolkit, write_script
+
+pytestmark = pytest.mark.skipif(not shutil.which("gcc"), reason="no gcc to build a program with")
+
+
+def elf_nvcc(path: Path, release: str) -> Path:
+    """An ELF `nvcc` printing the real `nvcc -V` text of 12.1 with `release` in its place."""
+    text = (FIXTURES / "nvcc" / "nvcc-12.1.txt").read_text().replace("12.1", release)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    src = path.parent / f"nvcc-{release}.c"
+    src.write_text('#include <stdio.h>\nint main(void) { fputs(%s, stdout); return 0; }\n' % json.dumps(text))
+    out = path.parent / f".nvcc-{release}"
+    subprocess.run(["gcc", "-O0", "-o", str(out), str(src)], check=True, timeout=120)
+    os.replace(out, path)
+    return path
+
+
+def probe(tmp_path: Path, toolkit: Path, **env: str) -> dict:
+    full = {"PATH": os.pathsep.join([str(toolkit / "bin"), "/usr/bin", "/bin"]), "HOME": str(tmp_path / "home"),
+            "CUDA_HOME": str(toolkit), "LD_LIBRARY_PATH": ""}
+    full.update(env)
+    proc = subprocess.run([sys.executable, "-", "--only", "cuda"], input=PROBE.read_bytes(), env=full,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout)
+
+
+def toolkit_version(facts: dict, toolkit: Path) -> str:
+    [t] = [t for t in facts["cuda"]["toolkits"] if t["path"] == str(toolkit)]
+    assert t["source"] == "nvcc"
+    return t["version"]
+
+
+def kept(tmp_path: Path) -> dict:
+    path = tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def answers_for(tmp_path: Path, program: Path) -> list:
+    return [k for k in kept(tmp_path) if json.loads(k)[0][0] == str(program)]
+
+
+def test_an_nvcc_answer_is_kept_and_asked_again_when_its_file_changes(tmp_path):
+    cuda = plant_toolkit(tmp_path / "cuda", version_json=None)   # read from its nvcc -V
+    nvcc = elf_nvcc(cuda / "bin" / "nvcc", "12.1")
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "12.1"
+    [key] = answers_for(tmp_path, nvcc)
+    store = kept(tmp_path)
+    store[key][1] = store[key][1].replace("release 12.1", "release 11.8")   # what a kept answer says is used
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "11.8"
+
+    # the toolkit upgraded in place: same path, same mtime, another program
+    st = nvcc.stat()
+    replaced = elf_nvcc(tmp_path / "nvcc-new", "12.4")
+    with open(nvcc, "r+b") as f:
+        f.truncate(0)
+        f.write(replaced.read_bytes())
+    os.utime(nvcc, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "12.4"
+    # and replaced by a new file
+    elf_nvcc(nvcc, "12.6")
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "12.6"
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "12.6"
+
+
+def test_a_script_is_asked_every_time_and_a_one_line_exec_wrapper_follows_its_program(tmp_path):
+    cuda = plant_toolkit(tmp_path / "cuda", version_json=None)   # bin/nvcc: a script printing 12.1
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "12.1"
+    assert answers_for(tmp_path, cuda / "bin" / "nvcc") == []
+    write_script(cuda / "bin" / "nvcc", 'echo "Cuda compilation tools, release 9.9, V9.9.1"\n')
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "9.9.1"
+
+    real = elf_nvcc(tmp_path / "real" / "nvcc", "12.1")   # Debian's /usr/bin/nvcc, in our tree
+    write_script(cuda / "bin" / "nvcc", '\nexec %s "$@"\n' % real)
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "12.1"
+    [key] = answers_for(tmp_path, cuda / "bin" / "nvcc")
+    assert [f[0] for f in json.loads(key)[1]] == [str(cuda / "bin" / "nvcc"), str(real)]
+    elf_nvcc(real, "12.4")   # the program behind the wrapper upgraded
+    assert toolkit_version(probe(tmp_path, cuda), cuda) == "12.4"
+
+
+def test_with_the_cache_off_nothing_is_kept(tmp_path):
+    cuda = plant_toolkit(tmp_path / "cuda", version_json=None)
+    elf_nvcc(cuda / "bin" / "nvcc", "12.1")
+    assert toolkit_version(probe(tmp_path, cuda, ENVCHECK_PROBE_CACHE="off"), cuda) == "12.1"
+    assert not (tmp_path / "home" / ".cache").exists()
+
+
+SMI = shutil.which("nvidia-smi", path="/usr/bin")
+
+
+@pytest.mark.skipif(REAL_DRIVER or not SMI or not open(SMI, "rb").read(4) == b"\x7fELF",
+                    reason="needs the packaged nvidia-smi without a loaded driver (tests/nvidia_userspace.sh)")
+def test_nvidia_smis_failure_is_kept_for_its_file_and_asked_again_when_it_changes(tmp_path):
+    smi = tmp_path / "bin" / "nvidia-smi"   # the packaged program, where the test may touch it
+    smi.parent.mkdir()
+    shutil.copy2(os.path.realpath(SMI), smi)
+
+    def driver(**env):
+        full = {"PATH": os.pathsep.join([str(smi.parent), "/usr/bin", "/bin"]), "HOME": str(tmp_path / "home")}
+        full.update(env)
+        proc = subprocess.run([sys.executable, "-", "--only", "gpus"], input=PROBE.read_bytes(), env=full,
+                              capture_output=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr.decode()
+        return json.loads(proc.stdout)["driver"]
+    asked = driver(ENVCHECK_PROBE_CACHE="off")
+    assert asked["state"] == "module-not-loaded" and "NVIDIA-SMI has failed" in asked["raw"]
+    assert driver() == asked and len(answers_for(tmp_path, smi)) == 1
+    assert driver() == asked   # from what was kept
+    [key] = answers_for(tmp_path, smi)
+    store = kept(tmp_path)
+    store[key][1] = store[key][1].replace("NVIDIA-SMI has failed", "KEPT: NVIDIA-SMI has failed")
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert driver()["raw"].startswith("KEPT: ")
+    os.utime(smi)   # touched (an upgrade, a reinstall): asked again
+    assert driver() == asked
