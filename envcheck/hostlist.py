@@ -24,6 +24,7 @@ from envcheck.hostfiles import GROUPS_FILE, NAME_OK, read_groups_file, read_host
 MAX_HOSTS = 65_536
 
 _NAME_OK = NAME_OK
+_V6_OK = re.compile(r"[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?")   # an IPv6 literal, with a zone id
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,8 @@ def parse_target(text: str) -> Target:
         host = text
     if port is not None and not 0 < port < 65536:
         raise UsageError(f"bad host {raw!r}: port {port} out of range 1-65535", "write host:22")
+    if ":" in host and not _V6_OK.fullmatch(host):   # `a;b::`, `-oProxyCommand=x::`: not an address
+        raise UsageError(f"bad host {raw[:80]!r}: {host[:80]!r} is not an IPv6 address", "write [user@]host[:port]")
     if not host or (":" not in host and not _NAME_OK.match(host)):
         raise UsageError(f"bad host {raw[:80]!r}: {host[:80]!r} is not a host name", "write [user@]host[:port]")
     if len(host) > 253 or any(len(label) > 63 for label in host.split(".")):

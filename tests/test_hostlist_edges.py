@@ -216,3 +216,14 @@ def test_names_clustershell_cannot_fold_are_listed_as_they_are(monkeypatch):
         raise NodeSetException("a name NodeSet cannot parse")
     monkeypatch.setattr(NodeSet, "fromlist", refuse)
     assert compress_hostlist(["n2", "n1", "n2"]) == "n1,n2"     # each once, sorted, nothing folded
+
+
+@pytest.mark.parametrize("text", ["a;b::", "-oProxyCommand=x::", "node01::22x", "fe80::1%$(id)"])
+def test_text_with_two_colons_that_is_no_ipv6_address_is_refused(text):
+    # two colons used to mean "a bare IPv6 address" and skipped the host-name check entirely
+    assert refusal(parse_target, text)[0] == f"bad host {text!r}: {text!r} is not an IPv6 address"
+
+
+def test_ipv6_literals_with_a_zone_or_an_ipv4_tail_are_still_taken():
+    assert parse_target("fe80::1%eth0") == Target("fe80::1%eth0")
+    assert parse_target("::ffff:192.0.2.1") == Target("::ffff:192.0.2.1")
