@@ -179,21 +179,19 @@ def test_a_figure_within_ten_times_its_latency_is_counted_as_latency_bound():
 
 # ---- what a call says, whole (each seen to fail on a planted change: bench/mutation.py)
 
-def test_a_slow_node_s_call_says_its_pairs_and_what_they_were_held_against():
+@pytest.mark.parametrize("node, factor, peers, words", [
+    ("node05", 20, {"node04", "node06"}, "slow node: every pair with it is far below the median: 0.5 GB/s"),
+    ("node02", 2.5, {"node01", "node03"}, "slow but close: every pair with it is below half the median: 4 GB/s"),
+], ids=["far-below", "slow-but-close"])
+def test_a_slow_node_s_call_says_its_pairs_and_what_they_were_held_against(node, factor, peers, words):
     from envcheck.allreduce.pairs import call_message
     # its pairs in the call's own order (the order they were measured)
-    v = judge(figures_of(run(HOSTS, slow_node("node05", 20), retry=(0, 1))))
-    a, b = (f.peer("node05") for f in v.calls[0].figures)
-    assert {a, b} == {"node04", "node06"}
+    v = judge(figures_of(run(HOSTS, slow_node(node, factor), retry=(0, 1))))
+    a, b = (f.peer(node) for f in v.calls[0].figures)
+    assert {a, b} == peers
+    gb = words.rsplit(": ", 1)[1]
     assert call_message(v.calls[0], v) == (
-        f"slow node: every pair with it is far below the median: 0.5 GB/s with {a}, 0.5 GB/s with {b}, "
-        "against the median 10 GB/s of 8 pairs, best of 2 tries")
-    v = judge(figures_of(run(HOSTS, slow_node("node02", 2.5), retry=(0, 1))))
-    a, b = (f.peer("node02") for f in v.calls[0].figures)
-    assert {a, b} == {"node01", "node03"}
-    assert call_message(v.calls[0], v) == (
-        f"slow but close: every pair with it is below half the median: 4 GB/s with {a}, 4 GB/s with {b}, "
-        "against the median 10 GB/s of 8 pairs, best of 2 tries")
+        f"{words} with {a}, {gb} with {b}, against the median 10 GB/s of 8 pairs, best of 2 tries")
 
 
 def test_a_slow_link_s_call_names_both_ends_and_says_they_are_fine_elsewhere():

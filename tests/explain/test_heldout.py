@@ -94,29 +94,15 @@ def test_the_second_round_is_new_to_the_first():
         assert " ".join(item["text"].split()).lower() not in texts, item["source"]
 
 
-def test_the_third_round_is_new_to_the_first_two():
-    earlier = _items("heldout.yaml") + _items("heldout2.yaml")
+ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml"]
+
+
+@pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
+def test_each_round_from_the_third_is_new_to_every_earlier_one(n):
+    earlier = [i for name in ROUNDS[:n] for i in _items(name)]
     sources = {i["source"] for i in earlier}
     texts = {" ".join(i["text"].split()).lower() for i in earlier}
-    for item in _items("heldout3.yaml"):
-        assert item["source"] not in sources
-        assert " ".join(item["text"].split()).lower() not in texts, item["source"]
-
-
-def test_the_fourth_round_is_new_to_the_first_three():
-    earlier = _items("heldout.yaml") + _items("heldout2.yaml") + _items("heldout3.yaml")
-    sources = {i["source"] for i in earlier}
-    texts = {" ".join(i["text"].split()).lower() for i in earlier}
-    for item in _items("heldout4.yaml"):
-        assert item["source"] not in sources
-        assert " ".join(item["text"].split()).lower() not in texts, item["source"]
-
-
-def test_the_fifth_round_is_new_to_the_first_four():
-    earlier = [i for n in ("heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml") for i in _items(n)]
-    sources = {i["source"] for i in earlier}
-    texts = {" ".join(i["text"].split()).lower() for i in earlier}
-    for item in _items("heldout5.yaml"):
+    for item in _items(ROUNDS[n]):
         assert item["source"] not in sources
         assert " ".join(item["text"].split()).lower() not in texts, item["source"]
 
