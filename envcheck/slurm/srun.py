@@ -10,7 +10,9 @@ node node03: Communication connection failure`).
 
 srun aborts a whole step when the launch fails on one node (the other tasks are killed before
 they print), so a step with launch failures runs once more without those nodes. Large
-allocations are split into steps of at most `step_size` nodes, a few at a time. A step that runs
+allocations are split into steps of at most `step_size` nodes, a few at a time. Nodes that
+slurmctld marks not responding are left out, and the steps then wait only briefly for their
+resources: Slurm holds a job's first step, silently, while any node of the job is not responding. A step that runs
 over its time is cancelled as a user would (two SIGINTs within a second), then killed.
 """
 from __future__ import annotations
@@ -33,10 +35,12 @@ from envcheck.audit.probe import ProbeError, parse_probe_result, probe_command, 
 from envcheck.facts import views
 from envcheck.hostlist import expand_hostlist
 from envcheck.remote import RunResult, kill_group
+from envcheck.slurm.nodes import Scontrol
 
 TAG = "@ENVCHECK"
 STEP_SIZE = 64          # nodes per job step
 PARALLEL_STEPS = 4      # steps running at once
+HELD_WAIT = 10          # seconds a step waits for its resources while a node of the job is not responding
 _LAUNCH_FAILED = re.compile(r"Task launch for StepId=\S+ failed on node (\S+?): (.*)")
 
 # $1: the command line, $2: its timeout on the node. The tags carry the node's own name.
@@ -99,15 +103,22 @@ class SrunRunner:
         if step_size < 1:
             raise UsageError(f"--step-size {step_size} is below 1", "give a number of nodes per step, e.g. 64")
         self.srun = srun
+        self.scontrol = os.path.join(os.path.dirname(srun), "scontrol") if os.sep in srun else "scontrol"
         self.step_size = step_size
         self.job_name = job_name
         self.parallel = parallel
         self.steps: List[Step] = []
+        self.silent: Dict[str, str] = {}    # nodes of the job not responding: {name: State}
         self._lock = threading.Lock()
 
     def run_all(self, nodes: Sequence[str], command: str, stdin: str, timeout: float) -> Dict[str, RunResult]:
-        chunks = [list(nodes[i:i + self.step_size]) for i in range(0, len(nodes), self.step_size)]
-        out: Dict[str, RunResult] = {}
+        self.silent = not_responding(nodes, self.scontrol)
+        out: Dict[str, RunResult] = {
+            n: RunResult(n, command, None, error=f"slurm: {n} is not responding (State={self.silent[n]}): its "
+                                                 f"slurmd does not answer; check slurmd on {n} (systemctl status slurmd)")
+            for n in nodes if n in self.silent}
+        todo = [n for n in nodes if n not in out]
+        chunks = [todo[i:i + self.step_size] for i in range(0, len(todo), self.step_size)]
         with ThreadPoolExecutor(max_workers=max(1, min(self.parallel, len(chunks)))) as pool:
             for part in pool.map(lambda c: self._chunk(c, command, stdin, timeout), chunks):
                 out.update(part)
@@ -135,7 +146,19 @@ class SrunRunner:
         minutes = max(1, int(timeout // 60) + 2)
         return [self.srun, f"--nodes={len(nodes)}", f"--ntasks={len(nodes)}", "--ntasks-per-node=1",
                 f"--nodelist={','.join(nodes)}", "--input=all", "--kill-on-bad-exit=0", f"--time={minutes}",
-                f"--job-name={self.job_name}", "sh", "-c", TASK, "envcheck-task", command, f"{timeout:g}"]
+                f"--job-name={self.job_name}", *self.immediate(), "sh", "-c", TASK, "envcheck-task", command,
+                f"{timeout:g}"]
+
+    def immediate(self) -> List[str]:
+        """While a node of the job is not responding, slurmctld holds the job's first step without
+        a word until the node answers or SlurmdTimeout ends the job (Slurm 22.05): the step may
+        wait a few seconds for its resources, then srun gives up, saying "Requested nodes are busy"."""
+        return [f"--immediate={HELD_WAIT}"] if self.silent else []
+
+    def held_note(self) -> str:
+        which = ",".join(self.silent)
+        return (f" (Slurm holds a job's first step while a node of the job, here {which}, is not responding; "
+                f"run again in an allocation without it: salloc --exclude={which} …)")
 
     def _step(self, nodes: List[str], command: str, stdin: str, timeout: float):
         step = Step(list(nodes))
@@ -154,7 +177,22 @@ class SrunRunner:
                 step.launch_failed[m.group(1)] = line.split("error: ", 1)[-1].strip()
         why = (f"srun did not finish within {timeout + 30:g} s" if killed
                else _srun_reason(err, rc)) if set(nodes) - set(got) else ""
+        if why and self.silent and "Requested nodes are busy" in err:
+            why += self.held_note()
         return step, {n: r.result for n, r in got.items()}, why
+
+
+def not_responding(nodes: Sequence[str], scontrol: str = "scontrol",
+                   env: Mapping[str, str] = os.environ) -> Dict[str, str]:
+    """{node: State} for the nodes of `nodes` and of the job that slurmctld marks not responding
+    (their slurmd misses its pings); {} when scontrol gives no answer."""
+    alloc = allocation(env)
+    ask = list(dict.fromkeys([*nodes, *(alloc.nodes if alloc else [])]))
+    if not ask:
+        return {}
+    states, _call = Scontrol(scontrol, timeout=10.0).show(ask)
+    return {n: st.state for n, st in states.items()
+            if n in ask and (st.base.endswith("*") or "NOT_RESPONDING" in st.flags)}
 
 
 class _Tagged:
