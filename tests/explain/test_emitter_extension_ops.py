@@ -60,6 +60,10 @@ def test_a_dll_cudnn_needs_not_found_is_named_by_the_catalogue():
     "ImportError: No module named amp_C",
     "ModuleNotFoundError: No module named 'detectron2._C'",
     "ModuleNotFoundError: No module named 'flash_attn_2_cuda'",
+    # a project's own extension built as a top-level _ext (CppExtension('_ext', ...)), and the
+    # bare form Python 3.6 printed for a missing name
+    "ModuleNotFoundError: No module named '_ext'",
+    "ImportError: cannot import name '_C'",
     "ImportError: cannot import name '_C' from 'pytorch3d' (/opt/conda/lib/python3.10/site-packages/pytorch3d/__init__.py)",
     # torch/_ops.py (v2.1.2 ... v2.13.0): f"'_OpNamespace' '{self.name}' object has no attribute '{op_name}'"
     "AttributeError: '_OpNamespace' 'my_ext' object has no attribute 'fused_gelu'",
@@ -108,6 +112,7 @@ def test_deepspeed_refusing_a_toolkit_other_than_torch_s(text):
     "Detected 'DS_SKIP_CUDA_CHECK=1': Allowing this combination of CUDA, but it may result in unexpected behavior.",
     # torch's own extension module: torch broken or shadowed by its source tree, not an add-on's ops
     "ModuleNotFoundError: No module named 'torch._C'",
+    "ImportError: cannot import name '_C' from 'torch' (unknown location)",
     # an ordinary package missing, and an op torch itself lacks (aten comes with torch)
     "ModuleNotFoundError: No module named 'scipy'",
     "AttributeError: '_OpNamespace' 'aten' object has no attribute 'my_op'",
