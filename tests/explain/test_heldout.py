@@ -29,6 +29,9 @@ heldout5.yaml  round 5 (72 texts, 46 positives, 26 negatives), collected after h
                fixes heldout4 prompted merged (71faddf): 39/46 = 84.8 % recall (one positive has
                no cause id: 45/46 at most), 0 of 26 negatives confident. Held there: nothing has
                been changed for its misses.
+heldout6.yaml  round 6 (collected after heldout5 was scored, by the same rules; not run through
+               `explain` by its collector): in UNSCORED, to be scored once with
+               ENVCHECK_SCORE_HELDOUT4=1 against issue 21's bar (90 %, 0 confident).
 """
 from __future__ import annotations
 
@@ -56,7 +59,10 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {
+    # round 6: collected after heldout5 was scored, not run through explain by its collector
+    "heldout6.yaml": (0.90, 0),
+}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -94,7 +100,8 @@ def test_the_second_round_is_new_to_the_first():
         assert " ".join(item["text"].split()).lower() not in texts, item["source"]
 
 
-ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml"]
+ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
+          "heldout6.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
