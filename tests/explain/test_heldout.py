@@ -36,7 +36,14 @@ heldout6.yaml  round 6 (87 texts, 65 positives, 22 negatives), collected after h
                scored, by the same rules, not run through `explain` by its collector, while
                heldout5's classes were being added by someone who never read it; scored once
                after they merged (9d85a87): 42/65 = 64.6 % recall (four positives have no cause
-               id: 61/65 at most), 0 of 22 negatives confident (the out-of-sample figure).
+               id: 61/65 at most), 0 of 22 negatives confident (the out-of-sample figure);
+               then 58/65 = 89.2 % and 0 of 22 after general classes read from their emitters
+               (in-sample; tests/explain/test_emitter_round6.py): Docker's daemon not knowing the
+               nvidia runtime, features gated on compute capability (and catalogued messages
+               matched without their final period), torchvision's own checks of its ops, nvcc
+               refusing an arch a GPU has, NVML's permission error, nvidia-smi missing or unable
+               to reach the driver, torch's headers refusing the C++ dialect, numba's unknown
+               cuInit code, NCCL's own version check, a std:: symbol undefined.
 """
 from __future__ import annotations
 
@@ -62,8 +69,9 @@ BARS = {
     # scored once at 39/46 (out-of-sample), after the fixes heldout4 prompted; held at the
     # in-sample 45/46 reached after the general classes its misses prompted
     "heldout5.yaml": (45 / 46, 0),
-    # scored once at 42/65 (out-of-sample) at 9d85a87, after heldout5's classes merged: held there
-    "heldout6.yaml": (42 / 65, 0),
+    # scored once at 42/65 (out-of-sample) at 9d85a87, after heldout5's classes merged; held at
+    # the in-sample 58/65 reached after the general classes its misses prompted
+    "heldout6.yaml": (58 / 65, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
