@@ -37,6 +37,9 @@ heldout6.yaml  round 6 (87 texts, 65 positives, 22 negatives), collected after h
                heldout5's classes were being added by someone who never read it; scored once
                after they merged (9d85a87): 42/65 = 64.6 % recall (four positives have no cause
                id: 61/65 at most), 0 of 22 negatives confident (the out-of-sample figure).
+heldout7.yaml  round 7 (collected after heldout6 was scored, by the same rules; not run through
+               `explain` by its collector): in UNSCORED, to be scored once with
+               ENVCHECK_SCORE_HELDOUT4=1 against issue 21's bar (90 %, 0 confident).
 """
 from __future__ import annotations
 
@@ -67,7 +70,10 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {
+    # round 7: collected after heldout6 was scored, not run through explain by its collector
+    "heldout7.yaml": (0.90, 0),
+}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -106,7 +112,7 @@ def test_the_second_round_is_new_to_the_first():
 
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
-          "heldout6.yaml"]
+          "heldout6.yaml", "heldout7.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
