@@ -27,8 +27,16 @@ heldout4.yaml  round 4 (75 texts, 50 positives, 25 negatives), collected while t
 heldout5.yaml  round 5 (72 texts, 46 positives, 26 negatives), collected after heldout4 was
                scored and not run through `explain` by its collector; scored once after the
                fixes heldout4 prompted merged (71faddf): 39/46 = 84.8 % recall (one positive has
-               no cause id: 45/46 at most), 0 of 26 negatives confident. Held there: nothing has
-               been changed for its misses.
+               no cause id: 45/46 at most), 0 of 26 negatives confident (the out-of-sample
+               figure); then 45/46 = 97.8 % and 0 of 26 after three general classes read from
+               their emitters (in-sample; tests/explain/test_emitter_extension_ops.py): an
+               extension's compiled ops missing at run time, cuDNN's loader not finding a
+               sub-library (Windows, cuDNN 9), DeepSpeed refusing a toolkit other than torch's.
+heldout6.yaml  round 6 (87 texts, 65 positives, 22 negatives), collected after heldout5 was
+               scored, by the same rules, not run through `explain` by its collector, while
+               heldout5's classes were being added by someone who never read it; scored once
+               after they merged (9d85a87): 42/65 = 64.6 % recall (four positives have no cause
+               id: 61/65 at most), 0 of 22 negatives confident (the out-of-sample figure).
 """
 from __future__ import annotations
 
@@ -51,8 +59,11 @@ BARS = {
     # scored once at 40/50 after the catalogue was rebuilt from the emitters (out-of-sample); held
     # at the in-sample 46/50 reached after the general changes its misses prompted
     "heldout4.yaml": (46 / 50, 0),
-    # scored once at 39/46 (out-of-sample), after the fixes heldout4 prompted; nothing tuned on it
-    "heldout5.yaml": (39 / 46, 0),
+    # scored once at 39/46 (out-of-sample), after the fixes heldout4 prompted; held at the
+    # in-sample 45/46 reached after the general classes its misses prompted
+    "heldout5.yaml": (45 / 46, 0),
+    # scored once at 42/65 (out-of-sample) at 9d85a87, after heldout5's classes merged: held there
+    "heldout6.yaml": (42 / 65, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
@@ -94,7 +105,8 @@ def test_the_second_round_is_new_to_the_first():
         assert " ".join(item["text"].split()).lower() not in texts, item["source"]
 
 
-ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml"]
+ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
+          "heldout6.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
