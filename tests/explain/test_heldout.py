@@ -38,8 +38,9 @@ heldout6.yaml  round 6 (87 texts, 65 positives, 22 negatives), collected after h
                after they merged (9d85a87): 42/65 = 64.6 % recall (four positives have no cause
                id: 61/65 at most), 0 of 22 negatives confident (the out-of-sample figure).
 heldout7.yaml  round 7 (86 texts, 64 positives, 22 negatives; collected after heldout6 was scored,
-               by the same rules; not run through `explain` by its collector): in UNSCORED, to be scored once with
-               ENVCHECK_SCORE_HELDOUT4=1 against issue 21's bar (90 %, 0 confident).
+               by the same rules; not run through `explain` by its collector): in UNSCORED, to be
+               scored once with ENVCHECK_SCORE_HELDOUT4=1 against issue 21's bar (90 %, 0
+               confident).
 """
 from __future__ import annotations
 
