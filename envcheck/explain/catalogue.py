@@ -332,7 +332,7 @@ def _template_match(tab: Table, item: Dict[str, Any], t: _Text):
 
 
 def _by_word(tab: Table, t: _Text) -> Iterator[Hit]:
-    for w in t.words & tab.by_word.keys():
+    for w in sorted(t.words & tab.by_word.keys()):     # sorted: the hits' order (ties) never follows the hash seed
         for kind, item, text in tab.by_word[w]:
             if kind == "d":
                 i = t.lower.find(text.lower())
