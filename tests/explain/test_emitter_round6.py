@@ -31,7 +31,8 @@ def _confident(text: str):
     "docker: Error response from daemon: Unknown runtime specified nvidia.\nSee 'docker run --help'.",
     # docker compose v1 passes the daemon's words on for the service
     "ERROR: for trainer  Cannot create container for service trainer: Unknown runtime specified nvidia",
-    # daemon/runtime_unix.go (Docker 23+): errors.Errorf("unknown or invalid runtime name: %s", name)
+    # daemon/runtime_unix.go, once containerd shims may be named (isPermissibleC8dRuntimeName):
+    # errors.Errorf("unknown or invalid runtime name: %s", name)
     "Error response from daemon: unknown or invalid runtime name: nvidia",
 ])
 def test_docker_not_knowing_the_nvidia_runtime_is_the_toolkit_missing(text):
