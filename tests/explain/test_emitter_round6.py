@@ -64,6 +64,9 @@ def test_another_unknown_runtime_is_not_the_nvidia_toolkit(text):
     "NVIDIA GeForce GTX 1080 Ti GPU has compute capability 6.1. You can use float16 instead by",
     # flash-attn's bf16 check: "bfloat16 is only supported on Ampere GPUs or newer"
     "RuntimeError: bfloat16 is only supported on Ampere GPUs or newer",
+    # Triton's compiler: "type %s not supported in this architecture. The supported fp8 dtypes are %s"
+    ("triton.compiler.errors.CompilationError: at 1:0:\ndef _fused_kernel(\n^\nValueError(\"type fp8e4nv not "
+     "supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\")"),
     # torch/amp/autocast_mode.py (1.10 - 2.5)
     "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.",
 ])
