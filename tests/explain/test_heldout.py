@@ -179,7 +179,7 @@ def test_the_answers_do_not_depend_on_the_hash_seed():
     script = ("import sys, yaml; from envcheck.explain.match import explain\n"
               "for p in sys.argv[1:]:\n"
               "    for it in yaml.safe_load(open(p)): print(repr(explain(it['text'])))\n")
-    files = [str(HELDOUT / n) for n in sorted({**BARS, **UNSCORED})]
+    files = [str(HELDOUT / n) for n in sorted(BARS)]     # an unscored round is never run through explain
     runs = {subprocess.run([sys.executable, "-c", script, *files], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120).stdout for seed in ("1", "2", "3")}
     assert len(runs) == 1 and runs.pop().count("\n") > 300
