@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.explain.match import explain
+from envcheck.explain.match import explain, top_environment_cause
 
 
 def _answers(text: str):
@@ -59,3 +59,50 @@ def test_the_shorter_or_shared_words_still_answer_in_their_own_context(text, cau
 def test_a_timed_out_connect_still_names_the_rendezvous_as_possible():
     text = "[E socket.cpp:860] [c10d] The client socket has timed out after 90s while trying to connect to (10.9.8.7, 1234)."
     assert _answers(text).get("rendezvous-refused") == "possible"
+
+
+def _top(text: str):
+    got = top_environment_cause(explain(text))
+    return got.id if got else None
+
+
+@pytest.mark.parametrize("text, cause", [
+    # aten/src/ATen/MapAllocator.cpp: "unable to write to file <", filename_, ">" on a /dev/shm
+    # file libshm names /torch_<pid>_<n>
+    ("  File \"torch/multiprocessing/reductions.py\", line 340, in reduce_storage\n"
+     "RuntimeError: unable to write to file </torch_4471_2203117650_0>: No space left on device (28)",
+     "shm-too-small"),
+    # torchelastic's failure summary: "Signal {n} ({name}) received by PID {pid}"
+    ("  exitcode  : -7 (pid: 90211)\n  traceback : Signal 7 (SIGBUS) received by PID 90211",
+     "shm-too-small"),
+    # UCX's signal handler
+    ("[gpu-a17:120:0:188] Caught signal 7 (Bus error: nonexistent physical address)", "shm-too-small"),
+    # TensorFlow's dso_loader.cc on Windows
+    ("W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+     "'cudart64_102.dll'; dlerror: cudart64_102.dll not found", "cudart-lib-missing"),
+    ("Could not load dynamic library 'cudart64_12.dll'", "cudart-lib-missing"),
+    # GNU ld's DT_NEEDED warning
+    ("/usr/bin/ld: warning: libcudart.so.10.2, needed by /opt/app/lib/libkernels.so, not found "
+     "(try using -rpath or -rpath-link)", "cudart-lib-missing"),
+    # nvidia-docker 1.0: "unsupported CUDA version: driver %s < image %s"
+    ("nvidia-docker | 2017/03/01 09:12:44 Error: unsupported CUDA version: driver 8.0 < image 9.0.176",
+     "driver-too-old"),
+])
+def test_heldout7_classes_in_their_emitters_words(text, cause):
+    assert _top(text) == cause, [(e.id, e.confidence) for e in explain(text)]
+
+
+@pytest.mark.parametrize("dll, version", [("cudart64_80.dll", "8.0"), ("cudart64_101.dll", "10.1"),
+                                          ("cudart64_110.dll", "11.x"), ("cudart64_12.dll", "12.x")])
+def test_the_windows_cudart_name_says_its_cuda_release(dll, version):
+    got = next(e for e in explain(f"Could not load dynamic library '{dll}'") if e.id == "cudart-lib-missing")
+    assert f"CUDA {version} runtime" in got.title, got.title
+
+
+@pytest.mark.parametrize("text", [
+    # a bus error alone, a file of another name that cannot be written, another library's ld warning
+    "Bus error (core dumped)",
+    "Error: unable to write to file <results/out.csv>",
+])
+def test_nor_the_shm_class_for_other_words(text):
+    assert "shm-too-small" not in _answers(text)
