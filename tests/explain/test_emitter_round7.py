@@ -102,6 +102,16 @@ def _top(text: str):
     ("E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_UNKNOWN\n"
      "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:169] kernel driver does not appear to be "
      "running on this host (worker-3): /proc/driver/nvidia/version does not exist", "nvidia-smi-no-driver"),
+    # torch's own library and an older NCCL loaded (NCCL's symbols carry no version)
+    ("ImportError: /opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined "
+     "symbol: ncclCommWindowRegister", "cuda-libs-conflict"),
+    # JAX's check of the CUDA libraries it finds
+    ("RuntimeError: jaxlib/cuda/versions_helpers.cc:81: Found cuBLAS version 120103, but JAX was built "
+     "against version 120304, which is newer. The copy of cuBLAS that is installed must be at least as "
+     "new as the version against which JAX was built.", "cuda-libs-conflict"),
+    # GNU ld: libtorch_cuda needs a cudart symbol the toolkit linked against lacks
+    ("/usr/bin/ld: /opt/libtorch/lib/libtorch_cuda.so: undefined reference to "
+     "`cudaGetDriverEntryPointByVersion@libcudart.so.12'", "toolkit-torch-mismatch"),
 ])
 def test_heldout7_classes_in_their_emitters_words(text, cause):
     assert _top(text) == cause, [(e.id, e.confidence) for e in explain(text)]
@@ -121,6 +131,9 @@ def test_the_windows_cudart_name_says_its_cuda_release(dll, version):
     # torchvision's own CUDA check stays torchvision's
     "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. "
     "PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1.",
+    # an extension's own undefined symbol stays an extension built against another torch
+    "ImportError: /site-packages/fused_ops.cpython-311-x86_64-linux-gnu.so: undefined symbol: "
+    "_ZN3c104cuda9SetDeviceEi",
 ])
 def test_nor_these_classes_for_other_words(text):
-    assert not {"shm-too-small", "extension-ops-missing"} & set(_answers(text)), _answers(text)
+    assert not {"shm-too-small", "extension-ops-missing", "cuda-libs-conflict"} & set(_answers(text)), _answers(text)
