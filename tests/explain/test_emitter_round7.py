@@ -112,6 +112,14 @@ def _top(text: str):
     # GNU ld: libtorch_cuda needs a cudart symbol the toolkit linked against lacks
     ("/usr/bin/ld: /opt/libtorch/lib/libtorch_cuda.so: undefined reference to "
      "`cudaGetDriverEntryPointByVersion@libcudart.so.12'", "toolkit-torch-mismatch"),
+    # CPython's Windows loader, 3.8+ and before
+    ("ImportError: DLL load failed while importing _C: The specified module could not be found.",
+     "windows-dll-load-failed"),
+    ("    from torch._C import *\nImportError: DLL load failed: The specified procedure could not be found.",
+     "windows-dll-load-failed"),
+    # nvcc's front end on a newer gcc's intrinsics headers
+    ("/usr/lib/gcc/x86_64-linux-gnu/13/include/avx512fp16intrin.h(38): error: identifier "
+     "\"__builtin_ia32_vcvtsh2ss_mask_round\" is undefined", "gcc-too-new"),
 ])
 def test_heldout7_classes_in_their_emitters_words(text, cause):
     assert _top(text) == cause, [(e.id, e.confidence) for e in explain(text)]
@@ -134,6 +142,9 @@ def test_the_windows_cudart_name_says_its_cuda_release(dll, version):
     # an extension's own undefined symbol stays an extension built against another torch
     "ImportError: /site-packages/fused_ops.cpython-311-x86_64-linux-gnu.so: undefined symbol: "
     "_ZN3c104cuda9SetDeviceEi",
+    # a program's own undefined identifier is not gcc's header
+    'kernel.cu(12): error: identifier "__builtin_my_helper" is undefined',
 ])
 def test_nor_these_classes_for_other_words(text):
-    assert not {"shm-too-small", "extension-ops-missing", "cuda-libs-conflict"} & set(_answers(text)), _answers(text)
+    assert not {"shm-too-small", "extension-ops-missing", "cuda-libs-conflict", "gcc-too-new"} & set(_answers(text)), \
+        _answers(text)
