@@ -57,6 +57,8 @@ heldout7.yaml  round 7 (86 texts, 64 positives, 22 negatives; collected after he
                diagnosis, torch's or JAX's CUDA libraries of another release, ld missing a
                cudart symbol libtorch_cuda needs, CPython's Windows DLL load failure, nvcc's
                front end on a newer gcc's intrinsics; tests/explain/test_emitter_round7.py).
+heldout8.yaml  round 8 (60 texts, 41 positives, 19 negatives; collected after heldout7 was scored,
+               by the same rules; not run through `explain` by its collector); unscored.
 """
 from __future__ import annotations
 
@@ -92,7 +94,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout8.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -131,7 +133,7 @@ def test_the_second_round_is_new_to_the_first():
 
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
-          "heldout6.yaml", "heldout7.yaml"]
+          "heldout6.yaml", "heldout7.yaml", "heldout8.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
