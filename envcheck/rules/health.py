@@ -51,6 +51,11 @@ def _gpu_label(g: Dict[str, Any]) -> str:
     return f"GPU {g.get('index', '?')}" + (f" ({where})" if where else "")
 
 
+def _hex_id(value: Any, unknown: str) -> str:
+    """'0x20b2' (sysfs) -> '20b2', as `lspci -n` shows it; `unknown` where sysfs gave nothing."""
+    return str(value)[2:] if value else unknown
+
+
 def gpu_count(f: F.Facts, m: Matrix) -> List[Finding]:
     """NVIDIA GPUs on the PCI bus that a working driver (NVML / nvidia-smi) does not list."""
     pci = F.pci_gpus(f)
@@ -71,8 +76,8 @@ def gpu_count(f: F.Facts, m: Matrix) -> List[Finding]:
             f"GPUs on the host's PCI bus, as expected; GPUs lost by the host are checked outside it.",
             "run `envcheck doctor` on the host (or in a container given all GPUs) to check every GPU",
             src("azure_count"))]
-    names = ", ".join(f"{d.get('address')} ({str(d.get('vendor_id', '0x10de'))[2:]}:"
-                      f"{str(d.get('device_id') or '?')[2:]})" for d in missing)
+    names = ", ".join(f"{d.get('address')} ({_hex_id(d.get('vendor_id'), '10de')}:{_hex_id(d.get('device_id'), '?')})"
+                      for d in missing)
     return [Finding(
         ERROR, "gpu-missing-from-driver", "health",
         f"{len(missing)} of the {len(pci)} NVIDIA GPUs on the PCI bus are not visible to the driver "
