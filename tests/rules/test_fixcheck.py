@@ -327,7 +327,7 @@ def test_an_extended_fix_says_why_each_added_fix_is_needed_and_adds_at_most_two(
 
 def test_a_fix_of_the_new_error_that_would_undo_the_first_is_passed_over_for_the_next(m):
     b_off = ("bad-B", lambda e: e.get("A") == "1" and e.get("B") != "ok", "B is off",
-             (fix_env("A", "0", label="undo A"), fix_env("B", "ok", label="set B")))
+             (fix_env("A", "0", label="undo A"), fix_env("A", "1", label="keep A"), fix_env("B", "ok", label="set B")))
     fd = Finding(ERROR, "bad-A", "env", "A is off", "fix A", remedies=(SET_A,))
     out = verified(fd, env_rule(A_OFF, b_off), {"A": "0"}, m)
     assert (out.fix_check.status, out.fix_check.steps) == (EXTENDED, ("set A", "set B"))
@@ -339,6 +339,12 @@ def test_a_new_error_whose_only_fix_would_undo_the_first_or_that_has_none_is_sai
     undoing = ("bad-B", lambda e: e.get("A") == "1", "B is off", (fix_env("A", "0", label="undo A"),))
     assert verified(fd, env_rule(A_OFF, undoing), {"A": "0"}, m).fix == (
         "export A=1 (unverified: it brings B is off [bad-B], which no further fix clears without undoing it)")
+    # one level down: the new error's new error can only be cleared by undoing the fix before it
+    c_off = ("bad-C", lambda e: e.get("A") == "1" and e.get("C") != "ok", "C is off", (fix_env("C", "ok"),))
+    d_on = ("bad-D", lambda e: e.get("C") == "ok", "D is on", (fix_env("C", "no", label="undo C"),))
+    assert verified(fd, env_rule(A_OFF, c_off, d_on), {"A": "0"}, m).fix == (
+        "export A=1 (unverified: it brings C is off [bad-C]; with set C=ok too, it brings D is on [bad-D], "
+        "which no further fix clears without undoing it)")
     bare = ("bad-B", lambda e: e.get("A") == "1", "B is off", ())
     out = verified(fd, env_rule(A_OFF, bare), {"A": "0"}, m)
     assert out.fix == "export A=1 (unverified: it brings B is off [bad-B])"
@@ -348,7 +354,8 @@ def test_a_new_error_whose_only_fix_would_undo_the_first_or_that_has_none_is_sai
 def test_a_long_new_error_is_cut_at_a_word_before_110_characters(m):
     words = " ".join(["word"] * 30)                              # 149 characters
     exactly = ("x" * 105) + " tail"                               # 110: kept whole
-    for msg, head in [(words, " ".join(["word"] * 22) + " …"), (exactly, exactly)]:
+    for msg, head in [(words, " ".join(["word"] * 22) + " …"), (exactly, exactly),
+                      ("x" + exactly, "x" * 106 + " …")]:
         fd = Finding(ERROR, "bad-A", "env", "A", "fix A", remedies=(fix_env("B", "1"),))
         out = verified(fd, env_rule(("bad-B", lambda e: e.get("B") == "1", msg + ": detail", ())), {}, m)
         assert out.fix == f"export B=1 (unverified: it brings {head} [bad-B])"

@@ -461,3 +461,51 @@ def test_modes_and_temperature_whole_on_the_gpu_they_concern():
                 "sudo nvidia-smi -pm 1 (or enable nvidia-persistenced)",
                 "https://github.com/Azure/azurehpc-health-checks/blob/main/customTests/azure_gpu_persistence.nhc"),
     ]
+
+
+def test_memory_findings_whole_name_the_gpu_to_reset():
+    f = node()
+    h = f["gpus"][2]["health"]
+    h["ecc"]["aggregate_uncorrected"] = 4
+    h["remapped_rows"]["pending"] = 1
+    h["retired_pages_pending"] = 1
+    remap = "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html"
+    assert sorted(findings(f), key=lambda x: x.code) == [
+        Finding(WARNING, "gpu-ecc-uncorrectable-history", "health",
+                "GPU 2 (0000:27:00) has had 4 uncorrectable ECC error(s) over its life, none since the driver loaded: "
+                "contained so far; watch the count.",
+                "nothing now; if it grows, run `dcgmi diag -r 3` and open a hardware ticket", remap),
+        Finding(ERROR, "gpu-page-retirement-pending", "health",
+                "GPU 2 (0000:27:00): a page is pending retirement; it takes effect only after a GPU reset or reboot, "
+                "until then the bad page can be handed to a job.",
+                "reboot the node (or reset the GPU)",
+                "https://docs.nvidia.com/deploy/dynamic-page-retirement/visibility.html"),
+        Finding(ERROR, "gpu-row-remap-pending", "health",
+                "GPU 2 (0000:27:00): a row remapping is pending; until the GPU is reset the bad row stays in use and "
+                "jobs on it can hit uncorrectable errors.",
+                "reset the GPU (nvidia-smi -r -i 2) or reboot the node", remap),
+    ]
+    h["ecc"]["volatile_uncorrected"] = 1
+    [x] = [x for x in findings(f) if x.code == "gpu-ecc-uncorrectable"]
+    assert x.fix == (f"{health.DRAIN}; reset the GPU (nvidia-smi -r -i 2) or reboot; if errors return or row "
+                     "remapping failed, open a hardware ticket")
+
+
+def test_pcie_findings_whole_and_an_x1_link_is_degraded():
+    f = node()
+    f["health"]["pci"][1]["link"].update(width=1)
+    f["health"]["pci"][2]["link"].update(speed="8.0 GT/s PCIe")
+    f["gpus"][2]["health"]["throttle_reasons"] = 0x0      # busy
+    assert sorted(findings(f), key=lambda x: x.code) == [
+        Finding(WARNING, "pcie-link-speed-degraded", "health",
+                "GPU 0000:27:00.0 is busy but its PCIe link runs at 8.0 GT/s PCIe of 16.0 GT/s PCIe: transfers to it "
+                "are slower than on its peers.",
+                "check the BIOS PCIe generation setting and the riser/retimer; reseat the GPU; rerun `envcheck doctor`",
+                "https://docs.nvidia.com/deploy/nvidia-smi/index.html"),
+        Finding(WARNING, "pcie-link-width-degraded", "health",
+                "GPU 0000:17:00.0 runs its PCIe link at x1 of x16 (16.0 GT/s PCIe): host<->GPU copies and GPUDirect "
+                "RDMA get 6% of the bandwidth, and the whole job waits for this node.",
+                "reseat the GPU (and its riser/cable), check the slot's bifurcation setting in the BIOS, then rerun "
+                "`envcheck doctor`; if it stays degraded open a hardware ticket",
+                "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci"),
+    ]
