@@ -403,8 +403,11 @@ def test_info_findings_and_findings_without_remedies_are_left_as_they_are(m):
     info = Finding(INFO, "note-A", "env", "A", "fix A", remedies=(fix_env("A", "1"),))
     bare = Finding(ERROR, "bad-B", "env", "B", "fix B")
     assert fixcheck.verify({"env": {}}, m, [info, bare], env_rule(calls=calls)) == [info, bare]
-    assert [x.fix_check for x in fixcheck.verify({"env": {}}, m, [info, bare], env_rule(calls=calls))] == [None, None]
     assert calls == []
+    checked = Finding(ERROR, "bad-C", "env", "C", "fix C", remedies=(fix_env("C", "1"),))   # so the check runs
+    out = fixcheck.verify({"env": {}}, m, [info, bare, checked], env_rule(calls=calls))
+    assert [(x.fix, x.fix_check) for x in out[:2]] == [("fix A", None), ("fix B", None)]
+    assert out[2].fix_check.status == VERIFIED and calls == [{"C": "1"}]
 
 
 def test_the_same_facts_reached_by_edits_in_another_order_are_judged_once(m):
