@@ -9,7 +9,9 @@ check / explain / --help <= 0.15 s on a 2-core machine.
 The installed envcheck (`python -m envcheck` with this interpreter, from a neutral directory, so a
 checkout is not imported by accident). --against DIR: also an envcheck package unpacked in DIR
 (a wheel of main: `pip wheel --no-deps -w W REPO && unzip W/*.whl -d DIR`), run with
-PYTHONPATH=DIR, interleaved with this one in random order so both see the same load. CPU is user +
+PYTHONPATH=DIR, interleaved with this one in random order so both see the same load; each command
+then also gets the median of its paired differences (this run minus the other, in the same round),
+which a loaded machine disturbs far less than either median. CPU is user +
 system of the process (os.wait4), the median of the runs: a busy machine inflates it far less
 than wall time, but it still does (shared caches, SMT siblings): read the `python -c pass` row
 as the scale. --quick: one run each (what CI runs, tests/test_bench.py). Then the modules each
@@ -80,6 +82,11 @@ def main():
     for name, _, _, target in sorted(todo, key=lambda v: v[0]):
         v = got[name]
         print(f"{name:<44} {statistics.median(v):>7.1f} {min(v):>7.1f} {target or '':>7}")
+    if a.against:
+        for name, _, _ in COMMANDS:
+            pairs = [t - o for t, o in zip(got[f"{name} (this)"], got[f"{name} (against)"])]
+            print(f"{name:<44} this minus against, median of the {runs} paired difference(s): "
+                  f"{statistics.median(pairs):+.1f} ms")
     base = dict(os.environ)
     base.pop("PYTHONPATH", None)
     for name, args, _ in COMMANDS[:1] + COMMANDS[3:]:

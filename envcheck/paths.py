@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import tempfile
 from typing import Callable, Optional, Tuple, Union
 
 from envcheck.errors import OutputError, UsageError
@@ -94,6 +93,8 @@ def local_dir(path: str, where: str, fix: str) -> str:
 def _writable_dir(d: str, where: str, path: str, fix: str) -> None:
     """Whether a file can be made in d: the one sure test (root's access() says yes for /proc)
     is to make one, a hidden temporary removed at once."""
+    # lazy: tempfile (with random) costs ~1.5 ms CPU at start-up (issue 26); only a write needs it
+    import tempfile
     try:
         fd, tmp = tempfile.mkstemp(prefix=".envcheck-probe.", dir=d)
     except OSError as e:
@@ -206,6 +207,7 @@ def _replace(target: str, raw: bytes, st: Optional[os.stat_result]) -> None:
     """Write beside the target and rename over it: a reader (node_exporter, CI) never sees half
     a file. The temporary starts with '.' and ends in .tmp: node_exporter's collector skips it."""
     d = _parent(target)
+    import tempfile  # lazy: as in _writable_dir, ~1.5 ms
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:

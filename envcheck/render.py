@@ -7,14 +7,17 @@ standing for all of them; every command ends with one summary line of the same s
 
 where VERDICT is model.Outcome's word (PASS, WARN, FAIL, UNKNOWN: the exit code follows from it);
 colour, when the CLI asks for it, comes from rich. Rendering only: nothing here decides anything.
+`envcheck check`'s findings table lives here too (render_findings), not in report.py, so `check`
+does not import the facts views report.py reads (~10 ms CPU at start-up, issue 26).
 """
 from __future__ import annotations
 
 import re
+import shutil
+import textwrap
 from typing import Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
-from envcheck.hostlist import compress_hostlist
-from envcheck.model import FAIL, PASS, UNKNOWN, WARN
+from envcheck.model import ERROR, FAIL, INFO, PASS, UNKNOWN, WARN, WARNING, Finding, Skipped, skipped_summary
 
 HOSTS_HERE = "\0HOSTS\0"  # stands for a host's own name while results are compared
 K = TypeVar("K", bound=Hashable)
@@ -38,6 +41,8 @@ def stand_in(text: str, names: Sequence[str]) -> str:
 
 
 def put_back(text: str, hosts: Sequence[str]) -> str:
+    # lazy: the hostlist module costs ~2 ms CPU at start-up (issue 26); check and plan fold no hosts
+    from envcheck.hostlist import compress_hostlist
     return text.replace(HOSTS_HERE, compress_hostlist(hosts))
 
 
@@ -54,6 +59,8 @@ def fold_blocks(items: Iterable[Tuple[str, Sequence[str]]],
                 names: Callable[[str], Sequence[str]] = host_names) -> List[Tuple[str, List[str]]]:
     """Per-host blocks of lines → [(hostlist, lines)], identical blocks once; a host's own name
     inside its lines is compared as HOSTS_HERE and printed as the folded hostlist."""
+    # lazy: as in put_back, ~2 ms
+    from envcheck.hostlist import compress_hostlist
     keyed = [(host, tuple(stand_in(line, names(host)) for line in lines)) for host, lines in items]
     return [(compress_hostlist(hosts), [put_back(line, hosts) for line in block])
             for hosts, block in fold(keyed)]
@@ -93,3 +100,40 @@ def styled(text: str, style: str, on: bool) -> str:
     with console.capture() as cap:
         console.print(Text(text, style=STYLES[style]), end="", soft_wrap=True)
     return cap.get()
+
+
+def skipped_lines(skipped: Sequence[Skipped], indent: str = "  ") -> List[str]:
+    """The skipped checks grouped by what they lacked: 'skipped gpu_vs_torch, driver_vs_gpu: no GPU
+    in the facts (give --gpu NAME|sm_XY, or audit the host)'."""
+    groups: Dict[Tuple[str, str], List[str]] = {}
+    for s in skipped:
+        groups.setdefault((s.reason, s.needs), []).append(s.check)
+    return [f"{indent}skipped {', '.join(dict.fromkeys(checks))}: {reason}" + (f"; {how}" if how else "")
+            for (reason, how), checks in groups.items()]
+
+
+def render_findings(findings: Iterable[Finding], width: int = 0, skipped: Sequence[Skipped] = (),
+                    verdict: str = "", color: bool = False) -> str:
+    """`envcheck check`'s table: severity, component, message (its code never split), the fix
+    under it on one line (a command is never broken: a terminal wraps it, a copy keeps it whole),
+    the checks that could not run, and the summary line last. "No findings" only when every
+    check ran."""
+    items: List[Finding] = list(findings)
+    width = width or max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
+    lines = [f"{'SEVERITY':<8} {'COMPONENT':<11} MESSAGE"] if items else []
+    indent = " " * 21
+    for fd in items:
+        head = f"{styled(f'{fd.severity:<8}', fd.severity, color)} {fd.component:<11} "
+        body = f"{fd.message} [{fd.code}]" + (f" ({fd.host})" if fd.host else "")
+        wrapped = textwrap.wrap(body, width - 21, break_on_hyphens=False, break_long_words=False)
+        lines.extend([head + wrapped[0]] + [indent + w for w in wrapped[1:]])
+        if fd.fix:
+            lines.append(f"{indent}fix: {fd.fix}")
+    lines.extend(skipped_lines(skipped, ""))
+    n = [plural(sum(fd.severity == s for fd in items), w) for s, w in ((ERROR, "error"), (WARNING, "warning"), (INFO, "note"))]
+    clean = "" if items or skipped else "nothing in this stack is known to break (No findings)"
+    tail = "; ".join(x for x in (skipped_summary(list(skipped)), clean) if x)
+    lines.append(("" if not lines else "\n") + summary_line(verdict or (ERROR in {f.severity for f in items} and "FAIL")
+                                                          or "PASS", ", ".join(n), [], tail,
+                                                          paint=lambda t, st: styled(t, st, color)))
+    return "\n".join(lines) + "\n"

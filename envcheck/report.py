@@ -25,16 +25,14 @@ host keeps its full facts and all its findings.
 """
 from __future__ import annotations
 
-import shutil
-import textwrap
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from envcheck.facts import schema as F
 from envcheck.facts import views as V
 from envcheck.facts.schema import Facts
-from envcheck.render import plural, styled, summary_line
-from envcheck.model import ERROR, INFO, WARNING, Finding, HostResult, Skipped, has_errors, skipped_summary
+from envcheck.render import skipped_lines, styled
+from envcheck.model import ERROR, Finding, HostResult, has_errors, skipped_summary
 
 def paint(text: str, style: str, on: bool) -> str:
     """text in the style's colour (rich, envcheck/render.py STYLES) when the CLI asks for colour
@@ -278,16 +276,6 @@ def render_facts(f: Facts) -> str:
     return "\n".join(out)
 
 
-def skipped_lines(skipped: Sequence[Skipped], indent: str = "  ") -> List[str]:
-    """The skipped checks grouped by what they lacked: 'skipped gpu_vs_torch, driver_vs_gpu: no GPU
-    in the facts (give --gpu NAME|sm_XY, or audit the host)'."""
-    groups: Dict[Tuple[str, str], List[str]] = {}
-    for s in skipped:
-        groups.setdefault((s.reason, s.needs), []).append(s.check)
-    return [f"{indent}skipped {', '.join(dict.fromkeys(checks))}: {reason}" + (f"; {how}" if how else "")
-            for (reason, how), checks in groups.items()]
-
-
 def render_finding_lines(findings: Sequence[Finding], color: bool = False) -> str:
     """Findings as an indented list, errors first (the order rules.evaluate returns)."""
     if not findings:
@@ -330,30 +318,3 @@ def audit_json(results: Sequence[HostResult], fleet_findings: Sequence[Finding] 
     ok = all(h["ok"] for h in hosts) and not any(fd.severity == ERROR for fd in fleet_findings)
     return {"schema": AUDIT_JSON_SCHEMA, "ok": ok, "hosts": hosts,
             "fleet_findings": [fd.to_dict() for fd in fleet_findings]}
-
-
-def render_findings(findings: Iterable[Finding], width: int = 0, skipped: Sequence[Skipped] = (),
-                    verdict: str = "", color: bool = False) -> str:
-    """`envcheck check`'s table: severity, component, message (its code never split), the fix
-    under it on one line (a command is never broken: a terminal wraps it, a copy keeps it whole),
-    the checks that could not run, and the summary line last. "No findings" only when every
-    check ran."""
-    items: List[Finding] = list(findings)
-    width = width or max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
-    lines = [f"{'SEVERITY':<8} {'COMPONENT':<11} MESSAGE"] if items else []
-    indent = " " * 21
-    for fd in items:
-        head = f"{paint(f'{fd.severity:<8}', fd.severity, color)} {fd.component:<11} "
-        body = f"{fd.message} [{fd.code}]" + (f" ({fd.host})" if fd.host else "")
-        wrapped = textwrap.wrap(body, width - 21, break_on_hyphens=False, break_long_words=False)
-        lines.extend([head + wrapped[0]] + [indent + w for w in wrapped[1:]])
-        if fd.fix:
-            lines.append(f"{indent}fix: {fd.fix}")
-    lines.extend(skipped_lines(skipped, ""))
-    n = [plural(sum(fd.severity == s for fd in items), w) for s, w in ((ERROR, "error"), (WARNING, "warning"), (INFO, "note"))]
-    clean = "" if items or skipped else "nothing in this stack is known to break (No findings)"
-    tail = "; ".join(x for x in (skipped_summary(list(skipped)), clean) if x)
-    lines.append(("" if not lines else "\n") + summary_line(verdict or (ERROR in {f.severity for f in items} and "FAIL")
-                                                          or "PASS", ", ".join(n), [], tail,
-                                                          paint=lambda t, st: paint(t, st, color)))
-    return "\n".join(lines) + "\n"

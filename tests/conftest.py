@@ -48,13 +48,19 @@ def envcheck_exe() -> str:
     return found
 
 
-def run_cli(*args: str, env=None, input=None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run the installed `envcheck` console script as a user would."""
+def run_cli(*args: str, env=None, input=None, timeout: float = 120, memory_mib: int = 0) -> subprocess.CompletedProcess:
+    """Run the installed `envcheck` console script as a user would (`memory_mib`: its address
+    space capped there, so work that grows with a hostile input fails instead of passing slowly)."""
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
+
+    def cap():
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (memory_mib << 20, memory_mib << 20))
+
     return subprocess.run([envcheck_exe(), *args], capture_output=True, text=True, env=full_env,
-                          input=input, timeout=timeout)
+                          input=input, timeout=timeout, preexec_fn=cap if memory_mib else None)
 
 
 @pytest.fixture

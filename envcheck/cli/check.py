@@ -40,7 +40,7 @@ def check(
     from envcheck.facts.from_flags import load_facts_file, stack_facts
     from envcheck.matrix.load import load_matrix
     from envcheck.model import Outcome, has_errors
-    from envcheck.report import render_findings
+    from envcheck.render import render_findings
     from envcheck.rules import judge
     m = load_matrix(matrix)
     base = load_facts_file(facts_file) if facts_file else None

@@ -158,9 +158,20 @@ def apply_causes(doc: Dict[str, Any], rules: Dict[str, Any]) -> Dict[str, Any]:
 
 # --- matching --------------------------------------------------------------------------------
 
+def _message(template: str) -> Tuple[str, str, str]:
+    """(the message, the period that ends it, its trailing hint): a paste often drops a message's
+    final period (a title, a line set in bold, a sentence the user went on with), so the match
+    does not need it."""
+    message, hint = split_hint(template)
+    if not hint and message.endswith(".") and not message.endswith(".."):
+        return message[:-1], ".", ""
+    return message, "", hint
+
+
 def literal_runs(template: str) -> List[str]:
-    """The fixed runs every match contains (a trailing hint is optional, so not among them)."""
-    return [p.replace("{{", "{").replace("}}", "}").strip() for p in WILD.split(split_hint(template)[0])]
+    """The fixed runs every match contains (a trailing hint and a final period are optional, so
+    not among them)."""
+    return [p.replace("{{", "{").replace("}}", "}").strip() for p in WILD.split(_message(template)[0])]
 
 
 def _fixed(lit: str) -> str:
@@ -170,9 +181,9 @@ def _fixed(lit: str) -> str:
 
 def template_regex(template: str) -> Pattern[str]:
     """Fixed text as itself (a space may be missing where a line was cut), `{}` as up to 300
-    characters, a trailing hint optional."""
-    message, hint = split_hint(template)
-    tail = f"(?:{_fixed(hint)})?" if hint else ""
+    characters, a trailing hint or final period optional."""
+    message, period, hint = _message(template)
+    tail = f"(?:{_fixed(hint)})?" if hint else ("\\.?" if period else "")
     return re.compile(".{0,300}?".join(_fixed(lit) for lit in WILD.split(message)) + tail, re.IGNORECASE)
 
 
@@ -321,7 +332,7 @@ def _template_match(tab: Table, item: Dict[str, Any], t: _Text):
 
 
 def _by_word(tab: Table, t: _Text) -> Iterator[Hit]:
-    for w in t.words & tab.by_word.keys():
+    for w in sorted(t.words & tab.by_word.keys()):     # sorted: the hits' order (ties) never follows the hash seed
         for kind, item, text in tab.by_word[w]:
             if kind == "d":
                 i = t.lower.find(text.lower())

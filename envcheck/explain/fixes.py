@@ -6,7 +6,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import FrozenSet, Optional, Tuple
 
-from envcheck.matrix.load import load_matrix
 from envcheck.versions import version_to_cu_tag
 
 INDEX = "https://download.pytorch.org/whl/"
@@ -27,6 +26,9 @@ def _mm(tag: str) -> Tuple[int, int]:
 @lru_cache(maxsize=1)
 def published_tags() -> FrozenSet[str]:
     """Every CUDA variant (cu118, cu121 ...) of every torch release in the packaged matrix."""
+    # lazy: the matrix module costs `explain` ~5 ms CPU at start-up (issue 26); only a fix text
+    # that names a pip index reads it
+    from envcheck.matrix.load import load_matrix
     m = load_matrix()
     return frozenset(t for r in m.data["torch"]["releases"] for t in (r.get("variants") or {})
                      if t.startswith("cu") and t[2:].isdigit())

@@ -1,12 +1,13 @@
 """Load envcheck/explain/signatures.yaml (data) and compile it for matching: placeholders
 expanded, one literal "anchor" per wording so a megabyte of log is scanned with str.find and
-only the wordings whose anchor occurs pay for a regex search. Also the derive functions the
-data names, which add template values (a CUDA major from a soname, an index URL)."""
+only the wordings whose anchor occurs pay for a regex (compiled then, not before). Also the
+derive functions the data names, which add template values (a CUDA major from a soname, an
+index URL)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Pattern, Tuple
 
@@ -31,10 +32,21 @@ _META = set(".^$*+?{}[]|()")
 
 @dataclass(frozen=True)
 class Wording:
-    regex: Pattern[str]
+    """One wording of a signature. Its regexes are compiled the first time they are used: a
+    text is searched only with the wordings whose anchor it holds, and compiling all 129 cost
+    each `explain` ~14 ms CPU (issue 26; tests/explain compile every one)."""
+    pattern: str
     anchor: Optional[str]      # lower-case literal that must occur for the regex to match
     confidence: str
-    context: Optional[Pattern[str]] = None   # must also occur somewhere in the text
+    context_pattern: Optional[str] = None   # must also occur somewhere in the text
+
+    @cached_property
+    def regex(self) -> Pattern[str]:
+        return re.compile(self.pattern, _FLAGS)
+
+    @cached_property
+    def context(self) -> Optional[Pattern[str]]:
+        return re.compile(self.context_pattern, _FLAGS) if self.context_pattern is not None else None
 
 
 @dataclass
@@ -126,8 +138,7 @@ def _wording(w: Any) -> Wording:
         pat, conf, ctx = w["re"], w.get("confidence", "exact" if "context" in w else "likely"), w.get("context")
     assert conf in CONFIDENCE, conf
     full = _expand(pat)
-    return Wording(re.compile(full, _FLAGS), anchor_of(full), conf,
-                   re.compile(_expand(ctx), _FLAGS) if ctx else None)
+    return Wording(full, anchor_of(full), conf, _expand(ctx) if ctx else None)
 
 
 # --- derive functions (named in the data) -------------------------------------------------

@@ -17,7 +17,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from envcheck import inputs
 from envcheck.errors import MatrixError, UsageError, VersionError
 from envcheck.matrix.gpus import GpuIndex
-from envcheck.matrix.schema import validate
 from envcheck.versions import compare, cu_tag_to_version, major_minor, parse_torch, vkey
 
 Record = Dict[str, Any]
@@ -380,5 +379,8 @@ def load_matrix(path: Optional[Union[str, Path]] = None) -> Matrix:
         raise MatrixError("(file)", re.sub(r"^matrix[^:]*: ", "", e.message), str(p)) from e
     if not isinstance(data, dict):
         raise MatrixError("(top)", "must be a mapping", str(p))
+    # lazy: the schema's four modules cost ~4 ms CPU at start-up (issue 26); the packaged matrix
+    # was validated when the wheel was built
+    from envcheck.matrix.schema import validate
     validate(data, str(p))
     return Matrix(data, str(p))

@@ -7,11 +7,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 
 import pytest
 
 from tests.conftest import envcheck_exe, run_cli
+
+# "At once" is held by memory, not by the clock (a loaded CI machine made 15 s bounds fail): the
+# commands run with their address space capped at CAP MiB, so work that grows with the hostile
+# input (expanding an alias bomb, building 10^10 host names, reading /dev/zero) dies with a
+# MemoryError instead of a one-line error; the run's timeout bounds a hang.
+CAP = 1024
 
 
 def one_line_usage_error(r, *words):
@@ -31,10 +36,8 @@ def one_line_usage_error(r, *words):
     (["check", "/"], "is a directory"),
 ])
 def test_endless_or_odd_files_are_refused_without_reading_them(argv, named):
-    start = time.monotonic()
-    r = run_cli(*argv, timeout=30)
+    r = run_cli(*argv, timeout=30, memory_mib=CAP)
     one_line_usage_error(r, named)
-    assert time.monotonic() - start < 20
 
 
 def test_explain_reads_at_most_its_cap_from_stdin():
@@ -53,10 +56,8 @@ def test_a_pipe_of_facts_is_still_read(tmp_path):
 @pytest.mark.parametrize("hosts", [["node[1-100000][1-100000]"], ["a[1-60000],b[1-60000]"],
                                    ["a[1-40000]", "b[1-40000]"], ["n[1-99999999999]"]])
 def test_huge_hostlists_are_refused_on_their_total_at_once(hosts):
-    start = time.monotonic()
-    r = run_cli("audit", *hosts, timeout=60)
+    r = run_cli("audit", *hosts, timeout=60, memory_mib=CAP)
     one_line_usage_error(r, "more than 65536 hosts" if "99999999999" not in hosts[0] else "9 digits")
-    assert time.monotonic() - start < 15
 
 
 def test_a_hosts_file_adds_up_with_the_arguments(tmp_path):
@@ -106,9 +107,7 @@ def test_a_yaml_alias_bomb_and_deep_nesting_in_a_playbook_are_refused_quickly(tm
         lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
     lines.append("name: *a9")
     bomb.write_text("\n".join(lines) + "\n")
-    start = time.monotonic()
-    one_line_usage_error(run_cli("provision", str(bomb), "--dry-run", timeout=60), "aliases")
-    assert time.monotonic() - start < 15
+    one_line_usage_error(run_cli("provision", str(bomb), "--dry-run", timeout=60, memory_mib=CAP), "aliases")
     deep = tmp_path / "deep.yaml"
     deep.write_text("name: " + "[" * 5000 + "]" * 5000 + "\n")
     r = run_cli("provision", str(deep), "--dry-run")
@@ -220,10 +219,9 @@ def test_a_later_invalid_step_stops_the_playbook_before_the_first_step_writes(tm
     (["launch", "--sync", "/nonexistent/x"], "--sync"),
 ])
 def test_launch_refuses_at_once_before_any_preflight(argv, named, tmp_path):
-    start = time.monotonic()
-    r = run_cli(*argv, "--", "train.py", env={"TMPDIR": str(tmp_path)}, timeout=60)
+    r = run_cli(*argv, "--", "train.py", env={"TMPDIR": str(tmp_path)}, timeout=60, memory_mib=CAP)
     one_line_usage_error(r, named)
-    assert time.monotonic() - start < 20 and os.listdir(tmp_path) == []
+    assert os.listdir(tmp_path) == []
 
 
 def test_launch_log_dir_that_is_a_file_or_a_dangling_symlink_is_refused(tmp_path):
@@ -283,10 +281,9 @@ def _scalar_bomb(path, key="name"):
                                   ["check", "--matrix", "BOMB", "--cuda", "10.0"]])
 def test_a_yaml_file_aliasing_one_big_string_thousands_of_times_is_refused_at_once(argv, tmp_path):
     bomb = _scalar_bomb(tmp_path / "bomb.yaml")
-    start = time.monotonic()
-    r = run_cli(*[str(bomb) if a == "BOMB" else a for a in argv], timeout=60)
+    r = run_cli(*[str(bomb) if a == "BOMB" else a for a in argv], timeout=60, memory_mib=CAP)
     one_line_usage_error(r, "aliases (*name) expand it to more than 16 MiB")
-    assert time.monotonic() - start < 20 and len(r.stderr) < 600
+    assert len(r.stderr) < 600
 
 
 @pytest.mark.parametrize("value,words", [('"' + "9" * 1_000_000 + '"', "(1000000 characters)"),

@@ -19,7 +19,8 @@ DOC = json.loads(catalogue.DATA.read_text())
 RULES = yaml.safe_load((REPO / "tools" / "explain_catalogue" / "causes.yaml").read_text())
 IDS = {s.id: s for s in signatures()}
 CONTEXT_TEXT = {"distributed": "torch.distributed init_process_group", "shm": "/dev/shm", "devnodes": "/dev/nvidia0",
-                "procdriver": "/proc/driver/nvidia/params", "compiler": "/usr/local/cuda/bin/nvcc", "nvcc": "nvcc"}
+                "procdriver": "/proc/driver/nvidia/params", "compiler": "/usr/local/cuda/bin/nvcc", "nvcc": "nvcc",
+                "nvidia": "docker run --runtime=nvidia"}
 
 # real message texts, as the catalogue's sources print them, for the causes no wording names
 CASES = {

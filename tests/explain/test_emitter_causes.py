@@ -28,7 +28,7 @@ def _confident_environment(text):
 def test_the_archs_called_dropped_are_those_the_matrix_says_cuda_12_cannot_build():
     listed = set()
     for w in SIGS["nvcc-arch-dropped"].wordings:
-        alts = re.search(r"(?:compute|sm)_\(\?:([\d|]+)\)", w.regex.pattern).group(1)
+        alts = re.search(r"(?:compute|sm)\)?_\(\?:([\d|]+)\)", w.regex.pattern).group(1)
         listed |= set(alts.split("|"))
     matrix = {a["cc"].replace(".", "") for a in load_matrix().data["archs"]
               if a.get("last_cuda") and at_least("11.8", a["last_cuda"])}

@@ -36,7 +36,19 @@ heldout6.yaml  round 6 (87 texts, 65 positives, 22 negatives), collected after h
                scored, by the same rules, not run through `explain` by its collector, while
                heldout5's classes were being added by someone who never read it; scored once
                after they merged (9d85a87): 42/65 = 64.6 % recall (four positives have no cause
-               id: 61/65 at most), 0 of 22 negatives confident (the out-of-sample figure).
+               id: 61/65 at most), 0 of 22 negatives confident (the out-of-sample figure);
+               then 58/65 = 89.2 % and 0 of 22 after general classes read from their emitters
+               (in-sample; tests/explain/test_emitter_round6.py): Docker's daemon not knowing the
+               nvidia runtime, features gated on compute capability (and catalogued messages
+               matched without their final period), torchvision's own checks of its ops, nvcc
+               refusing an arch a GPU has, NVML's permission error, nvidia-smi missing or unable
+               to reach the driver, torch's headers refusing the C++ dialect, numba's unknown
+               cuInit code, NCCL's own version check, a std:: symbol undefined.
+heldout7.yaml  round 7 (86 texts, 64 positives, 22 negatives; collected after heldout6 was scored,
+               by the same rules; not run through `explain` by its collector, while heldout6's
+               classes were added by someone who never read it); scored once after they merged
+               (9bf9739): 41/64 = 64.1 % recall (six positives have no cause id: 58/64 at most),
+               and 4 of 22 negatives answered with a confident cause (the out-of-sample figure).
 """
 from __future__ import annotations
 
@@ -62,8 +74,12 @@ BARS = {
     # scored once at 39/46 (out-of-sample), after the fixes heldout4 prompted; held at the
     # in-sample 45/46 reached after the general classes its misses prompted
     "heldout5.yaml": (45 / 46, 0),
-    # scored once at 42/65 (out-of-sample) at 9d85a87, after heldout5's classes merged: held there
-    "heldout6.yaml": (42 / 65, 0),
+    # scored once at 42/65 (out-of-sample) at 9d85a87, after heldout5's classes merged; held at
+    # the in-sample 58/65 reached after the general classes its misses prompted
+    "heldout6.yaml": (58 / 65, 0),
+    # scored once at 41/64 with 4 negatives answered with a confident cause (out-of-sample) at
+    # 9bf9739, after heldout6's classes merged: held there
+    "heldout7.yaml": (41 / 64, 4),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
@@ -106,7 +122,7 @@ def test_the_second_round_is_new_to_the_first():
 
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
-          "heldout6.yaml"]
+          "heldout6.yaml", "heldout7.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
@@ -154,3 +170,17 @@ def test_recall_on_texts_nobody_here_wrote_and_no_confident_cause_on_negatives(n
             print("  confident on a negative:", c)
     assert len(confident) <= allowed, confident
     assert hits >= floor * positives - 1e-9, misses
+
+
+def test_the_answers_do_not_depend_on_the_hash_seed():
+    """The same text gets the same answer in every run: sets iterate in hash-seed order, and a
+    tie between two catalogue hits must not be settled by it."""
+    import subprocess
+    import sys
+    script = ("import sys, yaml; from envcheck.explain.match import explain\n"
+              "for p in sys.argv[1:]:\n"
+              "    for it in yaml.safe_load(open(p)): print(repr(explain(it['text'])))\n")
+    files = [str(HELDOUT / n) for n in sorted(BARS)]     # an unscored round is never run through explain
+    runs = {subprocess.run([sys.executable, "-c", script, *files], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}, timeout=120).stdout for seed in ("1", "2", "3")}
+    assert len(runs) == 1 and runs.pop().count("\n") > 300
