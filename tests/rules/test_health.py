@@ -509,3 +509,19 @@ def test_pcie_findings_whole_and_an_x1_link_is_degraded():
                 "`envcheck doctor`; if it stays degraded open a hardware ticket",
                 "https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci"),
     ]
+
+
+def test_a_gpu_without_an_index_is_named_to_nvidia_smi_by_its_bus_id_never_as_gpu_0():
+    f = node(2)
+    g = f["gpus"][1]
+    del g["index"]
+    g["health"].update(compute_mode=2, mig_mode=1, retired_pages_pending=0)
+    g["health"]["ecc"]["volatile_uncorrected"] = 1
+    g["health"]["remapped_rows"]["pending"] = 1
+    fixes = {x.code: x.fix for x in findings(f)}
+    assert fixes["gpu-compute-prohibited"] == "sudo nvidia-smi -i 00000000:17:00.0 -c DEFAULT"
+    assert fixes["gpu-mig-enabled"].endswith("sudo nvidia-smi -i 00000000:17:00.0 -mig 0")
+    assert fixes["gpu-row-remap-pending"] == "reset the GPU (nvidia-smi -r -i 00000000:17:00.0) or reboot the node"
+    assert "(nvidia-smi -r -i 00000000:17:00.0) or reboot;" in fixes["gpu-ecc-uncorrectable"]
+    del g["pci_bus_id"]
+    assert {x.code: x.fix for x in findings(f)}["gpu-compute-prohibited"] == "sudo nvidia-smi -i <index> -c DEFAULT"
