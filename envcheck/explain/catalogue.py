@@ -212,8 +212,11 @@ class Table:
         self.by_number: Dict[Tuple[str, int], Dict[str, Any]] = {}
         self.generic: Dict[str, List[Tuple[str, Dict[str, Any]]]] = defaultdict(list)
         described = set()
-        # the runtime's code before the driver's where both print the same description; errno
-        # descriptions are plain English ("Connection timed out"): found by name or number only
+        # errno descriptions are plain English ("Connection timed out"): found by name or number
+        # only, and a library's description that is also strerror's text ("operation not
+        # permitted": cudaErrorNotPermitted and EPERM) only after its library's words
+        plain = {c["text"].lower() for c in doc["codes"] if c["lib"] == "errno" and c.get("text")}
+        # the runtime's code before the driver's where both print the same description
         for c in sorted(self.codes.values(), key=lambda c: c["lib"] != "CUDA runtime"):
             if c.get("num") is not None:
                 self.by_number.setdefault((c["lib"], c["num"]), c)
@@ -221,14 +224,22 @@ class Table:
                 if c["lib"] == "errno" or text.lower() in described:
                     continue
                 described.add(text.lower())
-                w = key_word(text) if _distinctive(text) else None
+                w = key_word(text) if _distinctive(text) and text.lower() not in plain else None
                 if w:
                     self.by_word[w].append(("d", c, text))
                 elif c["lib"] in _FAMILY:
                     self.generic[_FAMILY[c["lib"]]].append((text.lower(), c))
         for descs in self.generic.values():
             descs.sort(key=lambda d: -len(d[0]))
+        # a description inside a longer one ("operation not permitted" in cudaErrorStreamCapture-
+        # Unsupported's "operation not permitted when stream is capturing"): where the longer
+        # occurs, the text is the longer code's, not the shorter's
+        self.longer = {d: [e for e in described if d in e and d != e] for d in described}
         self._regex: Dict[str, Pattern[str]] = {}
+
+    def shadowed(self, lower: str, i: int, desc: str) -> bool:
+        """Whether a longer catalogued description covers the description found at i."""
+        return any(lower.startswith(e, i - e.find(desc)) for e in self.longer.get(desc, ()) if i >= e.find(desc))
 
     def regex(self, text: str) -> Pattern[str]:
         if text not in self._regex:
@@ -312,7 +323,7 @@ def _by_generic_description(tab: Table, t: _Text) -> Iterator[Hit]:
                 continue
             after = t.lower[m.end():m.end() + 120]
             desc, code = next(((d, c) for d, c in descs if after.startswith(d)), (None, None))
-            if code:
+            if code and not tab.shadowed(t.lower, m.end(), desc):
                 yield from _code_hits(tab, code, i, m.end() + len(desc), "by its description", t)
 
 
@@ -335,7 +346,7 @@ def _by_word(tab: Table, t: _Text) -> Iterator[Hit]:
     for w in sorted(t.words & tab.by_word.keys()):     # sorted: the hits' order (ties) never follows the hash seed
         for kind, item, text in tab.by_word[w]:
             if kind == "d":
-                i = t.lower.find(text.lower())
+                i = next((i for i in t.places(text.lower(), 20) if not tab.shadowed(t.lower, i, text.lower())), -1)
                 if i >= 0:
                     yield from _code_hits(tab, item, i, i + len(text), "by its description", t)
                 continue

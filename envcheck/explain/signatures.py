@@ -147,6 +147,8 @@ def _cudart(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     # libcudart.so.10.0 names the exact runtime; from 11 the soname is the major only
     # (libcudart.so.11.0 is shared by all 11.x, libcudart.so.12 by all 12.x)
     ver = g.get("ver") or ""
+    if g.get("minor"):      # Windows' cudart64_101.dll: CUDA 10.1
+        ver = f"{ver}.{g['minor']}"
     parts = ver.split(".")
     if parts[0].isdigit() and int(parts[0]) >= 11:
         return {"cuda": f"{parts[0]}.x", "install_ver": f"{parts[0]}.Y"}

@@ -48,7 +48,15 @@ heldout7.yaml  round 7 (86 texts, 64 positives, 22 negatives; collected after he
                by the same rules; not run through `explain` by its collector, while heldout6's
                classes were added by someone who never read it); scored once after they merged
                (9bf9739): 41/64 = 64.1 % recall (six positives have no cause id: 58/64 at most),
-               and 4 of 22 negatives answered with a confident cause (the out-of-sample figure).
+               and 4 of 22 negatives answered with a confident cause (the out-of-sample figure);
+               then 55/64 = 85.9 % and 0 of 22 (in-sample) after the words behind the four were
+               mended in general and classes read from their emitters added (/dev/shm in
+               MapAllocator's and a SIGBUS's words, TensorFlow's Windows cudart DLL and ld's
+               DT_NEEDED warning, nvidia-docker 1.0's driver check, the CUDA images' no-driver
+               warning, PyG's CUDA check, pycuda's cuInit, TensorFlow's no-kernel-module
+               diagnosis, torch's or JAX's CUDA libraries of another release, ld missing a
+               cudart symbol libtorch_cuda needs, CPython's Windows DLL load failure, nvcc's
+               front end on a newer gcc's intrinsics; tests/explain/test_emitter_round7.py).
 """
 from __future__ import annotations
 
@@ -78,8 +86,9 @@ BARS = {
     # the in-sample 58/65 reached after the general classes its misses prompted
     "heldout6.yaml": (58 / 65, 0),
     # scored once at 41/64 with 4 negatives answered with a confident cause (out-of-sample) at
-    # 9bf9739, after heldout6's classes merged: held there
-    "heldout7.yaml": (41 / 64, 4),
+    # 9bf9739, after heldout6's classes merged; held at the in-sample 55/64 and no negative
+    # confident reached after the general changes it prompted (the round had been read)
+    "heldout7.yaml": (55 / 64, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
