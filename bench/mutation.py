@@ -114,7 +114,7 @@ def configure(dest: Path, module: str, tests: list) -> None:
         f'only_mutate = ["envcheck/{module}.py"]',
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]',
-        'also_copy = ["compat_matrix.yaml", "playbooks"]',
+        'also_copy = ["compat_matrix.yaml", "playbooks", "docs"]',  # docs: tests/rules/test_documented.py reads the tables
     ]) + "\n")
 
 

@@ -110,7 +110,9 @@ class _Checker:
                 if t.ok:
                     return _Trial(True, steps=[(c, e)] + t.steps)
                 deeper = deeper or f"; with {c.label} too, {t.reason}"
-        why = deeper or (", which no further fix clears without undoing it" if e.remedies else "")
+        tried = ", which no further fix clears without undoing it" if depth > 0 else \
+            f", whose fix would be one more than the {MAX_DEPTH} envcheck adds to one"
+        why = deeper or (tried if e.remedies else "")
         return _Trial(False, reason=f"it brings {_short(e)}{why}")
 
 

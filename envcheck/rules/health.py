@@ -51,6 +51,18 @@ def _gpu_label(g: Dict[str, Any]) -> str:
     return f"GPU {g.get('index', '?')}" + (f" ({where})" if where else "")
 
 
+def _smi_id(g: Dict[str, Any]) -> str:
+    """What `nvidia-smi -i` takes for this GPU: its index, else its PCI bus id (-i takes either),
+    never another GPU's index."""
+    index = g.get("index")
+    return str(index) if index is not None else str(g.get("pci_bus_id") or "<index>")
+
+
+def _hex_id(value: Any, unknown: str) -> str:
+    """'0x20b2' (sysfs) -> '20b2', as `lspci -n` shows it; `unknown` where sysfs gave nothing."""
+    return str(value)[2:] if value else unknown
+
+
 def gpu_count(f: F.Facts, m: Matrix) -> List[Finding]:
     """NVIDIA GPUs on the PCI bus that a working driver (NVML / nvidia-smi) does not list."""
     pci = F.pci_gpus(f)
@@ -71,8 +83,8 @@ def gpu_count(f: F.Facts, m: Matrix) -> List[Finding]:
             f"GPUs on the host's PCI bus, as expected; GPUs lost by the host are checked outside it.",
             "run `envcheck doctor` on the host (or in a container given all GPUs) to check every GPU",
             src("azure_count"))]
-    names = ", ".join(f"{d.get('address')} ({str(d.get('vendor_id', '0x10de'))[2:]}:"
-                      f"{str(d.get('device_id') or '?')[2:]})" for d in missing)
+    names = ", ".join(f"{d.get('address')} ({_hex_id(d.get('vendor_id'), '10de')}:{_hex_id(d.get('device_id'), '?')})"
+                      for d in missing)
     return [Finding(
         ERROR, "gpu-missing-from-driver", "health",
         f"{len(missing)} of the {len(pci)} NVIDIA GPUs on the PCI bus are not visible to the driver "
@@ -97,7 +109,7 @@ def memory(f: F.Facts, m: Matrix) -> List[Finding]:
                 ERROR, "gpu-ecc-uncorrectable", "health",
                 f"{who} has {vol} uncorrectable ECC error(s) since the driver loaded: the job on it "
                 f"got corrupted data or was killed (Xid 48/94/95), and the next one may too.",
-                f"{DRAIN}; reset the GPU (nvidia-smi -r -i {g.get('index', 0)}) or reboot; if errors "
+                f"{DRAIN}; reset the GPU (nvidia-smi -r -i {_smi_id(g)}) or reboot; if errors "
                 f"return or row remapping failed, open a hardware ticket", src("azure_ecc")))
         elif isinstance(agg, int) and agg > 0:
             out.append(Finding(
@@ -116,7 +128,7 @@ def memory(f: F.Facts, m: Matrix) -> List[Finding]:
                 ERROR, "gpu-row-remap-pending", "health",
                 f"{who}: a row remapping is pending; until the GPU is reset the bad row stays in use "
                 f"and jobs on it can hit uncorrectable errors.",
-                f"reset the GPU (nvidia-smi -r -i {g.get('index', 0)}) or reboot the node", src("row_remapping")))
+                f"reset the GPU (nvidia-smi -r -i {_smi_id(g)}) or reboot the node", src("row_remapping")))
         unc = rows.get("uncorrectable")
         if isinstance(unc, int) and unc > th["remap_uncorrectable_max"]:
             out.append(Finding(
@@ -247,13 +259,13 @@ def state(f: F.Facts, m: Matrix) -> List[Finding]:
             out.append(Finding(
                 WARNING, "gpu-mig-enabled", "health",
                 f"{who} has MIG mode enabled: a job sees MIG instances, not the whole GPU.",
-                f"disable it if the node is for whole-GPU training: sudo nvidia-smi -i {g.get('index', 0)} -mig 0",
+                f"disable it if the node is for whole-GPU training: sudo nvidia-smi -i {_smi_id(g)} -mig 0",
                 src("mig_guide")))
         if h.get("compute_mode") == 2:
             out.append(Finding(
                 ERROR, "gpu-compute-prohibited", "health",
                 f"{who} is in compute mode PROHIBITED: no process can create a CUDA context on it.",
-                f"sudo nvidia-smi -i {g.get('index', 0)} -c DEFAULT", src("nvml_device_queries")))
+                f"sudo nvidia-smi -i {_smi_id(g)} -c DEFAULT", src("nvml_device_queries")))
     return out
 
 

@@ -5,6 +5,7 @@ probe-shaped facts of tests/rules/test_rules.py."""
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 import json
 
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from envcheck.facts import edit
 from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.load import load_matrix
-from envcheck.model import ERROR, EXTENDED, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, WARNING, Finding
+from envcheck.model import (ERROR, EXTENDED, INFO, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, WARNING, Finding,
+                            FixCheck)
 from envcheck.rules import fixcheck, judge, remedy
 from envcheck.rules.common import torch_install_cmd
 from tests.conftest import REPO
@@ -271,3 +273,159 @@ def test_a_wheel_remedy_pins_torchvision_as_pip_names_it(m, version, tag, torchv
 def test_a_wheel_remedy_for_a_torch_the_matrix_does_not_know_edits_torch_alone(m):
     assert remedy.wheel(m, "9.9.9", "cu121", "WHY", "FIX") == remedy.Remedy(
         "install torch 9.9.9+cu121", "FIX", (("torch", "9.9.9+cu121"),), "WHY")
+
+
+# ---- the check itself over a made-up rule (issue 24 item 8: the survivors of a mutmut run on
+# rules/fixcheck.py). Facts are an env block; fixes set or unset variables (edit kind env:NAME);
+# the rule says which variables are wrong. Each status, fix text and note compared whole.
+
+def fix_env(name, value, label=None, fix=None, why=""):
+    return remedy.Remedy(label or f"set {name}={value}", fix if fix is not None else f"export {name}={value}",
+                         ((f"env:{name}", value),), why)
+
+
+def env_rule(*rules, calls=None):
+    """run(facts): an error per (code, test(env), message, remedies) whose test holds."""
+    def run(f):
+        env = f.get("env", {})
+        if calls is not None:
+            calls.append(dict(env))
+        return [Finding(ERROR, code, "env", msg, f"fix {code}", remedies=rs) for code, test, msg, rs in rules if test(env)]
+    return run
+
+
+def verified(fd, run, env, m):
+    (out,) = fixcheck.verify({"env": dict(env)}, m, [fd], run)
+    return out
+
+
+A_OFF = ("bad-A", lambda e: e.get("A") != "1", "A is off", ())
+SET_A = fix_env("A", "1", label="set A")
+
+
+def test_an_extended_fix_says_why_each_added_fix_is_needed_and_adds_at_most_two(m):
+    # setting A brings C's error, setting C brings D's, (in the second run) setting D brings E's
+    rules = [A_OFF,
+             ("bad-C", lambda e: e.get("A") == "1" and e.get("C") != "ok", "C must be set: it is unset",
+              (fix_env("C", "ok", why="A 1 needs C ok"),)),
+             ("bad-D", lambda e: e.get("C") == "ok" and e.get("D") != "ok", "D conflicts with C; see the log: details",
+              (fix_env("D", "ok", label="set D"),))]
+    fd = Finding(ERROR, "bad-A", "env", "A is off", "fix A", remedies=(SET_A,))
+    out = verified(fd, env_rule(*rules), {}, m)
+    assert out.fix == "export A=1. A 1 needs C ok, so also: export C=ok. D conflicts with C [bad-D], so also: export D=ok"
+    assert out.fix_check == FixCheck(EXTENDED, ("set A", "set C=ok", "set D"),
+                                     (("env:A", "1"), ("env:C", "ok"), ("env:D", "ok")),
+                                     ("A 1 needs C ok: set C=ok too", "D conflicts with C [bad-D]: set D too"))
+    # a third added fix is past MAX_DEPTH: the first candidate, unverified, with what stayed wrong
+    rules.append(("bad-E", lambda e: e.get("D") == "ok", "E is on", (fix_env("E", "ok"),)))
+    out = verified(fd, env_rule(*rules), {}, m)
+    assert out.fix_check.status == UNVERIFIED
+    assert out.fix == ("export A=1 (unverified: it brings C must be set [bad-C]; with set C=ok too, it brings "
+                       "D conflicts with C [bad-D]; with set D too, it brings E is on [bad-E], whose fix would be "
+                       "one more than the 2 envcheck adds to one)")
+
+
+def test_a_fix_of_the_new_error_that_would_undo_the_first_is_passed_over_for_the_next(m):
+    b_off = ("bad-B", lambda e: e.get("A") == "1" and e.get("B") != "ok", "B is off",
+             (fix_env("A", "0", label="undo A"), fix_env("A", "1", label="keep A"), fix_env("B", "ok", label="set B")))
+    fd = Finding(ERROR, "bad-A", "env", "A is off", "fix A", remedies=(SET_A,))
+    out = verified(fd, env_rule(A_OFF, b_off), {"A": "0"}, m)
+    assert (out.fix_check.status, out.fix_check.steps) == (EXTENDED, ("set A", "set B"))
+    assert out.fix == "export A=1. B is off [bad-B], so also: export B=ok"
+
+
+def test_a_new_error_whose_only_fix_would_undo_the_first_or_that_has_none_is_said_so(m):
+    fd = Finding(ERROR, "bad-A", "env", "A is off", "fix A", remedies=(SET_A,))
+    undoing = ("bad-B", lambda e: e.get("A") == "1", "B is off", (fix_env("A", "0", label="undo A"),))
+    assert verified(fd, env_rule(A_OFF, undoing), {"A": "0"}, m).fix == (
+        "export A=1 (unverified: it brings B is off [bad-B], which no further fix clears without undoing it)")
+    # one level down: the new error's new error can only be cleared by undoing the fix before it
+    c_off = ("bad-C", lambda e: e.get("A") == "1" and e.get("C") != "ok", "C is off", (fix_env("C", "ok"),))
+    d_on = ("bad-D", lambda e: e.get("C") == "ok", "D is on", (fix_env("C", "no", label="undo C"),))
+    assert verified(fd, env_rule(A_OFF, c_off, d_on), {"A": "0"}, m).fix == (
+        "export A=1 (unverified: it brings C is off [bad-C]; with set C=ok too, it brings D is on [bad-D], "
+        "which no further fix clears without undoing it)")
+    bare = ("bad-B", lambda e: e.get("A") == "1", "B is off", ())
+    out = verified(fd, env_rule(A_OFF, bare), {"A": "0"}, m)
+    assert out.fix == "export A=1 (unverified: it brings B is off [bad-B])"
+    assert out.fix_check == FixCheck(UNVERIFIED, ("set A",), (("env:A", "1"),), ("set A: it brings B is off [bad-B]",))
+
+
+def test_a_long_new_error_is_cut_at_a_word_before_110_characters(m):
+    words = " ".join(["word"] * 30)                              # 149 characters
+    exactly = ("x" * 105) + " tail"                               # 110: kept whole
+    for msg, head in [(words, " ".join(["word"] * 22) + " …"), (exactly, exactly),
+                      ("x" + exactly, "x" * 106 + " …")]:
+        fd = Finding(ERROR, "bad-A", "env", "A", "fix A", remedies=(fix_env("B", "1"),))
+        out = verified(fd, env_rule(("bad-B", lambda e: e.get("B") == "1", msg + ": detail", ())), {}, m)
+        assert out.fix == f"export B=1 (unverified: it brings {head} [bad-B])"
+
+
+def test_a_replaced_fix_says_why_each_earlier_candidate_did_not_hold(m):
+    run = env_rule(("bad-A", lambda e: e.get("A") == "1", "A is on", ()), ("bad-B", lambda e: e.get("B") == "1", "B is on", ()))
+    fd = Finding(ERROR, "bad-A", "env", "A is on", "fix A", remedies=(
+        fix_env("X", "1", label="try X"), remedy.Remedy("try B", "export B=1; unset A", (("env:A", ""), ("env:B", "1"))),
+        fix_env("A", "", fix="")))
+    out = verified(fd, run, {"A": "1"}, m)
+    assert out.fix == ("fix A (instead of try X: the error remains after it; "
+                       "instead of try B: it brings B is on [bad-B])")
+    assert out.fix_check == FixCheck(REPLACED, ("set A=",), (("env:A", ""),),
+                                     ("instead of try X: the error remains after it",
+                                      "instead of try B: it brings B is on [bad-B]"))
+
+
+def test_every_candidate_changing_nothing_is_no_fix_with_each_said(m):
+    fd = Finding(ERROR, "bad-A", "env", "A is on", "fix A", remedies=(fix_env("A", "1", label="keep A"),
+                                                                      fix_env("B", "2", label="keep B")))
+    out = verified(fd, env_rule(("bad-A", lambda e: e.get("A") == "1", "A is on", ())), {"A": "1", "B": "2"}, m)
+    why = "it changes nothing: it is what the host has already"
+    assert out.fix == f"none that changes anything: keep A: {why}; keep B: {why}"
+    assert out.fix_check == FixCheck(NO_FIX, (), (), (f"keep A: {why}", f"keep B: {why}"))
+
+
+def test_an_unverified_candidate_without_its_own_text_offers_the_findings_fix(m):
+    fd = Finding(ERROR, "bad-A", "env", "A is on", "unset A", remedies=(fix_env("B", "1", fix=""),))
+    out = verified(fd, env_rule(("bad-A", lambda e: e.get("A") == "1", "A is on", ())), {"A": "1"}, m)
+    assert out.fix == "unset A (unverified: the error remains after it)"
+
+
+def test_a_remedy_envcheck_cannot_apply_leaves_the_fix_as_given_marked_unverified(m):
+    fd = Finding(ERROR, "bad-A", "env", "A is on", "unset A",
+                 remedies=(remedy.Remedy("odd", "odd", (("no-such-edit", "1"),)),))
+    out = verified(fd, env_rule(), {"A": "1"}, m)
+    assert out == replace(fd, fix_check=FixCheck(UNVERIFIED, notes=("envcheck could not try it (KeyError: 'no-such-edit')",)))
+    assert out.fix == "unset A" and out.fix_check == FixCheck(
+        UNVERIFIED, notes=("envcheck could not try it (KeyError: 'no-such-edit')",))
+
+
+def test_info_findings_and_findings_without_remedies_are_left_as_they_are(m):
+    calls = []
+    info = Finding(INFO, "note-A", "env", "A", "fix A", remedies=(fix_env("A", "1"),))
+    bare = Finding(ERROR, "bad-B", "env", "B", "fix B")
+    assert fixcheck.verify({"env": {}}, m, [info, bare], env_rule(calls=calls)) == [info, bare]
+    assert calls == []
+    checked = Finding(ERROR, "bad-C", "env", "C", "fix C", remedies=(fix_env("C", "1"),))   # so the check runs
+    out = fixcheck.verify({"env": {}}, m, [info, bare, checked], env_rule(calls=calls))
+    assert [(x.fix, x.fix_check) for x in out[:2]] == [("fix A", None), ("fix B", None)]
+    assert out[2].fix_check.status == VERIFIED and calls == [{"C": "1"}]
+
+
+def test_the_same_facts_reached_by_edits_in_another_order_are_judged_once(m):
+    calls = []
+    fd = Finding(ERROR, "bad-A", "env", "A is on", "fix A", remedies=(
+        remedy.Remedy("one", "one", (("env:X", "1"), ("env:Y", "1"))),
+        remedy.Remedy("two", "two", (("env:Y", "1"), ("env:X", "1")))))
+    verified(fd, env_rule(("bad-A", lambda e: e.get("A") == "1", "A is on", ()), calls=calls), {"A": "1"}, m)
+    assert calls == [{"A": "1", "X": "1", "Y": "1"}]
+
+
+def test_the_bound_on_re_checks_is_exactly_budget_runs_and_says_so(m):
+    calls = []
+    hard = [Finding(ERROR, f"bad-{i}", "env", "on", f"fix {i}", remedies=tuple(fix_env(f"V{i}", str(k)) for k in range(3)))
+            for i in range(20)]
+    rules = [(f"bad-{i}", (lambda i: lambda e: e.get(str(i)) == "on")(i), "on", ()) for i in range(20)]
+    out = fixcheck.verify({"env": {str(i): "on" for i in range(20)}}, m, hard, env_rule(*rules, calls=calls))
+    assert len(calls) == fixcheck.BUDGET               # each candidate fails: 16 findings' 3 candidates
+    assert out[15].fix == "export V15=0 (unverified: the error remains after it)"
+    assert out[16].fix == "export V16=0 (unverified: not tried to the end: envcheck's bound on re-checks was reached)"
+    assert [x.fix_check.status for x in out] == [UNVERIFIED] * 20
