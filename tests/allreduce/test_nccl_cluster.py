@@ -52,7 +52,12 @@ def test_two_hosts_with_two_ranks_each_print_the_table_and_exit_0(cl):
     assert r.returncode == 0, r.stdout + r.stderr
     rows = [line.split() for line in r.stdout.splitlines() if not line.startswith("#")]
     assert len(rows) == 14 and all(row[6] == "0" for row in rows)
-    assert float(rows[-1][3]) > 0 and float(rows[-1][5]) > 0
+    # the printed bandwidths follow nccl-tests' formulas from the printed time (4 ranks: busbw =
+    # algbw * 2*3/4); not "> 0", which a loaded machine's 0.00 GB/s would fail
+    time_us, algbw, busbw = (float(x) for x in rows[-1][3:6])
+    assert time_us > 0
+    assert algbw == pytest.approx(65536 / time_us / 1e3, abs=0.011, rel=0.01)
+    assert busbw == pytest.approx(algbw * 1.5, abs=0.02, rel=0.01)
     ranks = [line.split() for line in r.stdout.splitlines()
              if line.startswith("#") and "cpu" in line]
     assert [(x[1], x[2], x[3]) for x in ranks] == [("0", "node01", "0"), ("1", "node01", "1"),
