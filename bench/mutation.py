@@ -64,7 +64,7 @@ MODULES = {
     "ranks/start": ["tests/ranks/test_start.py"],
     "rules/__init__": RULES,
     "rules/common": RULES + ["tests/rules/test_pci_gpus.py"],
-    "rules/cuda": RULES,
+    "rules/cuda": RULES + ["tests/rules/test_cuda_rules.py"],
     "rules/cudnn": RULES + ["tests/rules/test_facts_from_wheels.py"],
     "rules/driver": RULES + ["tests/matrix/test_driver_minima.py"],
     "rules/driver_state": ["tests/rules/test_driver_state.py"],

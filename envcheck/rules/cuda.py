@@ -119,6 +119,7 @@ def torch_pypi_default(f: F.Facts, m: Matrix) -> List[Finding]:
     tb = torch_build(f, m)
     if not tb or tb.how != "pypi-default":
         return []
+    # "pypi-default" is read from the release's record (Matrix.pypi_variant): there is one
     cuda = F.cuda_version(f)
     if cuda and mm(cuda) != tb.cuda:
         tag = variant_for_cuda(m, tb.version, cuda)
@@ -127,11 +128,11 @@ def torch_pypi_default(f: F.Facts, m: Matrix) -> List[Finding]:
         return [Finding(WARNING, "torch-pypi-default-variant", "torch",
                         f"A plain torch=={tb.version} means the {tb.tag} build PyPI served (CUDA {tb.cuda}), not "
                         f"one for the local CUDA {cuda} toolkit; pip never picks the variant from the toolkit.",
-                        fix, tb.record["source"] if tb.record else src(m, "torch_previous"))]
+                        fix, tb.record["source"])]
     return [Finding(INFO, "torch-pypi-default-variant", "torch",
                     f"A plain torch=={tb.version} is taken to be the {tb.tag} build PyPI served (CUDA {tb.cuda}).",
                     f"give the variant explicitly ({tb.version}+{tb.tag}) if this torch came from elsewhere",
-                    tb.record["source"] if tb.record else src(m, "torch_previous"))]
+                    tb.record["source"])]
 
 
 RULES = [cuda_unknown, cuda_not_found, nvcc_vs_torch, torch_pypi_default]
