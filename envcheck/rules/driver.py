@@ -230,7 +230,7 @@ def _wheels_for(m: Matrix, driver: str, tb) -> tuple:
     """Other CUDA builds of the same torch release that this driver runs, newest CUDA first."""
     out = []
     for tag in reversed(list((tb.record or {}).get("variants") or [])):
-        need = m.driver_need(cu_tag_to_version(tag) or "") if tag.startswith("cu") else None
+        need = m.driver_need(cu_tag_to_version(tag))   # None for a tag that is no CUDA build
         floor = need and (need.family_min if need.minor_version_compat else need.release_min)
         if tag != tb.tag and floor and at_least(driver, floor):
             out.append(remedy.wheel(m, tb.version, tag, f"driver {driver} runs torch {tb.version}+{tag}",
