@@ -80,7 +80,7 @@ MODULES = {
     "rules/nccl": RULES + ["tests/rules/test_facts_from_wheels.py"],
     "rules/python": RULES,
     "rules/remedy": ["tests/rules/test_fixcheck.py"],
-    "rules/torch": RULES + ["tests/rules/test_facts_from_wheels.py"],
+    "rules/torch": RULES + ["tests/rules/test_facts_from_wheels.py", "tests/rules/test_torch_rules.py"],
 }
 
 
