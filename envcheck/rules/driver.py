@@ -102,7 +102,7 @@ def forward_verdict(m: Matrix, need: DriverNeed, driver: str, what: str, code: s
                 Skipped(f"{code.replace('-', '_')}_cuda_compat", "driver",
                         "whether NVIDIA's cuda-compat libraries are loaded is unknown",
                         "pass --cuda-compat none|X.Y, or audit the host")]
-    loaded = compat.get("version") or (_compat_driver(m, compat.get("cuda")) if compat.get("cuda") else None)
+    loaded = compat.get("version") or _compat_driver(m, compat.get("cuda"))
     if not loaded:
         on_disk = [i.get("path") for i in compat.get("installed") or [] if isinstance(i, dict) and i.get("path")]
         why = (f"cuda-compat is installed ({', '.join(on_disk)}) but the loader takes the driver's own libcuda"
@@ -127,8 +127,9 @@ def forward_verdict(m: Matrix, need: DriverNeed, driver: str, what: str, code: s
                     "without them)", source)]
 
 
-def _compat_driver(m: Matrix, cuda: str) -> Optional[str]:
-    """The driver a cuda-compat-X-Y package is built from: the one CUDA X.Y's release needs."""
+def _compat_driver(m: Matrix, cuda: Optional[str]) -> Optional[str]:
+    """The driver a cuda-compat-X-Y package is built from: the one CUDA X.Y's release needs (None
+    for none named)."""
     need = m.driver_need(cuda)
     return need.release_min if need else None
 

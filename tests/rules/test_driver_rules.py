@@ -5,6 +5,8 @@ families' floors, the architectures' first CUDA and last driver branch, forward_
 not from what the code printed."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from envcheck.matrix.load import load_matrix
@@ -304,6 +306,7 @@ def test_forward_compatibility_libraries_below_the_family_floor_are_an_error(m, 
     ("470.57.02", [{"index": 0, "name": "NVIDIA B200", "compute_capability": "10.0"}], "12.4.0"),  # 12.4 predates it
     ("470.57.02", [{"index": 0, "name": "Mystery", "compute_capability": "1.0"}], "12.4.0"),    # no such arch
     ("470.57.02", [], "12.4.0"),          # no GPU known
+    ("470.57.02", A100, "13.3.0"),        # a CUDA after the last one listed (13.2)
 ])
 def test_no_forward_compatibility_is_the_plain_error(m, driver, gpu, cuda):
     found = forward(m, {"version": "550.54.14"}, driver=driver, gpu=gpu, cuda=cuda)
@@ -381,3 +384,55 @@ def test_a_plain_pypi_torch_says_which_build_was_judged(m):
     assert [x.message for x in found] == [
         "Driver 520.61.05 is older than CUDA 12.1.x needs (530.30.02) (and below the CUDA 12.x minimum 525) (a plain "
         f"torch==2.4.0 from PyPI is the cu121 build): torch 2.4.0 fails with {INSUFFICIENT}."]
+
+
+@pytest.mark.parametrize("gpu,names", [
+    (A100 + [{"index": 1, "name": "NVIDIA A30", "compute_capability": "8.0"}], "NVIDIA A100-SXM4-80GB, NVIDIA A30"),
+    (A100 + [dict(A100[0], index=1)], "NVIDIA A100-SXM4-80GB"),          # each model once
+    # Volta's last CUDA is 12.9: a 12.9 program still runs on a V100 through 13.0's entry (R470 >= 470.57)
+    ([{"index": 0, "name": "Tesla V100-SXM2-16GB", "compute_capability": "7.0"}], "Tesla V100-SXM2-16GB"),
+])
+def test_forward_compatibility_names_each_gpu_model_once(m, gpu, names):
+    cuda = "12.9.0" if "V100" in names else "12.4.0"
+    (found, _) = forward(m, ..., gpu=gpu, cuda=cuda)
+    assert found.severity == WARNING and f", but {names} is a data-center GPU and R470" in found.message
+
+
+def edited(m, edit):
+    """The matrix with its data changed by edit(data): a case the shipped data does not hold."""
+    data = copy.deepcopy(m.data)
+    edit(data)
+    return type(m)(data, m.path)
+
+
+def test_a_family_with_minor_version_compatibility_but_no_known_floor_says_no_floor(m):
+    def no_floor(d):
+        fam = next(f for f in d["cuda"]["families"] if f["major"] == 12)
+        fam["min_driver"] = None
+    found = driver_vs_toolkit(facts("520.61.05", cuda={"version": "12.4.1"}), edited(m, no_floor))
+    assert [(x.severity, x.message, x.fix) for x in found] == [(
+        ERROR, f"Driver 520.61.05 is older than CUDA 12.4.1 needs (550.54.15): every program built with CUDA 12.4.1 "
+        f"fails with {INSUFFICIENT}.",
+        "upgrade the NVIDIA driver to >= 550.54.15, or stay at CUDA <= 11.8.0 which this driver fully supports")]
+
+
+def test_an_unconfirmed_minimum_is_said_after_the_pypi_note(m):
+    def unconfirmed(d):
+        for r in d["cuda"]["releases"]:
+            if r["version"].startswith("12.1."):
+                r["unconfirmed"] = ["min_driver"]
+    found = driver_vs_torch(facts("520.61.05", **torch("2.4.0", None, None)), edited(m, unconfirmed))
+    assert [x.message for x in found] == [
+        "Driver 520.61.05 is older than CUDA 12.1.x needs (530.30.02) (and below the CUDA 12.x minimum 525) (a plain "
+        "torch==2.4.0 from PyPI is the cu121 build) (the matrix marks CUDA 12.1.x's minimum as unconfirmed): torch "
+        f"2.4.0 fails with {INSUFFICIENT}."]
+
+
+def test_a_gpu_first_built_by_exactly_the_cuda_judged_can_run_it_forward(m):
+    # Turing (T4) arrived with CUDA 10.0 (410.48); 410.10 is on that branch, below it: 10.1's entry (the
+    # first at or above 10.0) allows R410
+    t4 = [{"index": 0, "name": "Tesla T4", "compute_capability": "7.5"}]
+    (found, _) = forward(m, ..., driver="410.10", gpu=t4, cuda="10.0.130")
+    assert found.severity == WARNING and found.source == fc_source(m, "10.1")
+    assert found.message.startswith("Driver 410.10 is older than CUDA 10.0.130 needs (410.48), but Tesla T4 is a "
+                                    "data-center GPU and R410 a forward-compatible branch")
