@@ -101,8 +101,25 @@ def test_a_cpu_torch_on_a_gpu_host_is_an_error_with_pypis_cuda_build(m):
         "https://pypi.org/project/torch/2.4.0/")]
     assert found[0].remedies == (Remedy("install torch 2.4.0+cu121", cmd, (("torch", "2.4.0+cu121"), ("torchvision", "0.19.0")),
                                         "the GPUs need a CUDA build of torch 2.4.0"),)
+    # a GPU known by its name alone (the matrix gives its compute capability)
+    assert torch_cpu_with_gpus(dict(f, gpus=[{"index": 0, "name": "NVIDIA A100-SXM4-80GB"}]), m) == found
     assert torch_cpu_with_gpus(dict(f, gpus=[]), m) == []
     assert torch_cpu_with_gpus(dict(stack("2.4.0", "cu121", "12.1"), gpus=f["gpus"]), m) == []
+
+
+def test_a_cpu_torch_of_a_release_pypi_never_served_or_unknown(m):
+    gpus = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]
+    # 1.8.2 (LTS): no PyPI build; its newest CUDA build (cu111), from the LTS index
+    rec = m.torch("1.8.2")
+    cmd = f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 -f {IDX}/torch_stable.html"
+    found = torch_cpu_with_gpus(dict(stack("1.8.2", "cpu"), gpus=gpus), m)
+    assert [(x.fix, x.source) for x in found] == [(cmd, rec["source"])]
+    # a release the matrix does not know: no command to give
+    found = torch_cpu_with_gpus(dict(stack("3.0.0", "cpu"), gpus=gpus), m)
+    assert [(x.message, x.fix, x.source, x.remedies) for x in found] == [(
+        "torch 3.0.0+cpu is a CPU-only build on a host with GPUs: torch.cuda.is_available() is False, .cuda() fails "
+        "with 'Torch not compiled with CUDA enabled', and nothing trains on the GPUs.",
+        "install a CUDA build of torch", source(m, "torch_previous"), ())]
 
 
 # ---------------------------------------------------------------- companions
@@ -183,11 +200,15 @@ def test_a_torchvision_of_another_cuda_minor_is_a_warning(m):
     ("2.4.0", "cu121", "12.1", "2.4.0", "pip install --force-reinstall --no-deps torchaudio==2.4.0"),  # PyPI's build
     ("1.12.1", "cu116", "11.6", "0.12.1", f"pip install torchaudio==0.12.1+cu116 --extra-index-url {IDX}/cu116"),
     ("1.10.0", "cu113", "11.3", "0.10.0", f"pip install torchaudio==0.10.0+cu113 -f {IDX}/torch_stable.html"),
+    # each era's first release: 1.11 the extra index, 2.0 the forced swap
+    ("1.11.0", "cu113", "11.3", "0.11.0", f"pip install torchaudio==0.11.0+cu113 --extra-index-url {IDX}/cu113"),
+    ("2.0.0", "cu118", "11.8", "2.0.1",
+     f"pip install --force-reinstall --no-deps torchaudio==2.0.1 --index-url {IDX}/cu118"),
 ])
 def test_a_torchaudio_of_another_cuda_is_an_error_fixed_by_its_own_build(m, torch, tag, cuda, audio, fix):
-    other = "cu118" if torch == "2.4.0" else "cu102"
+    other = {"2.4.0": "cu118", "2.0.0": "cu117"}.get(torch, "cu102")
     found = torchaudio_pairing(stack(torch, tag, cuda, torchaudio=f"{audio}+{other}"), m)
-    theirs = "11.8" if other == "cu118" else "10.2"
+    theirs = {"cu118": "11.8", "cu117": "11.7"}.get(other, "10.2")
     assert found == [Finding(
         ERROR, "torchaudio-cuda-mismatch", "torchaudio",
         f"torchaudio {audio}+{other} is built for CUDA {theirs} but torch {torch}+{tag} for CUDA {cuda}: import fails "
@@ -201,9 +222,13 @@ def test_a_torchaudio_of_another_cuda_is_an_error_fixed_by_its_own_build(m, torc
 NUMPY2_SRC = "https://github.com/pytorch/pytorch/issues/132179"
 
 
-@pytest.mark.parametrize("torch", ["2.2.2", "1.13.1"])
-def test_a_torch_built_for_numpy_1_under_numpy_2_is_an_error(m, torch):
-    f = stack(torch, python="3.10.12", numpy="2.0.1")
+@pytest.mark.parametrize("torch,python", [
+    ("2.2.2", "3.10.12"), ("1.13.1", "3.10.12"),
+    ("2.2.2", "3.9"),        # exactly numpy 2's first Python
+    ("2.2.2", "three"),      # an unreadable Python rules nothing out
+])
+def test_a_torch_built_for_numpy_1_under_numpy_2_is_an_error(m, torch, python):
+    f = stack(torch, python=python, numpy="2.0.1")
     assert numpy_vs_torch(f, m) == [Finding(
         ERROR, "torch-numpy2", "torch",
         f"torch {torch} was compiled against numpy 1.x but numpy 2.0.1 is installed: import torch prints 'A module "
@@ -288,3 +313,13 @@ def test_which_pythons_wheel_unknown_is_a_skipped_check(m):
     assert numpy_older_than_build(stack("1.11.0", numpy="1.21.5"), m) == [Skipped(
         "numpy_older_than_build", "torch", "which Python's torch 1.11.0 wheel this is, is unknown (the numpy C API it "
         "needs depends on it)", "pass --python X.Y")]
+
+
+@pytest.mark.parametrize("torch,tag,cuda,audio,fix", [
+    # torch spelled with fewer fields is the same release: 1.11 is 1.11.0, 2 is 2.0.0
+    ("1.11", "cu113", "11.3", "0.11.0", f"pip install torchaudio==0.11.0+cu113 --extra-index-url {IDX}/cu113"),
+    ("2", "cu118", "11.8", "2.0.1", f"pip install --force-reinstall --no-deps torchaudio==2.0.1 --index-url {IDX}/cu118"),
+])
+def test_a_torch_version_with_fewer_fields_is_in_its_releases_pip_era(m, torch, tag, cuda, audio, fix):
+    found = torchaudio_pairing(stack(torch, tag, cuda, torchaudio=f"{audio}+cu102"), m)
+    assert [(x.code, x.fix) for x in found] == [("torchaudio-cuda-mismatch", fix)]
