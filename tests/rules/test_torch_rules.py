@@ -323,3 +323,27 @@ def test_which_pythons_wheel_unknown_is_a_skipped_check(m):
 def test_a_torch_version_with_fewer_fields_is_in_its_releases_pip_era(m, torch, tag, cuda, audio, fix):
     found = torchaudio_pairing(stack(torch, tag, cuda, torchaudio=f"{audio}+cu102"), m)
     assert [(x.code, x.fix) for x in found] == [("torchaudio-cuda-mismatch", fix)]
+
+
+def test_numpy_exactly_at_an_apis_first_release_has_that_api(m):
+    # numpy 1.20.0 introduced API 0xe
+    (found,) = numpy_older_than_build(stack("1.11.0", python="3.10.4", numpy="1.20.0"), m)
+    assert "but this version of numpy is 0xe'" in found.message
+
+
+def test_a_build_for_numpy_2_is_pinned_without_an_upper_bound(m):
+    import copy
+    data = copy.deepcopy(m.data)
+    data["torch"]["numpy_api"]["builds"].append({"torch": "2.4.0", "api": "0x12", "source": "https://example.org/x"})
+    (found,) = numpy_older_than_build(stack("2.4.0", python="3.10.4", numpy="1.26.4"), type(m)(data, m.path))
+    assert found.fix == 'pip install "numpy>=2.0.0"' and found.source == "https://example.org/x"
+
+
+@pytest.mark.parametrize("version", ["2.1.0a0+git32f93b1", "1.9.0+gitabc", "2.4.0.dev20240601"])
+def test_a_source_or_nightly_build_skips_the_numpy_api_check_whole(m, version):
+    f = {"packages": {"torch": {"version": version}}, "python": {"version": "3.10.4"}, "numpy": {"version": "1.21.5"}}
+    assert numpy_older_than_build(f, m) == [Skipped(
+        "numpy_older_than_build", "torch", f"torch {version} is a source, nightly or vendor build: the numpy C API it "
+        "was compiled against is that of its build environment, unknown here",
+        "if import torch warns 'module compiled against API version 0xN but this version of numpy is 0xM', install "
+        "the numpy release that introduced API 0xN (`envcheck matrix show`)")]
