@@ -103,6 +103,13 @@ CASES = [
      "torch.distributed.DistNetworkError: Unknown error", "windows-store-socket", {}),
     ("ImportError: /env/lib/python3.9/site-packages/lltm_cpp.cpython-39-x86_64-linux-gnu.so: undefined symbol: "
      "THPVariableClass", "extension-imported-before-torch", {}),
+    # the ninth round's new causes, in their emitters' words (tests/explain/test_emitter_round9.py)
+    ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/9f0e/merged/usr/bin/"
+     "nvidia-smi: file exists: unknown", "container-image-driver-files", {}),
+    ('AssertionError: libcuda.so cannot found!\nPlease make sure GPU is set up and then run "/sbin/ldconfig" '
+     "(requires sudo) to refresh the linker cache.", "libcuda-not-in-ldcache", {}),
+    ('  File "C:\\work\\train.py", line 12, in main\nRuntimeError: Distributed package doesn\'t have NCCL built in',
+     "nccl-not-built", {}),
 ]
 
 

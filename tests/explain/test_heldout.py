@@ -15,7 +15,8 @@ heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once befo
 heldout3.yaml  round 3 (61 texts, 40 positives, 21 negatives), collected after those changes:
                23/40 = 57.5 % scored once before any change for them, and 0 of 21 negatives
                answered with a confident environment cause (7 positives have no id: 33/40 at most);
-               28/40 = 70.0 % after the general changes that scoring prompted (in-sample).
+               28/40 = 70.0 % after the general changes that scoring prompted (in-sample);
+               29/40 after the ninth round relabelled one `other:` cause that got an id.
 heldout4.yaml  round 4 (75 texts, 50 positives, 25 negatives), collected while the catalogue was
                rebuilt from the emitters and not scored by its collector; scored once, after
                that catalogue work merged (e82f0fd): 40/50 = 80.0 % recall, 0 of 25 negatives
@@ -57,6 +58,9 @@ heldout7.yaml  round 7 (86 texts, 64 positives, 22 negatives; collected after he
                diagnosis, torch's or JAX's CUDA libraries of another release, ld missing a
                cudart symbol libtorch_cuda needs, CPython's Windows DLL load failure, nvcc's
                front end on a newer gcc's intrinsics; tests/explain/test_emitter_round7.py).
+               58/64 after the ninth round (families of emitters read from their sources,
+               tests/explain/test_emitter_round9.py; two `other:` causes got an id and were
+               relabelled, was: in the file), in-sample.
 heldout8.yaml  round 8 (68 texts, 47 positives, 21 negatives; collected after heldout7 was scored,
                by the same rules; not run through `explain` by its collector); unscored.
 """
@@ -76,8 +80,9 @@ HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout"
 BARS = {
     "heldout.yaml": (0.90, 0),
     "heldout2.yaml": (39 / 49, 0),
-    # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted
-    "heldout3.yaml": (28 / 40, 0),
+    # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted, 29/40
+    # after the ninth round's relabelling of an `other:` cause that got an id (was: in the file)
+    "heldout3.yaml": (29 / 40, 0),
     # scored once at 40/50 after the catalogue was rebuilt from the emitters (out-of-sample); held
     # at the in-sample 46/50 reached after the general changes its misses prompted
     "heldout4.yaml": (46 / 50, 0),
@@ -89,8 +94,10 @@ BARS = {
     "heldout6.yaml": (58 / 65, 0),
     # scored once at 41/64 with 4 negatives answered with a confident cause (out-of-sample) at
     # 9bf9739, after heldout6's classes merged; held at the in-sample 55/64 and no negative
-    # confident reached after the general changes it prompted (the round had been read)
-    "heldout7.yaml": (55 / 64, 0),
+    # confident reached after the general changes it prompted (the round had been read); 58/64
+    # after the ninth round's emitter families (CUDA 802 by number) and two `other:` causes that
+    # got an id (relabelled, was: in the file)
+    "heldout7.yaml": (58 / 64, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)

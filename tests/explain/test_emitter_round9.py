@@ -1,0 +1,191 @@
+"""The ninth round: families of emitters read from what prints them, not from held-out texts —
+TensorFlow's and JAX's loaders and XLA's toolkit lookups, ROCm/HIP, Windows' DLL loaders
+(TensorFlow's dso_loader, ctypes, onnxruntime's provider bridge, ctranslate2), onnxruntime's
+CUDA provider, the container runtimes (libnvidia-container's init and mount errors, CDI),
+ProcessGroupNCCL's heartbeat monitor, ptxas' target gate, Triton's libcuda lookup,
+bitsandbytes' binary lookup, torch's missing NCCL on Windows, the kernel module that does not
+load (kmod, the installer, NVRM's version check), NVSwitch's CUDA code by number. Each format
+string is tried with values other than any corpus text's."""
+from __future__ import annotations
+
+import pytest
+
+from envcheck.explain.match import explain, top_environment_cause
+
+
+def _answers(text: str):
+    return {e.id: e.confidence for e in explain(text) if e.kind == "environment"}
+
+
+def _top(text: str):
+    top = top_environment_cause(explain(text))
+    return (top.id, top.confidence) if top else None
+
+
+CASES = [
+    # TensorFlow's dso_loader on Windows: the CUDA libraries other than cudart/cuDNN by DLL name
+    ("W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library "
+     "'cusparse64_11.dll'; dlerror: cusparse64_11.dll not found", "cuda-lib-missing"),
+    ("Could not load dynamic library 'cublasLt64_12.dll'; dlerror: cublasLt64_12.dll not found", "cuda-lib-missing"),
+    # gpu_device.cc's summary after them
+    ("2023-01-02 10:11:12.000: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1934] Cannot dlopen some GPU "
+     "libraries. Please make sure the missing libraries mentioned above are installed properly if you would "
+     "like to use GPU.", "cuda-lib-missing"),
+    # ctranslate2 (faster-whisper) on Windows and Linux
+    ("RuntimeError: Library cublas64_11.dll is not found or cannot be loaded", "cuda-lib-missing"),
+    ("RuntimeError: Library libcublasLt.so.11 is not found or cannot be loaded", "cuda-lib-missing"),
+    ("RuntimeError: Library cudnn_ops64_9.dll is not found or cannot be loaded", "cudnn-lib-missing"),
+    # ctypes on Windows (Python 3.8+)
+    ("FileNotFoundError: Could not find module 'D:\\envs\\x\\Lib\\site-packages\\nvidia\\cufft\\bin\\cufft64_11.dll' "
+     "(or one of its dependencies). Try using the full path with constructor syntax.", "cuda-lib-missing"),
+    # onnxruntime's provider bridge and its CUDA provider
+    ('[E:onnxruntime:Default, provider_bridge_ort.cc:1992 onnxruntime::TryGetProviderInfo_CUDA] Error loading '
+     '"E:\\app\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll" which depends on "curand64_10.dll" which is '
+     'missing. (Error 126: "The specified module could not be found.")', "cuda-lib-missing"),
+    ('Error loading "C:\\py\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll" which depends on "cudnn_graph64_9.dll" '
+     'which is missing. (Error 126)', "cudnn-lib-missing"),
+    ("[W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 CreateExecutionProviderInstance] Failed to create "
+     "CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*, and the latest MSVC runtime.", "cuda-lib-missing"),
+    ("onnxruntime::python::CreateExecutionProviderInstance CUDA_PATH is set but CUDA wasn't able to be loaded. "
+     "Please install the correct version of CUDA and cuDNN", "cuda-lib-missing"),
+    ("[ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 \"\" when trying to load "
+     "\"D:\\venv\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll\"", "cuda-lib-missing"),
+    # onnxruntime's CPU package, JAX's CPU-only jaxlib
+    ("UserWarning: Specified provider 'TensorrtExecutionProvider' is not in available provider names."
+     "Available providers: 'CPUExecutionProvider'", "torch-not-cuda"),
+    ("WARNING:2024-03-01 12:00:00,000:jax._src.xla_bridge:909: An NVIDIA GPU may be present on this machine, "
+     "but a CUDA-enabled jaxlib is not installed. Falling back to cpu.", "torch-not-cuda"),
+    ("jax.errors.JaxRuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU "
+     "devices.", "no-driver-found"),
+    # XLA's toolkit lookups, and its ptxas newer than the driver
+    ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: libdevice not found at /opt/cuda/nvvm/libdevice/libdevice.10.bc",
+     "cuda-home-unset"),
+    ("external/xla/xla/service/gpu/llvm_gpu_backend/gpu_backend_lib.cc:271] Can't find libdevice directory "
+     "${CUDA_DIR}/nvvm/libdevice.", "cuda-home-unset"),
+    ("XlaRuntimeError: INTERNAL: Couldn't invoke ptxas --version", "cuda-home-unset"),
+    ("W external/xla/xla/service/gpu/nvptx_compiler.cc:718] The NVIDIA driver's CUDA version is 11.8 which is "
+     "older than the ptxas CUDA version (12.2.140).", "ptx-toolchain-too-new"),
+    # ROCm / HIP
+    ('"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\nAborted', "no-kernel-image"),
+    (":1:hip_code_object.cpp :507 : 0123 us: hipErrorNoBinaryForGpu: Unable to find code object for all current "
+     "devices!", "no-kernel-image"),
+    ("rocBLAS error: Cannot read /usr/lib/python3/site-packages/torch/lib/rocblas/library/TensileLibrary.dat: "
+     "No such file or directory for GPU arch : gfx1103", "no-kernel-image"),
+    ("torch.cuda.DeferredCudaCallError: ... RuntimeError: No HIP GPUs are available", "no-driver-found"),
+    ("ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected", "no-driver-found"),
+    ("ROCk module is loaded\nUnable to open /dev/kfd read-write: Permission denied\nalice is not member of "
+     '"render" group, the default DRM access group.', "device-permission"),
+    # libnvidia-container's initialisation and mounts; CDI
+    ("nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown", "container-no-driver"),
+    ("stderr: nvidia-container-cli: initialization error: WSL environment detected but no adapters were found: "
+     "unknown.", "container-no-driver"),
+    ("nvidia-container-cli: initialization error: driver rpc error: timed out: unknown", "container-no-driver"),
+    ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/0123abcd/merged/usr/lib64/"
+     "libcuda.so.1: file exists: unknown", "container-image-driver-files"),
+    ("Error: crun: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=0", "container-toolkit-missing"),
+    ("failed to create shim task: OCI runtime create failed: could not apply required modification to OCI "
+     "specification: error modifying OCI spec: failed to inject CDI devices: unresolvable CDI devices "
+     "nvidia.com/gpu=all: unknown", "container-toolkit-missing"),
+    # ProcessGroupNCCL's heartbeat monitor and the older watchdog's summary
+    ("[rank5]:[E1105 10:00:00.000 ProcessGroupNCCL.cpp:1400] [PG 1 Rank 5] Heartbeat monitor timed out! Process "
+     "will be terminated after dumping debug info. workMetaList_.size()=3", "watchdog-timeout"),
+    ("[PG 0 Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring "
+     "enqueued collectives.", "watchdog-timeout"),
+    ("[E ProcessGroupNCCL.cpp:828] [Rank 7] Timeout at NCCL work: 4411, last enqueued NCCL work: 4411, last "
+     "completed NCCL work: 4410.", "watchdog-timeout"),
+    # ptxas' target gate
+    ("ptxas /tmp/tmpxft_0001/kernel.ptx, line 120; error   : Instruction 'cp.async' requires .target sm_80 or higher",
+     "gpu-too-old"),
+    ("RuntimeError: Internal Triton PTX codegen error:\nptxas error   : Feature '.bf16' requires .target sm_80 or "
+     "higher", "gpu-too-old"),
+    # Triton's libcuda lookup
+    ("AssertionError: libcuda.so cannot found!\nPossible files are located at ['/usr/lib/wsl/lib/libcuda.so.1'].",
+     "libcuda-not-in-ldcache"),
+    # bitsandbytes' binary lookup and its CPU library
+    ("CUDA SETUP: Required library version not found: libbitsandbytes_cuda118_nocublaslt.so. Maybe you need to "
+     "compile it from source?", "extension-ops-missing"),
+    ("RuntimeError: Configured CUDA binary not found at /opt/venv/lib/python3.12/site-packages/bitsandbytes/"
+     "libbitsandbytes_cuda126.so", "extension-ops-missing"),
+    ("AttributeError: /home/u/.local/lib/python3.9/site-packages/bitsandbytes/libbitsandbytes_cpu.so: undefined "
+     "symbol: cget_col_row_stats", "extension-ops-missing"),
+    # the NVSwitch fabric's CUDA code by number alone
+    ("RuntimeError: CUDA error 802 at init (cudaGetDeviceCount)", "fabric-manager"),
+    ("cuda runtime: cudaSetDevice failed with 802", "fabric-manager"),
+    # NCCL's shared-memory segments
+    ("transport/shm.cc:120 NCCL WARN Error: failed to extend /dev/shm/nccl-q1W2e3 to 4194560 bytes, error: No "
+     "space left on device (28)", "shm-too-small"),
+    # nvcc 11.x on GCC 11's <functional>
+    ("/usr/include/c++/11/bits/std_function.h:530:146: error: parameter packs not expanded with '...':",
+     "gcc-too-new"),
+    # the runtime registered, its binaries gone; the k8s device plugin without it
+    ('error running hook #0: error running hook: exec: "nvidia-container-runtime-hook": executable file not found '
+     "in $PATH: unknown", "container-toolkit-missing"),
+    ("OCI runtime create failed: fork/exec /usr/local/bin/nvidia-container-runtime: no such file or directory: "
+     "unknown", "container-toolkit-missing"),
+    ("2024/05/06 07:08:09 Failed to initialize NVML: could not load NVML library.\n2024/05/06 07:08:09 If this is a "
+     "GPU node, did you set the docker default runtime to `nvidia`?", "container-toolkit-missing"),
+    # the kernel module: not built for the running kernel, refused by Secure Boot, of another
+    # release than the user space; nvidia-smi without its library; the board's InfoROM
+    ("modprobe: FATAL: Module nvidia_uvm not found in directory /lib/modules/5.4.0-150-generic", "nvidia-smi-no-driver"),
+    ("modprobe: ERROR: could not insert 'nvidia': Required key not available", "nvidia-smi-no-driver"),
+    ("ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel module "
+     "was built against the wrong or improperly configured kernel sources", "nvidia-smi-no-driver"),
+    ("nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such "
+     "file or directory", "nvidia-smi-no-driver"),
+    ("[ 12.3] NVRM: API mismatch: the client has the version 550.90.07, but\n[ 12.3] NVRM: this kernel module has "
+     "the version 550.54.15.  Please", "nvml-driver-mismatch"),
+    ("WARNING: infoROM is corrupted at gpu 0000:81:00.0", "gpu-hardware-fault"),
+    # torch.distributed's NCCL check on Windows
+    ('File "C:\\Users\\me\\train.py", line 40\n    dist.init_process_group("nccl")\nRuntimeError: Distributed '
+     "package doesn't have NCCL built in", "nccl-not-built"),
+]
+
+
+@pytest.mark.parametrize("text, cause", CASES)
+def test_each_emitter_family_names_its_cause(text, cause):
+    got = _top(text)
+    assert got and got[0] == cause and got[1] in ("exact", "likely"), (got, _answers(text))
+
+
+@pytest.mark.parametrize("text", [
+    # TensorFlow's cudart stub prints this on every CPU-only machine: only possible
+    "I tensorflow/tsl/cuda/cudart_stub.cc:28] Could not find cuda drivers on your machine, GPU will not be used.",
+    # TensorRT, an optional library TensorFlow looks for on every start
+    "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library "
+    "'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory",
+    # a heartbeat monitor that is not torch's
+    "2025-01-01 watchdog: heartbeat monitor timed out for service api-gateway",
+    # a ROCm user in the group: not a permission problem
+    "alice is member of render group",
+    # a driver file mount error that is not about an existing file
+    "nvidia-container-cli: mount error: stat failed: /dev/nvidia-modeset: no such file or directory: unknown",
+])
+def test_no_confident_environment_cause(text):
+    assert [i for i, c in _answers(text).items() if c in ("exact", "likely")] == [], _answers(text)
+
+
+@pytest.mark.parametrize("text", [
+    "File \"/home/u/train.py\", line 3\nRuntimeError: Distributed package doesn't have NCCL built in",
+    # a URL's scheme is not a drive letter, a sliding window not Windows
+    "Downloading https://example.org/w.pt\nsliding windows of 512\nRuntimeError: Distributed package doesn't "
+    "have NCCL built in",
+])
+def test_no_nccl_on_linux_is_still_a_cpu_only_torch(text):
+    assert _top(text)[0] == "torch-not-cuda"
+
+
+@pytest.mark.parametrize("text, pkg", [
+    ("Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: "
+     "'CPUExecutionProvider'", "onnxruntime"),
+    ("An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed.", "jaxlib"),
+    ("AssertionError: Torch not compiled with CUDA enabled", "torch"),
+])
+def test_the_cpu_only_build_is_named_by_its_framework(text, pkg):
+    e = top_environment_cause(explain(text))
+    assert e.id == "torch-not-cuda" and f"A CPU-only {pkg}" in e.title, e.title
+    assert (pkg == "torch") == ("PyTorch index" in e.fix), e.fix
+
+
+def test_a_windows_dll_names_its_library_in_the_title():
+    e = top_environment_cause(explain("Could not load dynamic library 'curand64_10.dll'; dlerror: curand64_10.dll not found"))
+    assert e.id == "cuda-lib-missing" and "curand64_10" in e.title and e.values.get("ver") == "10"
