@@ -135,6 +135,19 @@ CASES = [
     ("[ 12.3] NVRM: API mismatch: the client has the version 550.90.07, but\n[ 12.3] NVRM: this kernel module has "
      "the version 550.54.15.  Please", "nvml-driver-mismatch"),
     ("WARNING: infoROM is corrupted at gpu 0000:81:00.0", "gpu-hardware-fault"),
+    # launchers and libraries that check the driver themselves: AUTOMATIC1111's, numba's
+    ("Traceback (most recent call last):\n  File \"launch.py\", line 48, in <module>\nRuntimeError: Torch is not able "
+     "to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable to disable this check", "no-driver-found"),
+    ("numba.cuda.cudadrv.error.CudaSupportError: Error at driver init:\nCUDA driver library cannot be found.\nIf you "
+     "are sure that a CUDA driver is installed,", "no-driver-found"),
+    ("numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install cudatoolkit`:\nlibrary "
+     "nvvm not found", "cuda-lib-missing"),
+    # rootless runtimes and Apptainer's --nv
+    ("Error: OCI runtime error: crun: error executing hook `/usr/bin/nvidia-container-toolkit` (exit code: 1)\n"
+     "nvidia-container-cli: mount error: failed to add device rules: unable to find any existing device filters "
+     "attached to the cgroup: bpf_prog_query(BPF_CGROUP_DEVICE) failed: operation not permitted: unknown",
+     "container-no-driver"),
+    ("INFO:    Could not find any nv files on this host!\nFATAL:   could not open image", "container-no-driver"),
     # torch.distributed's NCCL check on Windows
     ('File "C:\\Users\\me\\train.py", line 40\n    dist.init_process_group("nccl")\nRuntimeError: Distributed '
      "package doesn't have NCCL built in", "nccl-not-built"),
