@@ -4,7 +4,9 @@ TensorFlow's and JAX's loaders and XLA's toolkit lookups, ROCm/HIP, Windows' DLL
 CUDA provider, the container runtimes (libnvidia-container's init and mount errors, CDI),
 ProcessGroupNCCL's heartbeat monitor, ptxas' target gate, Triton's libcuda lookup,
 bitsandbytes' binary lookup, torch's missing NCCL on Windows, the kernel module that does not
-load (kmod, the installer, NVRM's version check), NVSwitch's CUDA code by number. Each format
+load (kmod, the installer, DKMS, NVRM's version check), NVSwitch's CUDA code by number, ptxas
+older than its PTX, vLLM's quantization gate, launchers that check the driver themselves
+(AUTOMATIC1111's, numba's), rootless runtimes and Apptainer's --nv. Each format
 string is tried with values other than any corpus text's."""
 from __future__ import annotations
 
@@ -148,6 +150,23 @@ CASES = [
      "attached to the cgroup: bpf_prog_query(BPF_CGROUP_DEVICE) failed: operation not permitted: unknown",
      "container-no-driver"),
     ("INFO:    Could not find any nv files on this host!\nFATAL:   could not open image", "container-no-driver"),
+    # nvcc itself missing; ptxas older than the PTX, the driver's JIT linker older than it
+    ("/bin/sh: 1: nvcc: not found\nninja: build stopped: subcommand failed.", "cuda-home-unset"),
+    ("error: [Errno 2] No such file or directory: '/opt/cuda-12.4/bin/nvcc'", "cuda-home-unset"),
+    ("ptxas /tmp/tmp3x/kernel.ptx, line 5; fatal   : Unsupported .version 8.7; current version is '8.5'\nptxas fatal   "
+     ": Ptx assembly aborted due to errors", "ptxas-too-old"),
+    ("numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR\nptxas "
+     "application ptx input, line 9; fatal   : Unsupported .version 8.1; current version is '7.6'",
+     "ptx-toolchain-too-new"),
+    # vLLM's gate on a quantization method
+    ("ValueError: The quantization method gptq_marlin is not supported for the current GPU. Minimum capability: 80. "
+     "Current capability: 75.", "gpu-too-old"),
+    # the driver's module never built
+    ("ERROR: Unable to find the kernel source tree for the currently running kernel.  Please make sure you have "
+     "installed the kernel source files", "nvidia-smi-no-driver"),
+    ("Building module:\ncleaning build area...\nError! Bad return status for module build on kernel: 6.1.0-18-amd64 "
+     "(x86_64)\nConsult /var/lib/dkms/nvidia-current/525.147.05/build/make.log for more information.",
+     "nvidia-smi-no-driver"),
     # torch.distributed's NCCL check on Windows
     ('File "C:\\Users\\me\\train.py", line 40\n    dist.init_process_group("nccl")\nRuntimeError: Distributed '
      "package doesn't have NCCL built in", "nccl-not-built"),
@@ -170,6 +189,9 @@ def test_each_emitter_family_names_its_cause(text, cause):
     "2025-01-01 watchdog: heartbeat monitor timed out for service api-gateway",
     # a ROCm user in the group: not a permission problem
     "alice is member of render group",
+    # DKMS failing on another module than NVIDIA's
+    "Error! Bad return status for module build on kernel: 6.1.0-18-amd64 (x86_64)\nConsult "
+    "/var/lib/dkms/zfs/2.1.11/build/make.log for more information.",
     # a driver file mount error that is not about an existing file
     "nvidia-container-cli: mount error: stat failed: /dev/nvidia-modeset: no such file or directory: unknown",
 ])

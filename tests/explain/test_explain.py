@@ -110,6 +110,8 @@ CASES = [
      "(requires sudo) to refresh the linker cache.", "libcuda-not-in-ldcache", {}),
     ('  File "C:\\work\\train.py", line 12, in main\nRuntimeError: Distributed package doesn\'t have NCCL built in',
      "nccl-not-built", {}),
+    ("ptxas add_kernel.ptx, line 5; fatal   : Unsupported .version 8.6; current version is '8.2'\nptxas fatal   : "
+     "Ptx assembly aborted due to errors", "ptxas-too-old", {"ptx": "8.6", "cur": "8.2"}),
 ]
 
 

@@ -5,7 +5,8 @@ share of positives whose first environment cause is the one the thread confirmed
 confidence exact or likely. Prints every miss; holds the figures docs/doctor.md gives.
 
 heldout.yaml   round 1 (63 texts): 72.5 % scored once before any change for them, then 90.2 %
-               after the changes that scoring prompted (no longer out-of-sample).
+               after the changes that scoring prompted (no longer out-of-sample); 47/51 after the
+               ninth round relabelled one `other:` cause that got an id (ptxas-too-old).
 heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once before any change
                for them, and 5 of 29 negatives answered with a confident environment cause;
                34/49 = 69.4 % and 2 of 29 after the general changes that scoring prompted (no
@@ -78,7 +79,8 @@ from envcheck.explain.signatures import signatures
 HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout"
 # corpus: (the recall it holds, how many negatives may get a confident environment cause)
 BARS = {
-    "heldout.yaml": (0.90, 0),
+    # 46/51 (0.90); 47/51 after the ninth round relabelled an `other:` cause that got an id (was:)
+    "heldout.yaml": (47 / 51, 0),
     "heldout2.yaml": (39 / 49, 0),
     # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted, 29/40
     # after the ninth round's relabelling of an `other:` cause that got an id (was: in the file)
