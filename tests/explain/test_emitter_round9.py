@@ -6,7 +6,8 @@ ProcessGroupNCCL's heartbeat monitor, ptxas' target gate, Triton's libcuda looku
 bitsandbytes' binary lookup, torch's missing NCCL on Windows, the kernel module that does not
 load (kmod, the installer, DKMS, NVRM's version check), NVSwitch's CUDA code by number, ptxas
 older than its PTX, vLLM's quantization gate, launchers that check the driver themselves
-(AUTOMATIC1111's, numba's), rootless runtimes and Apptainer's --nv. Each format
+(AUTOMATIC1111's, numba's), rootless runtimes and Apptainer's --nv, no host compiler for a
+build or JIT (Triton, inductor, nvcc on Windows, setuptools, distutils), Python.h missing. Each format
 string is tried with values other than any corpus text's."""
 from __future__ import annotations
 
@@ -167,6 +168,21 @@ CASES = [
     ("Building module:\ncleaning build area...\nError! Bad return status for module build on kernel: 6.1.0-18-amd64 "
      "(x86_64)\nConsult /var/lib/dkms/nvidia-current/525.147.05/build/make.log for more information.",
      "nvidia-smi-no-driver"),
+    # no host compiler for a build or a JIT, in each caller's words; Python's headers missing
+    ("  File \"/venv/lib/python3.11/site-packages/triton/runtime/build.py\", line 32, in _build\nRuntimeError: Failed "
+     "to find C compiler. Please specify via CC environment variable or set triton.knobs.build.impl.",
+     "host-compiler-missing"),
+    ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nInvalidCxxCompiler: No working C++ compiler "
+     "found in torch._inductor.config.cpp.cxx: (None, 'g++')", "host-compiler-missing"),
+    ("nvcc fatal   : Cannot find compiler 'cl.exe' in PATH", "host-compiler-missing"),
+    ("      error: Microsoft Visual C++ 14.0 or greater is required. Get it with \"Microsoft C++ Build Tools\"",
+     "host-compiler-missing"),
+    ("unable to execute 'x86_64-linux-gnu-gcc': No such file or directory\nerror: command 'x86_64-linux-gnu-gcc' "
+     "failed with exit status 1", "host-compiler-missing"),
+    ("error: command '/opt/conda/bin/x86_64-conda-linux-gnu-c++' failed: No such file or directory",
+     "host-compiler-missing"),
+    ("/tmp/tmpab12/main.c:5:10: fatal error: Python.h: No such file or directory\n    5 | #include <Python.h>\n"
+     "compilation terminated.", "python-headers-missing"),
     # torch.distributed's NCCL check on Windows
     ('File "C:\\Users\\me\\train.py", line 40\n    dist.init_process_group("nccl")\nRuntimeError: Distributed '
      "package doesn't have NCCL built in", "nccl-not-built"),
@@ -192,6 +208,10 @@ def test_each_emitter_family_names_its_cause(text, cause):
     # DKMS failing on another module than NVIDIA's
     "Error! Bad return status for module build on kernel: 6.1.0-18-amd64 (x86_64)\nConsult "
     "/var/lib/dkms/zfs/2.1.11/build/make.log for more information.",
+    # a compiler that ran and failed, or whose output torch could not decode
+    "error: command 'gcc' failed with exit status 1",
+    "UserWarning: Error checking compiler version for cl: 'utf-8' codec can't decode byte 0xd3 in position 0",
+    "/bin/sh: 1: distcc: not found",
     # a driver file mount error that is not about an existing file
     "nvidia-container-cli: mount error: stat failed: /dev/nvidia-modeset: no such file or directory: unknown",
 ])

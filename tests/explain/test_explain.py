@@ -112,6 +112,8 @@ CASES = [
      "nccl-not-built", {}),
     ("ptxas add_kernel.ptx, line 5; fatal   : Unsupported .version 8.6; current version is '8.2'\nptxas fatal   : "
      "Ptx assembly aborted due to errors", "ptxas-too-old", {"ptx": "8.6", "cur": "8.2"}),
+    ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "host-compiler-missing", {}),
+    ("triton_launcher.c:2:10: fatal error: Python.h: No such file or directory", "python-headers-missing", {}),
 ]
 
 
