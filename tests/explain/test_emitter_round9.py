@@ -60,6 +60,14 @@ CASES = [
      "but a CUDA-enabled jaxlib is not installed. Falling back to cpu.", "torch-not-cuda"),
     ("jax.errors.JaxRuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU "
      "devices.", "no-driver-found"),
+    # JAX's CUDA plugin checking the libraries it loads (jax_plugins/cuda _check_cuda_versions)
+    ("RuntimeError: Unable to use CUDA because of the following issues with CUDA components:\nOutdated cuDNN "
+     "installation found.\nVersion JAX was built against: 91000\nMinimum supported: 90000\nInstalled version: "
+     "8902\nThe local installation version must be no lower than 90000.", "cudnn-version-mismatch"),
+    ("Outdated cuSPARSE installation found.\nVersion JAX was built against: 12500\nMinimum supported: 12100\n"
+     "Installed version: 12001", "cuda-libs-conflict"),
+    ("CUDA version check failed during initialization. CUDA backend will not be available. Error: Unable to load "
+     "cuFFT. Is it installed?", "cuda-lib-missing"),
     # XLA's toolkit lookups, and its ptxas newer than the driver
     ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: libdevice not found at /opt/cuda/nvvm/libdevice/libdevice.10.bc",
      "cuda-home-unset"),
