@@ -7,7 +7,8 @@ bitsandbytes' binary lookup, torch's missing NCCL on Windows, the kernel module 
 load (kmod, the installer, DKMS, NVRM's version check), NVSwitch's CUDA code by number, ptxas
 older than its PTX, vLLM's quantization gate, launchers that check the driver themselves
 (AUTOMATIC1111's, numba's), rootless runtimes and Apptainer's --nv, no host compiler for a
-build or JIT (Triton, inductor, nvcc on Windows, setuptools, distutils), Python.h missing. Each format
+build or JIT (Triton, inductor, nvcc on Windows, setuptools, distutils), Python.h missing,
+CMake's CUDA discovery, pip's build isolation hiding torch and its resolver finding no wheel. Each format
 string is tried with values other than any corpus text's."""
 from __future__ import annotations
 
@@ -191,6 +192,19 @@ CASES = [
      "host-compiler-missing"),
     ("/tmp/tmpab12/main.c:5:10: fatal error: Python.h: No such file or directory\n    5 | #include <Python.h>\n"
      "compilation terminated.", "python-headers-missing"),
+    # CMake's CUDA discovery
+    ("CMake Error at /usr/share/cmake-3.28/Modules/CMakeDetermineCUDACompiler.cmake:180 (message):\n  Failed to find "
+     "nvcc.\n\n  Compiler requires the CUDA toolkit.  Please set the CUDAToolkit_ROOT\n  variable.", "cuda-home-unset"),
+    ("CMake Error at csrc/CMakeLists.txt:12 (enable_language):\n  No CMAKE_CUDA_COMPILER could be found.",
+     "cuda-home-unset"),
+    ("CMake Error at /usr/share/cmake-3.22/Modules/FindPackageHandleStandardArgs.cmake:230 (message):\n  Could NOT "
+     "find CUDA (missing: CUDA_TOOLKIT_ROOT_DIR CUDA_NVCC_EXECUTABLE CUDA_INCLUDE_DIRS)", "cuda-home-unset"),
+    ("CMake Error at CMakeLists.txt:5 (project):\n  No CUDA toolset found.", "cuda-home-unset"),
+    # pip: a build that imports torch under build isolation; no wheel for this Python/platform/index
+    ("  Preparing metadata (pyproject.toml) ... error\n  error: subprocess-exited-with-error\n  File \"<string>\", "
+     "line 19, in <module>\n  ModuleNotFoundError: No module named 'torch'", "build-isolation-no-torch"),
+    ("ERROR: Could not find a version that satisfies the requirement torchaudio==0.13.1+cu116 (from versions: 2.5.0)\n"
+     "ERROR: No matching distribution found for torchaudio==0.13.1+cu116", "no-wheel-for-platform"),
     # torch.distributed's NCCL check on Windows
     ('File "C:\\Users\\me\\train.py", line 40\n    dist.init_process_group("nccl")\nRuntimeError: Distributed '
      "package doesn't have NCCL built in", "nccl-not-built"),
@@ -220,6 +234,10 @@ def test_each_emitter_family_names_its_cause(text, cause):
     "error: command 'gcc' failed with exit status 1",
     "UserWarning: Error checking compiler version for cl: 'utf-8' codec can't decode byte 0xd3 in position 0",
     "/bin/sh: 1: distcc: not found",
+    # torch missing at run time, not in a build; a package nobody here knows without a wheel
+    "Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n    import torch\n"
+    "ModuleNotFoundError: No module named 'torch'",
+    "ERROR: Could not find a version that satisfies the requirement leftpad-utils==9.9 (from versions: none)",
     # a driver file mount error that is not about an existing file
     "nvidia-container-cli: mount error: stat failed: /dev/nvidia-modeset: no such file or directory: unknown",
 ])

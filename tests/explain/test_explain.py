@@ -114,6 +114,9 @@ CASES = [
      "Ptx assembly aborted due to errors", "ptxas-too-old", {"ptx": "8.6", "cur": "8.2"}),
     ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "host-compiler-missing", {}),
     ("triton_launcher.c:2:10: fatal error: Python.h: No such file or directory", "python-headers-missing", {}),
+    ("  Getting requirements to build wheel ... error\n  ModuleNotFoundError: No module named 'torch'",
+     "build-isolation-no-torch", {}),
+    ("ERROR: No matching distribution found for torch==1.8.1+cu111", "no-wheel-for-platform", {"pkg": "torch==1.8.1+cu111"}),
 ]
 
 
