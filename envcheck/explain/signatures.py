@@ -179,6 +179,12 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
         return {"pkg": "onnxruntime (no GPU provider)",
                 "pkg_fix": "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both install the same module, "
                            "the CPU one shadows the GPU one), built for your CUDA major."}
+    if g.get("cv2") is not None:
+        return {"pkg": "OpenCV (no CUDA modules)",
+                "pkg_fix": "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels have none), "
+                           "or the CPU path of the code."}
+    if g.get("pkg") == "dgl":
+        return {"pkg_fix": "Install DGL's CUDA build for your torch and CUDA from DGL's wheel index (the PyPI dgl is CPU-only)."}
     if g.get("pkg") == "jaxlib":
         return {"pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}

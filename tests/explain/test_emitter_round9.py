@@ -8,7 +8,9 @@ load (kmod, the installer, DKMS, NVRM's version check), NVSwitch's CUDA code by 
 older than its PTX, vLLM's quantization gate, launchers that check the driver themselves
 (AUTOMATIC1111's, numba's), rootless runtimes and Apptainer's --nv, no host compiler for a
 build or JIT (Triton, inductor, nvcc on Windows, setuptools, distutils), Python.h missing,
-CMake's CUDA discovery, pip's build isolation hiding torch and its resolver finding no wheel. Each format
+CMake's CUDA discovery, pip's build isolation hiding torch and its resolver finding no wheel,
+cpp_extension's compiler check, gloo's interface lookup, the store's libuv, CPU builds of OpenCV
+and DGL. Each format
 string is tried with values other than any corpus text's."""
 from __future__ import annotations
 
@@ -205,6 +207,24 @@ CASES = [
      "line 19, in <module>\n  ModuleNotFoundError: No module named 'torch'", "build-isolation-no-torch"),
     ("ERROR: Could not find a version that satisfies the requirement torchaudio==0.13.1+cu116 (from versions: 2.5.0)\n"
      "ERROR: No matching distribution found for torchaudio==0.13.1+cu116", "no-wheel-for-platform"),
+    # cpp_extension's host-compiler check against the CUDA it builds with, both ways
+    ("RuntimeError: The current installed version of g++ (5.4.0) is less than the minimum required version by CUDA "
+     "12.4 (6.0.0). Please make sure to use an adequate version of g++ (>=6.0.0, <14.0).", "gcc-too-old"),
+    ("RuntimeError: The current installed version of g++ (14.1.1) is greater than the maximum required version by "
+     "CUDA 12.1. Please make sure to use an adequate version of g++ (>=6.0.0, <13.0).", "gcc-too-new"),
+    # torchvision's ops without a CUDA kernel; gloo's interface lookup; the store's libuv on Windows
+    ("NotImplementedError: Could not run 'torchvision::roi_align' with arguments from the 'CUDA' backend. This could "
+     "be because the operator doesn't exist for this backend", "torchvision-nms-missing"),
+    ("RuntimeError: [enforce fail at C:/actions-runner/_work/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] "
+     "ifa != nullptr. Unable to find address for: ens5", "nccl-no-socket-interface"),
+    ("torch.distributed.DistStoreError: use_libuv was requested but PyTorch was build without libuv support",
+     "store-libuv-missing"),
+    # CPU builds of OpenCV and DGL
+    ("cv2.error: OpenCV(4.10.0) /io/opencv/modules/core/include/opencv2/core/private.cuda.hpp:112: error: "
+     "(-216:No CUDA support) The library is compiled without CUDA support in function 'throw_no_cuda'",
+     "torch-not-cuda"),
+    ("dgl._ffi.base.DGLError: [12:00:01] /opt/dgl/src/runtime/c_runtime_api.cc:82: Check failed: allow_missing: "
+     "Device API cuda is not enabled. Please install the cuda version of dgl.", "torch-not-cuda"),
     # torch.distributed's NCCL check on Windows
     ('File "C:\\Users\\me\\train.py", line 40\n    dist.init_process_group("nccl")\nRuntimeError: Distributed '
      "package doesn't have NCCL built in", "nccl-not-built"),
@@ -234,6 +254,8 @@ def test_each_emitter_family_names_its_cause(text, cause):
     "error: command 'gcc' failed with exit status 1",
     "UserWarning: Error checking compiler version for cl: 'utf-8' codec can't decode byte 0xd3 in position 0",
     "/bin/sh: 1: distcc: not found",
+    # gloo's words without gloo: an address lookup of something else
+    "ValueError: Unable to find address for: printer-queue",
     # torch missing at run time, not in a build; a package nobody here knows without a wheel
     "Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n    import torch\n"
     "ModuleNotFoundError: No module named 'torch'",

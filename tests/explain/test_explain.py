@@ -117,6 +117,8 @@ CASES = [
     ("  Getting requirements to build wheel ... error\n  ModuleNotFoundError: No module named 'torch'",
      "build-isolation-no-torch", {}),
     ("ERROR: No matching distribution found for torch==1.8.1+cu111", "no-wheel-for-platform", {"pkg": "torch==1.8.1+cu111"}),
+    ("torch.distributed.DistStoreError: use_libuv was requested but PyTorch was build without libuv support",
+     "store-libuv-missing", {}),
 ]
 
 
