@@ -10,7 +10,7 @@ older than its PTX, vLLM's quantization gate, launchers that check the driver th
 build or JIT (Triton, inductor, nvcc on Windows, setuptools, distutils), Python.h missing,
 CMake's CUDA discovery, pip's build isolation hiding torch and its resolver finding no wheel,
 cpp_extension's compiler check, gloo's interface lookup, the store's libuv, CPU builds of OpenCV
-and DGL. Each format
+and DGL, Windows' loader dialogs. Each format
 string is tried with values other than any corpus text's."""
 from __future__ import annotations
 
@@ -225,6 +225,15 @@ CASES = [
      "torch-not-cuda"),
     ("dgl._ffi.base.DGLError: [12:00:01] /opt/dgl/src/runtime/c_runtime_api.cc:82: Check failed: allow_missing: "
      "Device API cuda is not enabled. Please install the cuda version of dgl.", "torch-not-cuda"),
+    # Windows' own loader dialogs, by the DLL they name
+    ("python.exe - System Error\nThe code execution cannot proceed because cudnn_ops_infer64_8.dll was not found. "
+     "Reinstalling the program may fix this problem.", "cudnn-lib-missing"),
+    ("The code execution cannot proceed because cufft64_10.dll was not found.", "cuda-lib-missing"),
+    ("The code execution cannot proceed because cudart64_12.dll was not found.", "cudart-lib-missing"),
+    ("The code execution cannot proceed because VCRUNTIME140_1.dll was not found. Reinstalling the program may fix "
+     "this problem.", "windows-dll-load-failed"),
+    ("The procedure entry point ?empty@at@@YA?AVTensor@1@V?$ArrayRef@_J@c10@@ could not be located in the dynamic "
+     "link library C:/venv/Lib/site-packages/torch/lib/torch_cpu.dll.", "windows-dll-load-failed"),
     # torch.distributed's NCCL check on Windows
     ('File "C:\\Users\\me\\train.py", line 40\n    dist.init_process_group("nccl")\nRuntimeError: Distributed '
      "package doesn't have NCCL built in", "nccl-not-built"),
