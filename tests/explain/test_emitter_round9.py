@@ -1,17 +1,16 @@
 """The ninth round: families of emitters read from what prints them, not from held-out texts —
 TensorFlow's and JAX's loaders and XLA's toolkit lookups, ROCm/HIP, Windows' DLL loaders
-(TensorFlow's dso_loader, ctypes, onnxruntime's provider bridge, ctranslate2), onnxruntime's
-CUDA provider, the container runtimes (libnvidia-container's init and mount errors, CDI),
-ProcessGroupNCCL's heartbeat monitor, ptxas' target gate, Triton's libcuda lookup,
-bitsandbytes' binary lookup, torch's missing NCCL on Windows, the kernel module that does not
-load (kmod, the installer, DKMS, NVRM's version check), NVSwitch's CUDA code by number, ptxas
-older than its PTX, vLLM's quantization gate, launchers that check the driver themselves
-(AUTOMATIC1111's, numba's), rootless runtimes and Apptainer's --nv, no host compiler for a
-build or JIT (Triton, inductor, nvcc on Windows, setuptools, distutils), Python.h missing,
-CMake's CUDA discovery, pip's build isolation hiding torch and its resolver finding no wheel,
-cpp_extension's compiler check, gloo's interface lookup, the store's libuv, CPU builds of OpenCV
-and DGL, Windows' loader dialogs. Each format
-string is tried with values other than any corpus text's."""
+(TensorFlow's dso_loader, ctypes, onnxruntime's provider bridge, ctranslate2), onnxruntime's CUDA
+provider, the container runtimes (libnvidia-container's init and mount errors, CDI),
+ProcessGroupNCCL's heartbeat monitor and gloo's timed-out waits, ptxas' target gate, Triton's
+libcuda lookup, bitsandbytes' binary lookup, torch's missing NCCL on Windows, the kernel module that
+does not load (kmod, the installer, DKMS, NVRM's version check), NVSwitch's CUDA code by number,
+ptxas older than its PTX, vLLM's quantization gate, launchers that check the driver themselves
+(AUTOMATIC1111's, numba's), rootless runtimes and Apptainer's --nv, no host compiler for a build or
+JIT (Triton, inductor, nvcc on Windows, setuptools, distutils), Python.h missing, CMake's CUDA
+discovery, pip's build isolation hiding torch and its resolver finding no wheel, cpp_extension's
+compiler check, gloo's interface lookup, the store's libuv, CPU builds of OpenCV and DGL, Windows'
+loader dialogs. Each format string is tried with values other than any corpus text's."""
 from __future__ import annotations
 
 import pytest
@@ -107,6 +106,9 @@ CASES = [
      "enqueued collectives.", "watchdog-timeout"),
     ("[E ProcessGroupNCCL.cpp:828] [Rank 7] Timeout at NCCL work: 4411, last enqueued NCCL work: 4411, last "
      "completed NCCL work: 4410.", "watchdog-timeout"),
+    # gloo's collectives waiting on a peer
+    ("RuntimeError: [/opt/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting "
+     "600000ms for send operation to complete", "watchdog-timeout"),
     # ptxas' target gate
     ("ptxas /tmp/tmpxft_0001/kernel.ptx, line 120; error   : Instruction 'cp.async' requires .target sm_80 or higher",
      "gpu-too-old"),
