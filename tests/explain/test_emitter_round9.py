@@ -117,6 +117,13 @@ CASES = [
     # Triton's libcuda lookup
     ("AssertionError: libcuda.so cannot found!\nPossible files are located at ['/usr/lib/wsl/lib/libcuda.so.1'].",
      "libcuda-not-in-ldcache"),
+    # the unversioned libcuda.so a loader asks for, -lcuda at link time; nvidia-smi without NVML
+    ("OSError: /usr/lib/x86_64-linux-gnu/libcuda.so: cannot open shared object file: No such file or directory",
+     "libcuda-not-in-ldcache"),
+    ("/usr/bin/ld: cannot find -lcuda: No such file or directory\ncollect2: error: ld returned 1 exit status",
+     "libcuda-not-in-ldcache"),
+    ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display "
+     "Driver is properly installed and present in your system.", "nvidia-smi-no-driver"),
     # bitsandbytes' binary lookup and its CPU library
     ("CUDA SETUP: Required library version not found: libbitsandbytes_cuda118_nocublaslt.so. Maybe you need to "
      "compile it from source?", "extension-ops-missing"),
@@ -265,6 +272,8 @@ def test_each_emitter_family_names_its_cause(text, cause):
     "error: command 'gcc' failed with exit status 1",
     "UserWarning: Error checking compiler version for cl: 'utf-8' codec can't decode byte 0xd3 in position 0",
     "/bin/sh: 1: distcc: not found",
+    # another library whose name starts the same
+    "/usr/bin/ld: cannot find -lcudart_static",
     # gloo's words without gloo: an address lookup of something else
     "ValueError: Unable to find address for: printer-queue",
     # torch missing at run time, not in a build; a package nobody here knows without a wheel
