@@ -211,6 +211,13 @@ CASES = [
     ("CMake Error at /usr/share/cmake-3.22/Modules/FindPackageHandleStandardArgs.cmake:230 (message):\n  Could NOT "
      "find CUDA (missing: CUDA_TOOLKIT_ROOT_DIR CUDA_NVCC_EXECUTABLE CUDA_INCLUDE_DIRS)", "cuda-home-unset"),
     ("CMake Error at CMakeLists.txt:5 (project):\n  No CUDA toolset found.", "cuda-home-unset"),
+    # the toolkit's headers and link libraries absent from a build
+    ("/opt/venv/lib/python3.10/site-packages/torch/include/ATen/cuda/CUDAContext.h:5:10: fatal error: "
+     "cuda_runtime_api.h: No such file or directory\n    5 | #include <cuda_runtime_api.h>", "cuda-home-unset"),
+    ("C:/venv/include/c10/cuda/CUDAStream.h(5): fatal error C1083: Cannot open include file: 'cuda_runtime_api.h': "
+     "No such file or directory", "cuda-home-unset"),
+    ("/usr/bin/ld: cannot find -lcublas: No such file or directory", "cuda-home-unset"),
+    ("src/conv.cpp:3:10: fatal error: cudnn.h: No such file or directory", "cudnn-lib-missing"),
     # pip: a build that imports torch under build isolation; no wheel for this Python/platform/index
     ("  Preparing metadata (pyproject.toml) ... error\n  error: subprocess-exited-with-error\n  File \"<string>\", "
      "line 19, in <module>\n  ModuleNotFoundError: No module named 'torch'", "build-isolation-no-torch"),
@@ -272,6 +279,8 @@ def test_each_emitter_family_names_its_cause(text, cause):
     "error: command 'gcc' failed with exit status 1",
     "UserWarning: Error checking compiler version for cl: 'utf-8' codec can't decode byte 0xd3 in position 0",
     "/bin/sh: 1: distcc: not found",
+    # a project's own header
+    "src/kernels.cu:2:10: fatal error: mycuda_utils.h: No such file or directory",
     # another library whose name starts the same
     "/usr/bin/ld: cannot find -lcudart_static",
     # gloo's words without gloo: an address lookup of something else
