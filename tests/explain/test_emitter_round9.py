@@ -137,6 +137,7 @@ CASES = [
     # NCCL's shared-memory segments
     ("transport/shm.cc:120 NCCL WARN Error: failed to extend /dev/shm/nccl-q1W2e3 to 4194560 bytes, error: No "
      "space left on device (28)", "shm-too-small"),
+    ("include/shm.h:48 NCCL WARN Call to posix_fallocate failed : No space left on device", "shm-too-small"),
     # nvcc 11.x on GCC 11's <functional>
     ("/usr/include/c++/11/bits/std_function.h:530:146: error: parameter packs not expanded with '...':",
      "gcc-too-new"),
