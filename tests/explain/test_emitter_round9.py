@@ -297,6 +297,12 @@ def test_no_confident_environment_cause(text):
     assert [i for i, c in _answers(text).items() if c in ("exact", "likely")] == [], _answers(text)
 
 
+def test_torchs_device_index_assert_is_only_possibly_a_missing_gpu():
+    text = ('RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at '
+            '"/opt/pytorch/aten/src/ATen/cuda/CUDAContext.cpp":50, please report a bug to PyTorch.')
+    assert _top(text) == ("invalid-device-ordinal", "possible")
+
+
 @pytest.mark.parametrize("text", [
     "File \"/home/u/train.py\", line 3\nRuntimeError: Distributed package doesn't have NCCL built in",
     # a URL's scheme is not a drive letter, a sliding window not Windows
