@@ -180,6 +180,9 @@ CASES = [
     ("numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR\nptxas "
      "application ptx input, line 9; fatal   : Unsupported .version 8.1; current version is '7.6'",
      "ptx-toolchain-too-new"),
+    # flash-attn's setup.py on an older nvcc
+    ("RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported "
+     "version by running nvcc -V.", "toolkit-torch-mismatch"),
     # vLLM's gate on a quantization method
     ("ValueError: The quantization method gptq_marlin is not supported for the current GPU. Minimum capability: 80. "
      "Current capability: 75.", "gpu-too-old"),
