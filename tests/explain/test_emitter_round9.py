@@ -300,6 +300,13 @@ def test_no_confident_environment_cause(text):
     assert [i for i, c in _answers(text).items() if c in ("exact", "likely")] == [], _answers(text)
 
 
+def test_the_device_index_assert_with_mig_slices_is_one_mig_device_per_process():
+    text = ("CUDA_VISIBLE_DEVICES=MIG-5c1a2b3c-0000-1111-2222-333344445555,MIG-9d8e7f6a-0000-1111-2222-333344445555\n"
+            "RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at \"../aten/src/ATen/cuda/"
+            "CUDAContext.cpp\":50")
+    assert _top(text) == ("mig-one-device-per-process", "likely")
+
+
 def test_torchs_device_index_assert_is_only_possibly_a_missing_gpu():
     text = ('RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at '
             '"/opt/pytorch/aten/src/ATen/cuda/CUDAContext.cpp":50, please report a bug to PyTorch.')

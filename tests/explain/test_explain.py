@@ -119,6 +119,8 @@ CASES = [
     ("ERROR: No matching distribution found for torch==1.8.1+cu111", "no-wheel-for-platform", {"pkg": "torch==1.8.1+cu111"}),
     ("torch.distributed.DistStoreError: use_libuv was requested but PyTorch was build without libuv support",
      "store-libuv-missing", {}),
+    ('RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED on 2 GPU A100-SXM4-40GB-MIG-1g.5gb',
+     "mig-one-device-per-process", {}),
 ]
 
 
