@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.node.probe_helpers import FIXTURES, PROBE, REAL_DRIVER, plant_toolkit, write_script
+from tests.node.probe_helpers import FIXTURES, PROBE, REAL_DRIVER, load_probe, plant_toolkit, write_script
 
 pytestmark = pytest.mark.skipif(not shutil.which("gcc"), reason="no gcc to build a program with")
 
@@ -129,3 +129,56 @@ def test_nvidia_smis_failure_is_kept_for_its_file_and_asked_again_when_it_change
     assert driver()["raw"].startswith("KEPT: ")
     os.utime(smi)   # touched (an upgrade, a reinstall): asked again
     assert driver() == asked
+
+
+def nvml_driver(tmp_path: Path, **env: str) -> dict:
+    """The driver section as a node's system python3 reads it: through ctypes (no pynvml)."""
+    no_pynvml = tmp_path / "no-pynvml"
+    no_pynvml.mkdir(exist_ok=True)
+    (no_pynvml / "pynvml.py").write_text("raise ImportError('not installed on this node')\n")
+    full = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "PYTHONPATH": str(no_pynvml)}
+    full.update(env)
+    proc = subprocess.run([sys.executable, "-", "--only", "gpus"], input=PROBE.read_bytes(), env=full,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout)["driver"]
+
+
+@pytest.mark.skipif(REAL_DRIVER or not SMI, reason="needs the packaged NVIDIA userspace without a loaded driver "
+                                                   "(tests/nvidia_userspace.sh)")
+def test_nvmls_failure_to_start_is_kept_for_its_library_and_asked_again_when_it_changes(tmp_path):
+    packaged = (nvml_driver(tmp_path, ENVCHECK_PROBE_CACHE="off").get("userspace") or {}).get("library")
+    if not packaged:
+        pytest.skip("the packaged libnvidia-ml.so.1 does not load here")
+    lib = tmp_path / "lib" / os.path.basename(packaged)   # the real library, where the test may touch it
+    lib.parent.mkdir()
+    shutil.copy2(packaged, lib)
+    (lib.parent / "libnvidia-ml.so.1").symlink_to(lib.name)
+    env = {"LD_LIBRARY_PATH": str(lib.parent)}
+    asked = nvml_driver(tmp_path, ENVCHECK_PROBE_CACHE="off", **env)
+    assert asked["userspace"]["library"] == str(lib)
+    assert asked["nvml_error"] == {"code": 9, "text": "Driver Not Loaded"}
+    assert nvml_driver(tmp_path, **env) == asked
+    [key] = [k for k in kept(tmp_path) if json.loads(k)[0] == "nvmlInit"]
+    assert json.loads(key)[1][0][0] == str(lib)
+    assert nvml_driver(tmp_path, **env) == asked   # from what was kept
+    store = kept(tmp_path)
+    store[key][2] = "nvmlInit_v2: KEPT Driver Not Loaded"
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert nvml_driver(tmp_path, **env)["nvml_error"]["text"] == "KEPT Driver Not Loaded"   # NVML not asked
+    os.utime(lib)   # touched (an upgrade, a reinstall): asked again
+    assert nvml_driver(tmp_path, **env) == asked
+
+
+def test_only_failures_the_library_and_the_module_decide_are_kept():
+    probe = load_probe()
+    key = lambda module, listed, modprobe: json.dumps(["nvmlInit", [], module, listed, modprobe, None, None])  # noqa: E731
+    assert probe.nvml_failure_keepable(key(None, False, False), probe.NVML_DRIVER_NOT_LOADED)
+    # a module the kernel lists, or one nvidia-modprobe may load at the next run: asked each time
+    assert not probe.nvml_failure_keepable(key(None, True, False), probe.NVML_DRIVER_NOT_LOADED)
+    assert not probe.nvml_failure_keepable(key(None, False, True), probe.NVML_DRIVER_NOT_LOADED)
+    assert not probe.nvml_failure_keepable(key("535.104.05", True, False), probe.NVML_DRIVER_NOT_LOADED)
+    # a mismatch is the library against the loaded module's version, both in the key
+    assert probe.nvml_failure_keepable(key("550.127.05", True, False), probe.NVML_LIB_RM_VERSION_MISMATCH)
+    assert not probe.nvml_failure_keepable(key(None, False, False), probe.NVML_LIB_RM_VERSION_MISMATCH)
+    assert not probe.nvml_failure_keepable(key("550.127.05", True, False), 999)   # NVML_ERROR_UNKNOWN

@@ -15,7 +15,9 @@
 # script (Debian's gcc wrapper picks a compiler at each run), nor ccache or distcc (they ask the
 # compiler behind them). And nvidia-smi's failure where NVML failed to start in the same run
 # (failure_key: ~16 ms a probe on a node whose driver is down, which Slurm's health check probes
-# every few minutes). ENVCHECK_PROBE_CACHE=off: nothing is kept or read.
+# every few minutes), and NVML's own failure to start, for the same library file and the same
+# state of the kernel module (nvml_failure_key: ~9 ms). ENVCHECK_PROBE_CACHE=off: nothing is
+# kept or read.
 
 import json
 import os
@@ -111,6 +113,45 @@ def failure_key(argv, driver):
         return None
     return json.dumps([list(argv), ids, driver.get("nvml_error"), driver.get("kernel_module"),
                        os.environ.get("LD_PRELOAD"), os.environ.get("LD_LIBRARY_PATH")])
+
+
+# what NVML runs to load a missing kernel module (setuid, a path fixed in the library): where it
+# is there, a failure to start NVML may end at the next run without any file here changing
+NVIDIA_MODPROBE = "/usr/bin/nvidia-modprobe"
+NVML_DRIVER_NOT_LOADED = 9          # nvmlReturn_t codes
+NVML_LIB_RM_VERSION_MISMATCH = 18
+
+
+def nvml_failure_key(library, kernel_module):
+    """The key of NVML's own failure to start (nvmlInit) with the library file `library` (the
+    one the loader opened) and the kernel module in the state this run sees: nvmlInit answers
+    from the library and the module alone, and costs ~9 ms of CPU before it fails (it sets up
+    its state first). The module's state is in the key: its version (/proc/driver/nvidia/version),
+    whether the kernel lists it, whether nvidia-modprobe could load it. None when nothing may be
+    kept (no cache, no library)."""
+    if not library or answers_dir() is None:
+        return None
+    try:
+        ids = [identity(library)]
+    except OSError:
+        return None
+    return json.dumps(["nvmlInit", ids, kernel_module, os.path.exists("/sys/module/nvidia"),
+                       os.path.lexists(NVIDIA_MODPROBE), os.environ.get("LD_PRELOAD"),
+                       os.environ.get("LD_LIBRARY_PATH")])
+
+
+def nvml_failure_keepable(key, code):
+    """Whether NVML's failure `code` under `key` is decided by what the key holds: "driver not
+    loaded" where no module is loaded and none can be loaded by NVML itself; a version mismatch
+    against a loaded module's version. Nothing else (a module loaded but its device files
+    missing, a busy GPU, a timeout) is kept."""
+    try:
+        _, _, module, listed, modprobe = json.loads(key)[:5]
+    except (TypeError, ValueError):
+        return False
+    if code == NVML_DRIVER_NOT_LOADED:
+        return module is None and not listed and not modprobe
+    return code == NVML_LIB_RM_VERSION_MISMATCH and bool(module)
 
 
 def known_answers():
