@@ -19,11 +19,15 @@ pytestmark = pytest.mark.skipif(not shutil.which("gcc"), reason="no gcc to build
 
 def elf_nvcc(path: Path, release: str) -> Path:
     """An ELF `nvcc` printing the real `nvcc -V` text of 12.1 with `release` in its place."""
-    text = (FIXTURES / "nvcc" / "nvcc-12.1.txt").read_text().replace("12.1", release)
+    return elf_printing(path, (FIXTURES / "nvcc" / "nvcc-12.1.txt").read_text().replace("12.1", release))
+
+
+def elf_printing(path: Path, text: str) -> Path:
+    """An ELF program at `path` that prints `text`, whatever its arguments."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    src = path.parent / f"nvcc-{release}.c"
+    src = path.parent / f"{path.name}.c"
     src.write_text('#include <stdio.h>\nint main(void) { fputs(%s, stdout); return 0; }\n' % json.dumps(text))
-    out = path.parent / f".nvcc-{release}"
+    out = path.parent / f".{path.name}.new"
     subprocess.run(["gcc", "-O0", "-o", str(out), str(src)], check=True, timeout=120)
     os.replace(out, path)
     return path
@@ -182,3 +186,39 @@ def test_only_failures_the_library_and_the_module_decide_are_kept():
     assert probe.nvml_failure_keepable(key("550.127.05", True, False), probe.NVML_LIB_RM_VERSION_MISMATCH)
     assert not probe.nvml_failure_keepable(key(None, False, False), probe.NVML_LIB_RM_VERSION_MISMATCH)
     assert not probe.nvml_failure_keepable(key("550.127.05", True, False), 999)   # NVML_ERROR_UNKNOWN
+
+
+@pytest.mark.skipif(not os.path.exists("/etc/ld.so.cache"), reason="no loader cache here")
+def test_ldconfigs_lines_of_the_wanted_libraries_are_kept_with_the_loader_cache_in_the_key(tmp_path):
+    """The libcuda.so.1 the cache lists leads cuda-compat (and must survive the filter of the
+    lines the probe parses); `ldconfig -p` is asked once for the same program and cache file."""
+    compat = tmp_path / "usr-local" / "cuda-12.4" / "compat"
+    compat.mkdir(parents=True)
+    (compat / "libcuda.so.550.54.15").write_bytes(b"\x7fELF")
+    (compat / "libcuda.so.1").symlink_to("libcuda.so.550.54.15")
+    listing = (FIXTURES / "misc" / "ldconfig-p.txt").read_text().replace(
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1", str(compat / "libcuda.so.1"))
+    ldconfig = elf_printing(tmp_path / "bin" / "ldconfig", listing)
+
+    def compat_found(**env):
+        full = {"PATH": os.pathsep.join([str(ldconfig.parent), "/usr/bin", "/bin"]), "HOME": str(tmp_path / "home"),
+                "LD_LIBRARY_PATH": ""}
+        full.update(env)
+        proc = subprocess.run([sys.executable, "-", "--only", "cuda_compat"], input=PROBE.read_bytes(), env=full,
+                              capture_output=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr.decode()
+        found = json.loads(proc.stdout)["cuda_compat"]
+        return found["version"], found["via"]
+    assert compat_found(ENVCHECK_PROBE_CACHE="off") == ("550.54.15", "ldconfig")
+    assert compat_found() == ("550.54.15", "ldconfig")
+    [key] = answers_for(tmp_path, ldconfig)
+    assert [i[0] for i in json.loads(key)[1]] == [str(ldconfig), "/etc/ld.so.cache"]
+    kept_lines = kept(tmp_path)[key][1].splitlines()   # the lines of the libraries read, no other
+    assert any("libcuda.so.1" in line for line in kept_lines) and any("libcudnn.so.7" in line for line in kept_lines)
+    assert not [line for line in kept_lines if "libz" in line or "libc.so" in line or "found in cache" in line]
+    store = kept(tmp_path)
+    store[key][1] = store[key][1].replace(str(compat), "/nowhere/cuda-12.4/compat")
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert compat_found() == (None, None)   # what was kept is what the probe read
+    os.utime(ldconfig)   # touched: asked again
+    assert compat_found() == ("550.54.15", "ldconfig")

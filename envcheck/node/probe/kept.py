@@ -4,8 +4,10 @@
 # the imports from other parts are dropped: each part still reads, and runs, on its own.
 
 # `nvcc -V` and `gcc -dumpfullversion -dumpversion` print what was built into the program: the
-# same file gives the same answer. Each run costs a node a process (nvcc through Debian's wrapper
-# two; gcc once per gcc-N installed): ~10 ms of the probe's CPU (bench/probe_cpu.py). So a
+# same file gives the same answer; `ldconfig -p` prints the loader's cache, /etc/ld.so.cache:
+# the same two files, the same lines (only those of WANTED_LIBS are kept). Each run costs a node
+# a process (nvcc through Debian's wrapper two; gcc once per gcc-N installed; ldconfig ~2 ms):
+# ~12 ms of the probe's CPU (bench/probe_cpu.py). So a
 # successful answer is kept in the directory the probe's loader keeps its code in
 # ($XDG_CACHE_HOME/envcheck, else ~/.cache/envcheck; the user's own, mode 0700), keyed by the
 # command line and the identity of every file that decides it (device, inode, size, mtime and
@@ -25,9 +27,16 @@ import re
 
 ANSWERS_FILE = "answers-1.json"
 ANSWERS_KEPT = 64
-# the version queries whose answer is the program's own, and the programs that give it themselves
+# the queries whose answer is the program's own, and the programs that give it themselves
 STABLE = {("-V",): re.compile(r"^nvcc$"),
-          ("-dumpfullversion", "-dumpversion"): re.compile(r"^(?:[\w.]+-)*g?cc(?:-\d+(?:\.\d+)*)?$")}
+          ("-dumpfullversion", "-dumpversion"): re.compile(r"^(?:[\w.]+-)*g?cc(?:-\d+(?:\.\d+)*)?$"),
+          ("-p",): re.compile(r"^ldconfig$")}
+# the files besides the program that decide its answer: `ldconfig -p` prints the loader's cache
+STABLE_INPUTS = {("-p",): ("/etc/ld.so.cache",)}
+# the libraries the probe looks up in `ldconfig -p` (part ldconfig: cuDNN, NCCL, the libcuda
+# cuda-compat follows): only their lines are parsed, and kept, not the thousands of others
+WANTED_LIBS = ("libcudnn", "libnccl", "libcuda.so")
+STABLE_LINES = {("-p",): WANTED_LIBS}
 EXEC_WRAPPER = re.compile(r'^exec\s+(/\S+)\s+"\$@"$')
 ANSWERS = {"path": None, "known": None, "new": False}
 
@@ -89,10 +98,18 @@ def stable_key(argv):
     if not files or not name.match(os.path.basename(files[-1])):
         return None
     try:
-        ids = [identity(f) for f in files]
+        ids = [identity(f) for f in files + list(STABLE_INPUTS.get(tuple(argv[1:]), ()))]
     except OSError:
         return None
     return json.dumps([list(argv), ids, os.environ.get("LD_PRELOAD"), os.environ.get("LD_LIBRARY_PATH")])
+
+
+def kept_part(argv, res):
+    """What of argv's answer is kept: the lines its readers look at (STABLE_LINES), or all of it."""
+    lines = STABLE_LINES.get(tuple(argv[1:]))
+    if not lines or not res:
+        return res
+    return res[0], "".join(l + "\n" for l in res[1].splitlines() if any(w in l for w in lines)), res[2]
 
 
 def failure_key(argv, driver):
