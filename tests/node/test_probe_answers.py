@@ -125,7 +125,10 @@ def test_nvidia_smis_failure_is_kept_for_its_file_and_asked_again_when_it_change
     asked = driver(ENVCHECK_PROBE_CACHE="off")
     assert asked["state"] == "module-not-loaded" and "NVIDIA-SMI has failed" in asked["raw"]
     assert driver() == asked and len(answers_for(tmp_path, smi)) == 1
+    store_file = tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json"
+    written = store_file.stat().st_ino
     assert driver() == asked   # from what was kept
+    assert store_file.stat().st_ino == written   # and nothing new: the store is not written again
     [key] = answers_for(tmp_path, smi)
     store = kept(tmp_path)
     store[key][1] = store[key][1].replace("NVIDIA-SMI has failed", "KEPT: NVIDIA-SMI has failed")
