@@ -91,6 +91,8 @@ if at:
     loader = {"__name__": "loader"}
     exec(compile(data[:at], "envcheck-probe", "exec"), loader)
     loader["compile"] = lambda *a: compiles.append(1) or compile(*a)
+    import gc
+    gc.disable()   # as the loader does before it runs the probe from the bootstrap
     code = loader["_envcheck_code"](data, at)
 else:  # an unframed probe file (an older one): compiled whole, as the bootstrap would
     code = compile(data, "envcheck-probe", "exec")
@@ -244,7 +246,7 @@ def main():
         if name != "(rest)":
             print(f"  section {name:<42} {ms:>6.1f}")
     print(f"  {'the rest (arguments, prestart, JSON out)':<50} {split['(rest)']:>6.1f}")
-    print(f"  {'interpreter exit, and noise (the run minus these)':<50} "
+    print(f"  {'the run minus these (its exit; the noise of medians)':<50} "
           f"{got['runs'][COMMANDS[0][0]] - got['split_total']:>6.1f}")
     audit = got["runs"][COMMANDS[0][0]]
     print(f"target: the document's probe <= 30 ms CPU: {audit:.1f} ms, "
