@@ -180,6 +180,10 @@ CASES = [
     ("numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR\nptxas "
      "application ptx input, line 9; fatal   : Unsupported .version 8.1; current version is '7.6'",
      "ptx-toolchain-too-new"),
+    # TensorFlow skipping a GPU below its build's minimum
+    ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1934] Ignoring visible gpu device (device: 0, name: Quadro "
+     "K4000, pci bus id: 0000:03:00.0, compute capability: 3.0) with Cuda compute capability 3.0. The minimum "
+     "required Cuda capability is 3.5.", "gpu-too-old"),
     # flash-attn's setup.py on an older nvcc
     ("RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported "
      "version by running nvcc -V.", "toolkit-torch-mismatch"),
