@@ -87,3 +87,53 @@ def test_no_driver_words_in_a_run_asked_for_the_cpu_are_only_possible(text):
 ])
 def test_no_driver_words_in_a_gpu_run_stay_confident(text):
     assert _top(text)[0] == "no-driver-found" and _top(text)[1] in ("exact", "likely")
+
+
+# --- 2. a node's host name resolving to a loopback address, or to none --------------------------
+
+@pytest.mark.parametrize("text, confidence", [
+    # gloo's tcp pair told to connect to the /etc/hosts entry of a peer's host name
+    ("terminate called after throwing an instance of 'gloo::IoException'\n  what():  [/pytorch/third_party/gloo/gloo/"
+     "transport/tcp/pair.cc:799] connect [127.0.1.1]:48213: Connection refused", "exact"),
+    ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [127.0.1.1]:29400 (errno: 111 - "
+     "Connection refused).", "exact"),
+    # gloo's host-name lookup (rp != nullptr), and a name that resolves to an address not this machine's
+    ("RuntimeError: [enforce fail at /opt/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:215] rp != nullptr. "
+     "Unable to find address for: node-17.cluster.local", "exact"),
+    ("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:168] bind_rv == 0. Unable to "
+     "find address for gpu-a3; bind(2) for 10.9.8.7 failed with: Cannot assign requested address", "likely"),
+    # c10d's getaddrinfo for the store's host
+    ("[W1102 10:00:00.000 socket.cpp:760] [c10d] The IPv4 network addresses of (trainer-xyz, 41000) cannot be "
+     "retrieved (gai error: -2 - Name or service not known).", "likely"),
+    ("[c10d] The client socket has failed to connect to [vm-3fa9.internal]:6000 (errno: 22 - Invalid argument).\n"
+     "[c10d] The IPv6 network addresses of (vm-3fa9.internal, 6000) cannot be retrieved (gai error: -2 - Name or "
+     "service not known).", "likely"),
+    # the IPv6 lookup alone fails for any host without an AAAA record: a hint
+    ("[W socket.cpp:601] [c10d] The IPv6 network addresses of (box7, 30211) cannot be retrieved (gai error: -3 - "
+     "Temporary failure in name resolution).", "possible"),
+])
+def test_a_host_name_that_resolves_to_loopback_or_nothing_is_named(text, confidence):
+    assert _top(text) == ("hostname-resolution", confidence)
+
+
+@pytest.mark.parametrize("text, cause", [
+    # gloo's interface lookup (ifa != nullptr) is the interface's, not the host name's
+    ("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable "
+     "to find address for: enp9s0", "nccl-no-socket-interface"),
+    # a refused connect to a routable address is the rendezvous's
+    ("[c10d] The client socket has failed to connect to [10.1.2.3]:29500 (errno: 111 - Connection refused).",
+     "rendezvous-refused"),
+])
+def test_the_look_alikes_keep_their_own_cause(text, cause):
+    assert _top(text)[0] == cause
+
+
+@pytest.mark.parametrize("text", [
+    # a loopback address outside a distributed run; 127.0.1.1 in an unrelated service's log
+    "curl: (7) Failed to connect to 127.0.1.1 port 8080: Connection refused",
+    "nginx: connect() to 127.0.1.1:9000 failed (111: Connection refused) while connecting to upstream",
+    # a name lookup of something else
+    "socket.gaierror: [Errno -2] Name or service not known (huggingface.co)",
+])
+def test_no_host_name_cause_outside_gloo_and_c10d(text):
+    assert "hostname-resolution" not in _answers(text)

@@ -109,14 +109,15 @@ BARS = {
     # confident reached after the general changes it prompted (the round had been read); 58/64
     # after the ninth round's emitter families (CUDA 802 by number) and two `other:` causes that
     # got an id (relabelled, was: in the file)
-    "heldout7.yaml": (58 / 64, 0),
+    # 59/64 after the tenth round relabelled one more `other:` cause that got an id (hostname-resolution)
+    "heldout7.yaml": (59 / 64, 0),
     # scored once at 33/65 with 2 negatives answered with a confident cause (out-of-sample) at
-    # 0917e07, after the ninth round's emitter families merged; held at that figure until the
-    # changes its misses prompt
-    "heldout8.yaml": (33 / 65, 0),
+    # 0917e07, after the ninth round's emitter families merged; held at the in-sample figure
+    # reached after the general changes it prompted (the tenth round), no negative confident
+    "heldout8.yaml": (39 / 65, 0),
     # scored once at 38/67 with 2 negatives answered with a confident cause (out-of-sample) at
-    # 0917e07, with heldout8, by the same explain
-    "heldout9.yaml": (38 / 67, 0),
+    # 0917e07, with heldout8, by the same explain; held at the in-sample figure the tenth round reached
+    "heldout9.yaml": (40 / 67, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
