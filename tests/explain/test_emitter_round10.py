@@ -137,3 +137,55 @@ def test_the_look_alikes_keep_their_own_cause(text, cause):
 ])
 def test_no_host_name_cause_outside_gloo_and_c10d(text):
     assert "hostname-resolution" not in _answers(text)
+
+
+# --- 3. label/answer disagreements read from the ids' definitions -------------------------------
+
+@pytest.mark.parametrize("text, gfx", [
+    # rocBLAS' "Cannot read %s: %s for GPU arch : %s" with any strerror, and a Windows path with spaces
+    ("rocBLAS error: Cannot read /opt/rocm-6.3.1/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch "
+     ": gfx1151", "gfx1151"),
+    ("rocBLAS error: Cannot read C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\/rocblas/library/TensileLibrary.dat: No such "
+     "file or directory for GPU arch : gfx1103", "gfx1103"),
+])
+def test_rocblas_without_a_library_for_the_gfx_is_no_kernel_image(text, gfx):
+    assert _top(text) == ("no-kernel-image", "likely")
+    assert next(e for e in explain(text) if e.id == "no-kernel-image").values["gfx"] == gfx
+
+
+def test_rocblas_reading_another_file_is_not_a_missing_gfx():
+    assert "no-kernel-image" not in _answers("rocBLAS error: Cannot read /home/me/config.yaml: Permission denied")
+
+
+@pytest.mark.parametrize("text, sm", [
+    # torch.utils.cpp_extension's arch list: the GPU (or the arch asked for) is newer than this torch
+    ('  File "/env/lib/python3.8/site-packages/torch/utils/cpp_extension.py", line 1561, in _get_cuda_arch_flags\n'
+     "    raise ValueError(f\"Unknown CUDA arch ({arch}) or GPU not supported\")\nValueError: Unknown CUDA arch (8.9) "
+     "or GPU not supported", "8.9"),
+    ("ValueError: Unknown CUDA arch (12.0+PTX) or GPU not supported", "12.0"),
+])
+def test_cpp_extension_not_knowing_the_gpus_arch_is_arch_not_compatible(text, sm):
+    assert _top(text) == ("arch-not-compatible", "likely")
+    assert next(e for e in explain(text) if e.id == "arch-not-compatible").values["sm"] == sm
+
+
+def test_tensorflows_minimum_capability_sentence_alone_is_the_gpu_too_old():
+    # the first sentence broken where the paste wrapped a line
+    text = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1700] Ignoring visible gpu device (device: 0, name: "
+            "Quadro K2000, pci bus id: 0000:03:00.0) with Cuda c\nompute capability 3.0. The minimum required Cuda "
+            "capability is 3.5.")
+    assert _top(text) == ("gpu-too-old", "likely")
+
+
+@pytest.mark.parametrize("text", [
+    "the minimum required python version is 3.9",
+    "ValueError: Unknown compute arch (sm_90) in config file",
+])
+def test_the_look_alikes_of_the_arch_messages_stay_unnamed(text):
+    assert _confident(text) == []
+
+
+def test_no_driver_found_names_a_job_given_no_gpu_in_its_cause_and_fix():
+    found = next(e for e in explain("srun: job 4242 step 0\ncudaHostRegister: no CUDA-capable device is detected")
+                 if e.id == "no-driver-found")
+    assert "--gpus" in found.cause and "MIG" in found.cause and "ConstrainDevices" in found.fix
