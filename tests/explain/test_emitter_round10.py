@@ -189,3 +189,51 @@ def test_no_driver_found_names_a_job_given_no_gpu_in_its_cause_and_fix():
     found = next(e for e in explain("srun: job 4242 step 0\ncudaHostRegister: no CUDA-capable device is detected")
                  if e.id == "no-driver-found")
     assert "--gpus" in found.cause and "MIG" in found.cause and "ConstrainDevices" in found.fix
+
+
+# --- 4. the commonest wordings that answered nothing, as families from their emitters -----------
+
+@pytest.mark.parametrize("text, cause", [
+    # cuDNN: ld without it, cuDNN 9's symbol lookup, a DLL named not found in a paraphrase
+    ("g++ -o detector obj/conv.o -lcuda -lcudart -lcublas -lcudnn\n/usr/bin/ld: cannot find -lcudnn", "cudnn-lib-missing"),
+    ("Could not load library libcudnn_graph.so.9. Invalid handle. Cannot load symbol cudnnCreate", "cudnn-lib-missing"),
+    ("Cannot load symbol cudnnGetVersion", "cudnn-lib-missing"),
+    ("Error: cudnn_cnn64_9.dll is not found", "cudnn-lib-missing"),
+    ("cudnn adv64_9.dll was not found", "cudnn-lib-missing"),
+    # TensorFlow's dso_loader on Linux with the dlerror cut; NVRTC's builtins; TensorRT imported
+    ("2021-03-01 10:00:00.1: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic "
+     "library 'libcufft.so.10'; dlerror: libcufft.so.10", "cuda-lib-missing"),
+    ("RuntimeError: Error compiling program: nvrtc: error: failed to load builtins for compute_86", "cuda-lib-missing"),
+    ("  File \"/opt/app/trt.py\", line 3, in <module>\n    import tensorrt\nImportError: libnvinfer.so.10: cannot "
+     "open shared object file: No such file or directory", "cuda-lib-missing"),
+    # Windows' TDR as what noticed it names it
+    ("[renderer] A TDR has been detected; the GPU was reset", "kernel-launch-timeout"),
+    ("Display driver nvlddmkm stopped responding and has successfully recovered (TDR occurred)",
+     "kernel-launch-timeout"),
+    # torch's no-GPU error as people retype it
+    ("RuntimeError: No CUDA GPU is available", "no-driver-found"),
+    # the k8s device plugin without the driver mounted
+    ("I0101 12:00:00 main.go:44] Loading NVML\nI0101 12:00:00 main.go:46] Failed to initialize NVML: could not load "
+     "NVML library.", "container-toolkit-missing"),
+    # ctypes on an extension module or DLL
+    ("FileNotFoundError: Could not find module 'C:\\venv\\Lib\\site-packages\\torch_sparse\\_convert_cuda.pyd' (or one "
+     "of its dependencies). Try using the full path with constructor syntax.", "windows-dll-load-failed"),
+])
+def test_the_families_that_answered_nothing_name_their_cause(text, cause):
+    got = _top(text)
+    assert got and got[0] == cause and got[1] in ("exact", "likely"), (got, _answers(text))
+
+
+@pytest.mark.parametrize("text", [
+    # TensorRT probed (optional) by TensorFlow; another library than cuDNN or CUDA's
+    "W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT\n"
+    "Could not load dynamic library 'libnvinfer_plugin.so.8'; dlerror: libnvinfer_plugin.so.8",
+    "/usr/bin/ld: cannot find -lcudnnwrapper_static_extra",
+    "Cannot load symbol png_create_read_struct",
+    # a program's own words that share a part
+    "INFO: no cuda graphs available for this model, running eagerly",
+    "tdr_config.yaml not found",
+    "could not load NVML library config from /etc/app.toml",
+])
+def test_their_look_alikes_stay_unnamed(text):
+    assert _confident(text) == [], _answers(text)
