@@ -237,3 +237,14 @@ def test_the_families_that_answered_nothing_name_their_cause(text, cause):
 ])
 def test_their_look_alikes_stay_unnamed(text):
     assert _confident(text) == [], _answers(text)
+
+
+@pytest.mark.parametrize("text, cause", [
+    ('error: failed to run custom build command for `candle-kernels`\n  cl.exe not found in the PATH', "host-compiler-missing"),
+])
+def test_msvc_not_on_path_in_other_build_tools_words_is_the_host_compiler(text, cause):
+    assert _top(text) == (cause, "likely")
+
+
+def test_another_program_not_found_on_path_is_not_the_host_compiler():
+    assert "host-compiler-missing" not in _answers("error: mycl.exe not found in the PATH")
