@@ -248,3 +248,15 @@ def test_msvc_not_on_path_in_other_build_tools_words_is_the_host_compiler(text, 
 
 def test_another_program_not_found_on_path_is_not_the_host_compiler():
     assert "host-compiler-missing" not in _answers("error: mycl.exe not found in the PATH")
+
+
+def test_dkms_holding_an_nvidia_tree_without_its_sources_is_stale_driver_state():
+    text = ("$ sudo dkms autoinstall\nError! Could not locate dkms.conf file.\nFile: /var/lib/dkms/nvidia/470.82.01/"
+            "source/dkms.conf does not exist.")
+    assert _top(text) == ("driver-state-stale", "likely")
+    assert "470.82.01" in next(e for e in explain(text) if e.id == "driver-state-stale").fix
+
+
+def test_dkms_missing_another_modules_conf_is_not_the_drivers():
+    text = "Error! Could not locate dkms.conf file.\nFile: /var/lib/dkms/zfs/2.1.5/source/dkms.conf does not exist."
+    assert "driver-state-stale" not in _answers(text)
