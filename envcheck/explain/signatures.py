@@ -65,12 +65,17 @@ class Signature:
     defaults: Dict[str, str] = field(default_factory=dict)
     derive: Optional[Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = None
     mid_run: Optional[str] = None   # the confidence when the text shows it raised mid-run
+    cpu_run: Optional[str] = None   # the confidence when the text shows the run asked for the CPU
 
 
 # where a text shows a CUDA error surfaced in the middle of a run (torch's note on asynchronous
 # kernel errors, a frame of a model's forward/backward) and where it shows CUDA's initialisation
 MID_RUN = re.compile(r"kernel errors might be asynchronously reported|\bin (?:forward|backward)\b"
                      r"|\.backward\(|optimizer\.step\(", re.IGNORECASE)
+# where a text shows the program was asked to run on the CPU (a command line's --device cpu,
+# --cpu, --no-cuda; a device='cpu' argument): a CUDA probe that finds no GPU there is expected
+CPU_ASKED = re.compile(r"--device[= ]['\"]?cpu\b|--(?:use[-_])?cpu\b|--no[-_]cuda\b|\bdevice\s*=\s*['\"]cpu['\"]",
+                       re.IGNORECASE)
 AT_INIT = re.compile(r"_lazy_init|_cuda_init|\bcuinit\b|getdevicecount|cuda initialization|is_available"
                      r"|ctxcreate|device_count|cudasetdevice|cuda_visible_devices", re.IGNORECASE)
 
@@ -173,9 +178,26 @@ def _driver_cuda(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {"found_note": f" (the driver supports CUDA {cuda} at most)", "index_hint": index_hint(cuda)}
 
 
+def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # which framework's CPU-only build the words name (torch's by default)
+    if g.get("ort"):
+        return {"pkg": "onnxruntime (no GPU provider)",
+                "pkg_fix": "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both install the same module, "
+                           "the CPU one shadows the GPU one), built for your CUDA major."}
+    if g.get("cv2") is not None:
+        return {"pkg": "OpenCV (no CUDA modules)",
+                "pkg_fix": "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels have none), "
+                           "or the CPU path of the code."}
+    if g.get("pkg") == "dgl":
+        return {"pkg_fix": "Install DGL's CUDA build for your torch and CUDA from DGL's wheel index (the PyPI dgl is CPU-only)."}
+    if g.get("pkg") == "jaxlib":
+        return {"pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
+    return {}
+
+
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
-    "driver_cuda": _driver_cuda,
+    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build,
 }
 
 
@@ -200,5 +222,6 @@ def signatures() -> Tuple[Signature, ...]:
             wordings=[_wording(w) for w in d.get("wordings") or []],
             alternatives=list(d.get("alternatives", [])),
             supersedes=tuple(d.get("supersedes", ())), defaults=dict(d.get("defaults", {})),
-            derive=DERIVE[d["derive"]] if d.get("derive") else None, mid_run=d.get("mid_run")))
+            derive=DERIVE[d["derive"]] if d.get("derive") else None, mid_run=d.get("mid_run"),
+            cpu_run=d.get("cpu_run")))
     return tuple(out)
