@@ -65,7 +65,7 @@ MODULES = {
     "rules/__init__": RULES,
     "rules/common": RULES + ["tests/rules/test_pci_gpus.py"],
     "rules/cuda": RULES,
-    "rules/cudnn": RULES + ["tests/rules/test_facts_from_wheels.py"],
+    "rules/cudnn": RULES + ["tests/rules/test_facts_from_wheels.py", "tests/rules/test_cudnn_rules.py"],
     "rules/driver": RULES + ["tests/matrix/test_driver_minima.py"],
     "rules/driver_state": ["tests/rules/test_driver_state.py"],
     "rules/env": RULES,

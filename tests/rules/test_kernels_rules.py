@@ -98,6 +98,7 @@ def test_parse_arch_reads_plain_targets_only(arch, parsed):
     ("7.5;8.0+PTX", [((7, 5), False), ((8, 0), True)]),
     ("8.0 8.6", [((8, 0), False), ((8, 6), False)]),
     (" 8.0;;8.6\t9.0 ", [((8, 0), False), ((8, 6), False), ((9, 0), False)]),
+    (";8.0", [((8, 0), False)]), ("8.0;", [((8, 0), False)]),
     ("8.0+ptx", [((8, 0), True)]),
     ("9.0a", [((9, 0), False)]),
     ("10.0", [((10, 0), False)]),
