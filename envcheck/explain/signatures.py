@@ -173,9 +173,26 @@ def _driver_cuda(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {"found_note": f" (the driver supports CUDA {cuda} at most)", "index_hint": index_hint(cuda)}
 
 
+def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # which framework's CPU-only build the words name (torch's by default)
+    if g.get("ort"):
+        return {"pkg": "onnxruntime (no GPU provider)",
+                "pkg_fix": "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both install the same module, "
+                           "the CPU one shadows the GPU one), built for your CUDA major."}
+    if g.get("cv2") is not None:
+        return {"pkg": "OpenCV (no CUDA modules)",
+                "pkg_fix": "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels have none), "
+                           "or the CPU path of the code."}
+    if g.get("pkg") == "dgl":
+        return {"pkg_fix": "Install DGL's CUDA build for your torch and CUDA from DGL's wheel index (the PyPI dgl is CPU-only)."}
+    if g.get("pkg") == "jaxlib":
+        return {"pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
+    return {}
+
+
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
-    "driver_cuda": _driver_cuda,
+    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build,
 }
 
 

@@ -103,6 +103,24 @@ CASES = [
      "torch.distributed.DistNetworkError: Unknown error", "windows-store-socket", {}),
     ("ImportError: /env/lib/python3.9/site-packages/lltm_cpp.cpython-39-x86_64-linux-gnu.so: undefined symbol: "
      "THPVariableClass", "extension-imported-before-torch", {}),
+    # the ninth round's new causes, in their emitters' words (tests/explain/test_emitter_round9.py)
+    ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/9f0e/merged/usr/bin/"
+     "nvidia-smi: file exists: unknown", "container-image-driver-files", {}),
+    ('AssertionError: libcuda.so cannot found!\nPlease make sure GPU is set up and then run "/sbin/ldconfig" '
+     "(requires sudo) to refresh the linker cache.", "libcuda-not-in-ldcache", {}),
+    ('  File "C:\\work\\train.py", line 12, in main\nRuntimeError: Distributed package doesn\'t have NCCL built in',
+     "nccl-not-built", {}),
+    ("ptxas add_kernel.ptx, line 5; fatal   : Unsupported .version 8.6; current version is '8.2'\nptxas fatal   : "
+     "Ptx assembly aborted due to errors", "ptxas-too-old", {"ptx": "8.6", "cur": "8.2"}),
+    ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "host-compiler-missing", {}),
+    ("triton_launcher.c:2:10: fatal error: Python.h: No such file or directory", "python-headers-missing", {}),
+    ("  Getting requirements to build wheel ... error\n  ModuleNotFoundError: No module named 'torch'",
+     "build-isolation-no-torch", {}),
+    ("ERROR: No matching distribution found for torch==1.8.1+cu111", "no-wheel-for-platform", {"pkg": "torch==1.8.1+cu111"}),
+    ("torch.distributed.DistStoreError: use_libuv was requested but PyTorch was build without libuv support",
+     "store-libuv-missing", {}),
+    ('RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED on 2 GPU A100-SXM4-40GB-MIG-1g.5gb',
+     "mig-one-device-per-process", {}),
 ]
 
 

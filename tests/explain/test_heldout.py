@@ -5,7 +5,8 @@ share of positives whose first environment cause is the one the thread confirmed
 confidence exact or likely. Prints every miss; holds the figures docs/doctor.md gives.
 
 heldout.yaml   round 1 (63 texts): 72.5 % scored once before any change for them, then 90.2 %
-               after the changes that scoring prompted (no longer out-of-sample).
+               after the changes that scoring prompted (no longer out-of-sample); 47/51 after the
+               ninth round relabelled one `other:` cause that got an id (ptxas-too-old).
 heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once before any change
                for them, and 5 of 29 negatives answered with a confident environment cause;
                34/49 = 69.4 % and 2 of 29 after the general changes that scoring prompted (no
@@ -15,7 +16,8 @@ heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once befo
 heldout3.yaml  round 3 (61 texts, 40 positives, 21 negatives), collected after those changes:
                23/40 = 57.5 % scored once before any change for them, and 0 of 21 negatives
                answered with a confident environment cause (7 positives have no id: 33/40 at most);
-               28/40 = 70.0 % after the general changes that scoring prompted (in-sample).
+               28/40 = 70.0 % after the general changes that scoring prompted (in-sample);
+               29/40 after the ninth round relabelled one `other:` cause that got an id.
 heldout4.yaml  round 4 (75 texts, 50 positives, 25 negatives), collected while the catalogue was
                rebuilt from the emitters and not scored by its collector; scored once, after
                that catalogue work merged (e82f0fd): 40/50 = 80.0 % recall, 0 of 25 negatives
@@ -43,7 +45,8 @@ heldout6.yaml  round 6 (87 texts, 65 positives, 22 negatives), collected after h
                matched without their final period), torchvision's own checks of its ops, nvcc
                refusing an arch a GPU has, NVML's permission error, nvidia-smi missing or unable
                to reach the driver, torch's headers refusing the C++ dialect, numba's unknown
-               cuInit code, NCCL's own version check, a std:: symbol undefined.
+               cuInit code, NCCL's own version check, a std:: symbol undefined. 59/65 after the
+               ninth round relabelled one `other:` cause that got an id (mig-one-device-per-process).
 heldout7.yaml  round 7 (86 texts, 64 positives, 22 negatives; collected after heldout6 was scored,
                by the same rules; not run through `explain` by its collector, while heldout6's
                classes were added by someone who never read it); scored once after they merged
@@ -57,8 +60,19 @@ heldout7.yaml  round 7 (86 texts, 64 positives, 22 negatives; collected after he
                diagnosis, torch's or JAX's CUDA libraries of another release, ld missing a
                cudart symbol libtorch_cuda needs, CPython's Windows DLL load failure, nvcc's
                front end on a newer gcc's intrinsics; tests/explain/test_emitter_round7.py).
-heldout8.yaml  round 8 (68 texts, 47 positives, 21 negatives; collected after heldout7 was scored,
-               by the same rules; not run through `explain` by its collector); unscored.
+               58/64 after the ninth round (families of emitters read from their sources,
+               tests/explain/test_emitter_round9.py; two `other:` causes got an id and were
+               relabelled, was: in the file), in-sample.
+heldout8.yaml  round 8 (86 texts, 65 positives, 21 negatives; collected after heldout7 was scored,
+               by the same rules; not run through `explain` by its collector): scored once at
+               0917e07, after the ninth round merged, at 33/65 = 50.8 % with 2 of 21 negatives
+               answered with a confident cause (out-of-sample). 4 misses are `other:` labels
+               whose cause got an id in the ninth round, after collection, and that explain now
+               names (python-headers-missing, host-compiler-missing); they count as misses.
+heldout9.yaml  round 9 (91 texts, 67 positives, 24 negatives; collected after heldout8 was
+               collected, by the same rules; not run through `explain` by its collector): scored
+               once with heldout8, at 38/67 = 56.7 % with 2 of 24 negatives confident
+               (out-of-sample; 1 more `other:` named by a ninth-round id, no-wheel-for-platform).
 """
 from __future__ import annotations
 
@@ -74,10 +88,12 @@ from envcheck.explain.signatures import signatures
 HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout"
 # corpus: (the recall it holds, how many negatives may get a confident environment cause)
 BARS = {
-    "heldout.yaml": (0.90, 0),
+    # 46/51 (0.90); 47/51 after the ninth round relabelled an `other:` cause that got an id (was:)
+    "heldout.yaml": (47 / 51, 0),
     "heldout2.yaml": (39 / 49, 0),
-    # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted
-    "heldout3.yaml": (28 / 40, 0),
+    # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted, 29/40
+    # after the ninth round's relabelling of an `other:` cause that got an id (was: in the file)
+    "heldout3.yaml": (29 / 40, 0),
     # scored once at 40/50 after the catalogue was rebuilt from the emitters (out-of-sample); held
     # at the in-sample 46/50 reached after the general changes its misses prompted
     "heldout4.yaml": (46 / 50, 0),
@@ -86,15 +102,25 @@ BARS = {
     "heldout5.yaml": (45 / 46, 0),
     # scored once at 42/65 (out-of-sample) at 9d85a87, after heldout5's classes merged; held at
     # the in-sample 58/65 reached after the general classes its misses prompted
-    "heldout6.yaml": (58 / 65, 0),
+    # 59/65 after the ninth round relabelled an `other:` cause that got an id (was: in the file)
+    "heldout6.yaml": (59 / 65, 0),
     # scored once at 41/64 with 4 negatives answered with a confident cause (out-of-sample) at
     # 9bf9739, after heldout6's classes merged; held at the in-sample 55/64 and no negative
-    # confident reached after the general changes it prompted (the round had been read)
-    "heldout7.yaml": (55 / 64, 0),
+    # confident reached after the general changes it prompted (the round had been read); 58/64
+    # after the ninth round's emitter families (CUDA 802 by number) and two `other:` causes that
+    # got an id (relabelled, was: in the file)
+    "heldout7.yaml": (58 / 64, 0),
+    # scored once at 33/65 with 2 negatives answered with a confident cause (out-of-sample) at
+    # 0917e07, after the ninth round's emitter families merged; held at that figure until the
+    # changes its misses prompt
+    "heldout8.yaml": (33 / 65, 2),
+    # scored once at 38/67 with 2 negatives answered with a confident cause (out-of-sample) at
+    # 0917e07, with heldout8, by the same explain
+    "heldout9.yaml": (38 / 67, 2),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout8.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -133,7 +159,7 @@ def test_the_second_round_is_new_to_the_first():
 
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
-          "heldout6.yaml", "heldout7.yaml", "heldout8.yaml"]
+          "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])

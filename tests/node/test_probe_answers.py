@@ -12,18 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from tests.node.probe_helpers import FIXTURES, PROBE, REAL_DRIVER, plant_toolkit, write_script
+from tests.node.probe_helpers import FIXTURES, PROBE, REAL_DRIVER, load_probe, plant_toolkit, write_script
 
 pytestmark = pytest.mark.skipif(not shutil.which("gcc"), reason="no gcc to build a program with")
 
 
 def elf_nvcc(path: Path, release: str) -> Path:
     """An ELF `nvcc` printing the real `nvcc -V` text of 12.1 with `release` in its place."""
-    text = (FIXTURES / "nvcc" / "nvcc-12.1.txt").read_text().replace("12.1", release)
+    return elf_printing(path, (FIXTURES / "nvcc" / "nvcc-12.1.txt").read_text().replace("12.1", release))
+
+
+def elf_printing(path: Path, text: str) -> Path:
+    """An ELF program at `path` that prints `text`, whatever its arguments."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    src = path.parent / f"nvcc-{release}.c"
+    src = path.parent / f"{path.name}.c"
     src.write_text('#include <stdio.h>\nint main(void) { fputs(%s, stdout); return 0; }\n' % json.dumps(text))
-    out = path.parent / f".nvcc-{release}"
+    out = path.parent / f".{path.name}.new"
     subprocess.run(["gcc", "-O0", "-o", str(out), str(src)], check=True, timeout=120)
     os.replace(out, path)
     return path
@@ -121,7 +125,10 @@ def test_nvidia_smis_failure_is_kept_for_its_file_and_asked_again_when_it_change
     asked = driver(ENVCHECK_PROBE_CACHE="off")
     assert asked["state"] == "module-not-loaded" and "NVIDIA-SMI has failed" in asked["raw"]
     assert driver() == asked and len(answers_for(tmp_path, smi)) == 1
+    store_file = tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json"
+    written = store_file.stat().st_ino
     assert driver() == asked   # from what was kept
+    assert store_file.stat().st_ino == written   # and nothing new: the store is not written again
     [key] = answers_for(tmp_path, smi)
     store = kept(tmp_path)
     store[key][1] = store[key][1].replace("NVIDIA-SMI has failed", "KEPT: NVIDIA-SMI has failed")
@@ -129,3 +136,92 @@ def test_nvidia_smis_failure_is_kept_for_its_file_and_asked_again_when_it_change
     assert driver()["raw"].startswith("KEPT: ")
     os.utime(smi)   # touched (an upgrade, a reinstall): asked again
     assert driver() == asked
+
+
+def nvml_driver(tmp_path: Path, **env: str) -> dict:
+    """The driver section as a node's system python3 reads it: through ctypes (no pynvml)."""
+    no_pynvml = tmp_path / "no-pynvml"
+    no_pynvml.mkdir(exist_ok=True)
+    (no_pynvml / "pynvml.py").write_text("raise ImportError('not installed on this node')\n")
+    full = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "PYTHONPATH": str(no_pynvml)}
+    full.update(env)
+    proc = subprocess.run([sys.executable, "-", "--only", "gpus"], input=PROBE.read_bytes(), env=full,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout)["driver"]
+
+
+@pytest.mark.skipif(REAL_DRIVER or not SMI, reason="needs the packaged NVIDIA userspace without a loaded driver "
+                                                   "(tests/nvidia_userspace.sh)")
+def test_nvmls_failure_to_start_is_kept_for_its_library_and_asked_again_when_it_changes(tmp_path):
+    packaged = (nvml_driver(tmp_path, ENVCHECK_PROBE_CACHE="off").get("userspace") or {}).get("library")
+    if not packaged:
+        pytest.skip("the packaged libnvidia-ml.so.1 does not load here")
+    lib = tmp_path / "lib" / os.path.basename(packaged)   # the real library, where the test may touch it
+    lib.parent.mkdir()
+    shutil.copy2(packaged, lib)
+    (lib.parent / "libnvidia-ml.so.1").symlink_to(lib.name)
+    env = {"LD_LIBRARY_PATH": str(lib.parent)}
+    asked = nvml_driver(tmp_path, ENVCHECK_PROBE_CACHE="off", **env)
+    assert asked["userspace"]["library"] == str(lib)
+    assert asked["nvml_error"] == {"code": 9, "text": "Driver Not Loaded"}
+    assert nvml_driver(tmp_path, **env) == asked
+    [key] = [k for k in kept(tmp_path) if json.loads(k)[0] == "nvmlInit"]
+    assert json.loads(key)[1][0][0] == str(lib)
+    assert nvml_driver(tmp_path, **env) == asked   # from what was kept
+    store = kept(tmp_path)
+    store[key][2] = "nvmlInit_v2: KEPT Driver Not Loaded"
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert nvml_driver(tmp_path, **env)["nvml_error"]["text"] == "KEPT Driver Not Loaded"   # NVML not asked
+    os.utime(lib)   # touched (an upgrade, a reinstall): asked again
+    assert nvml_driver(tmp_path, **env) == asked
+
+
+def test_only_failures_the_library_and_the_module_decide_are_kept():
+    probe = load_probe()
+    key = lambda module, listed, modprobe: json.dumps(["nvmlInit", [], module, listed, modprobe, None, None])  # noqa: E731
+    assert probe.nvml_failure_keepable(key(None, False, False), probe.NVML_DRIVER_NOT_LOADED)
+    # a module the kernel lists, or one nvidia-modprobe may load at the next run: asked each time
+    assert not probe.nvml_failure_keepable(key(None, True, False), probe.NVML_DRIVER_NOT_LOADED)
+    assert not probe.nvml_failure_keepable(key(None, False, True), probe.NVML_DRIVER_NOT_LOADED)
+    assert not probe.nvml_failure_keepable(key("535.104.05", True, False), probe.NVML_DRIVER_NOT_LOADED)
+    # a mismatch is the library against the loaded module's version, both in the key
+    assert probe.nvml_failure_keepable(key("550.127.05", True, False), probe.NVML_LIB_RM_VERSION_MISMATCH)
+    assert not probe.nvml_failure_keepable(key(None, False, False), probe.NVML_LIB_RM_VERSION_MISMATCH)
+    assert not probe.nvml_failure_keepable(key("550.127.05", True, False), 999)   # NVML_ERROR_UNKNOWN
+
+
+@pytest.mark.skipif(not os.path.exists("/etc/ld.so.cache"), reason="no loader cache here")
+def test_ldconfigs_lines_of_the_wanted_libraries_are_kept_with_the_loader_cache_in_the_key(tmp_path):
+    """The libcuda.so.1 the cache lists leads cuda-compat (and must survive the filter of the
+    lines the probe parses); `ldconfig -p` is asked once for the same program and cache file."""
+    compat = tmp_path / "usr-local" / "cuda-12.4" / "compat"
+    compat.mkdir(parents=True)
+    (compat / "libcuda.so.550.54.15").write_bytes(b"\x7fELF")
+    (compat / "libcuda.so.1").symlink_to("libcuda.so.550.54.15")
+    listing = (FIXTURES / "misc" / "ldconfig-p.txt").read_text().replace(
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1", str(compat / "libcuda.so.1"))
+    ldconfig = elf_printing(tmp_path / "bin" / "ldconfig", listing)
+
+    def compat_found(**env):
+        full = {"PATH": os.pathsep.join([str(ldconfig.parent), "/usr/bin", "/bin"]), "HOME": str(tmp_path / "home"),
+                "LD_LIBRARY_PATH": ""}
+        full.update(env)
+        proc = subprocess.run([sys.executable, "-", "--only", "cuda_compat"], input=PROBE.read_bytes(), env=full,
+                              capture_output=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr.decode()
+        found = json.loads(proc.stdout)["cuda_compat"]
+        return found["version"], found["via"]
+    assert compat_found(ENVCHECK_PROBE_CACHE="off") == ("550.54.15", "ldconfig")
+    assert compat_found() == ("550.54.15", "ldconfig")
+    [key] = answers_for(tmp_path, ldconfig)
+    assert [i[0] for i in json.loads(key)[1]] == [str(ldconfig), "/etc/ld.so.cache"]
+    kept_lines = kept(tmp_path)[key][1].splitlines()   # the lines of the libraries read, no other
+    assert any("libcuda.so.1" in line for line in kept_lines) and any("libcudnn.so.7" in line for line in kept_lines)
+    assert not [line for line in kept_lines if "libz" in line or "libc.so" in line or "found in cache" in line]
+    store = kept(tmp_path)
+    store[key][1] = store[key][1].replace(str(compat), "/nowhere/cuda-12.4/compat")
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert compat_found() == (None, None)   # what was kept is what the probe read
+    os.utime(ldconfig)   # touched: asked again
+    assert compat_found() == ("550.54.15", "ldconfig")

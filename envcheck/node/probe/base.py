@@ -4,11 +4,13 @@
 Read-only. It installs nothing and sends nothing anywhere, and writes nothing but its own
 cache in ~/.cache/envcheck: its compiled code (kept by the loader envcheck ships in front of it,
 envcheck/node/probe_loader.py) and the answers of nvcc -V and gcc -dumpversion per program file
-(part kept); ENVCHECK_PROBE_CACHE=off: none. It reads files, asks
+and ldconfig -p, NVML's failure to start (part kept); ENVCHECK_PROBE_CACHE=off: none. It reads
+files, asks the kernel's rtnetlink for the IPv4 addresses, asks
 the driver's NVML library (libnvidia-ml.so.1, through pynvml or ctypes, in a thread given up after
 the timeout) and runs a few read-only commands, each with a timeout: nvidia-smi (only when NVML
 did not answer), nvcc -V, ldconfig -p, gcc -dumpversion (and that of the compiler nvcc runs),
-ip -o -4 addr, and dpkg-query for a distribution-packaged CUDA toolkit. It loads
+ip -o -4 addr (only where rtnetlink does not answer), and dpkg-query for a
+distribution-packaged CUDA toolkit. It loads
 libnvidia-ml.so.1 even without a kernel module, to tell which driver userspace is installed.
 With --deep it also imports torch in a child process (so a crash or hang there cannot lose the
 rest) and runs a tiny tensor op on every GPU.

@@ -4,7 +4,6 @@
 # the imports from other parts are dropped: each part still reads, and runs, on its own.
 
 import os
-import re
 import sys
 from base import section
 from ldconfig import ldconfig_argv, ldconfig_libs, lib_version
@@ -15,7 +14,7 @@ from run import ls
 # It runs that CUDA on an older driver branch of a data-center GPU only when the loader takes
 # its libcuda.so.1 before the driver's own (LD_LIBRARY_PATH, or the ldconfig cache).
 COMPAT_ROOTS = ("/usr/local",)
-LIBCUDA = re.compile(r"^libcuda\.so\.\d+\.\d+(?:\.\d+)?$")
+LIBCUDA = r"^libcuda\.so\.\d+\.\d+(?:\.\d+)?$"   # compiled where a compat directory is there
 
 
 @section("cuda_compat", starts=ldconfig_argv)

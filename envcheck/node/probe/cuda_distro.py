@@ -4,7 +4,7 @@
 # the imports from other parts are dropped: each part still reads, and runs, on its own.
 
 import os
-from run import ls, read, run, which
+from run import ls, run, which
 
 
 # A packaged toolkit is spread over the system's own directories, not one tree: nvcc in /usr/bin
@@ -42,9 +42,9 @@ def distro_package(name):
     if not dq:
         return None
     pending = ls(DPKG_UPDATES, r"^\d+$")
-    text = None if pending or os.environ.get("DPKG_ADMINDIR") else read(DPKG_STATUS, 1 << 30)
-    if text is not None:
-        status, version = dpkg_status_fields(text, name)
+    data = None if pending or os.environ.get("DPKG_ADMINDIR") else read_bytes(DPKG_STATUS)
+    if data is not None:
+        status, version = dpkg_status_fields(data, name)
     else:
         res = run([dq, "-W", "-f=${Status}|${Version}", name])
         if not res or res[0] != 0:
@@ -53,17 +53,24 @@ def distro_package(name):
     return version.strip() or None if (status or "").strip() == "install ok installed" else None
 
 
-def dpkg_status_fields(text, name):
-    """(Status, Version) of package `name` in dpkg's status file, (None, None) when it has no
-    paragraph there."""
-    at = text.find("Package: %s\n" % name)
-    while at > 0 and text[at - 1] != "\n":  # only at the start of a line
-        at = text.find("Package: %s\n" % name, at + 1)
+def read_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def dpkg_status_fields(data, name):
+    """(Status, Version) of package `name` in dpkg's status file (its bytes), (None, None) when
+    it has no paragraph there. Only that paragraph is decoded: all of a status file, ~1 ms of CPU."""
+    data = b"\n" + data
+    at = data.find(("\nPackage: %s\n" % name).encode("utf-8"))  # only at the start of a line
     if at < 0:
         return None, None
-    end = text.find("\n\n", at)
+    end = data.find(b"\n\n", at + 1)
     fields = {}
-    for line in text[at:end if end >= 0 else len(text)].splitlines():
+    for line in data[at + 1:end if end >= 0 else len(data)].decode("utf-8", "replace").splitlines():
         key, sep, value = line.partition(": ")
         if sep and key in ("Status", "Version") and key not in fields:
             fields[key] = value

@@ -5,11 +5,11 @@
 
 import re
 from base import ERRORS, SECTIONS, Settings, first_number, safely, section
-from kept import failure_key, keep_answer, known_answer
-from nvml import NvmlCtypes
+from kept import (NVML_DRIVER_NOT_LOADED, NVML_LIB_RM_VERSION_MISMATCH, failure_key, keep_answer, known_answer,
+                  nvml_failure_keepable, nvml_failure_key)
+from nvml import NvmlCtypes, NvmlFailure
 from run import STARTED, kill, prestart, read, run, which
-from userspace import (NVML_DRIVER_NOT_LOADED, NVML_LIB_RM_VERSION_MISMATCH, collect_userspace, driver_state,
-                       nvml_error, parse_smi_failure)
+from userspace import collect_userspace, driver_state, nvml_error, parse_smi_failure
 
 
 SMI_FIELDS = ["driver_version", "name", "compute_cap", "memory.total", "uuid", "pci.bus_id"]
@@ -22,6 +22,9 @@ def collect_driver(facts=None):
     proc_text = read("/proc/driver/nvidia/version")
     if proc_text:
         driver["kernel_module"] = parse_proc_driver_version(proc_text)
+    # the installed userspace answers even without a kernel module: which version it is tells
+    # "module not loaded" and "version mismatch" apart from "no driver"
+    userspace = safely("userspace", collect_userspace)
     try:
         import pynvml
         driver["version"], driver["cuda"], gpus = nvml_facts(pynvml)
@@ -29,7 +32,7 @@ def collect_driver(facts=None):
     except ImportError:
         why.append("nvidia-ml-py (pynvml) not installed")
         try:  # the same library pynvml would load, read directly: spares nvidia-smi's start-up
-            driver["version"], driver["cuda"], gpus = in_thread(lambda: nvml_facts(NvmlCtypes()))
+            driver["version"], driver["cuda"], gpus = nvml_ctypes(userspace, driver.get("kernel_module"))
             driver["source"] = "nvml-ctypes"
         except Exception as e:
             why.append("NVML via ctypes: %s" % (str(e) or type(e).__name__))
@@ -37,9 +40,7 @@ def collect_driver(facts=None):
     except Exception as e:  # NVMLError_LibraryNotFound, DriverNotLoaded, version mismatch ...
         why.append("NVML: %s" % (str(e) or type(e).__name__))
         driver["nvml_error"] = nvml_error(e)
-    # the installed userspace answers even without a kernel module: which version it is tells
-    # "module not loaded" and "version mismatch" apart from "no driver"
-    driver["userspace"] = safely("userspace", collect_userspace)
+    driver["userspace"] = userspace
     smi = None
     if driver["source"] is None:
         smi = which("nvidia-smi", ["/usr/bin", "/usr/local/bin"])
@@ -101,6 +102,22 @@ def nvml_facts(nv):
             nv.nvmlShutdown()
         except Exception:
             pass
+
+
+def nvml_ctypes(userspace, kernel_module):
+    """nvml_facts through ctypes, in a thread. Where NVML failed to start before with this very
+    library and the kernel module as it is now (not loaded, none loadable; or a version mismatch),
+    that failure again without asking (part kept): its nvmlInit costs ~9 ms before it fails."""
+    key = nvml_failure_key((userspace or {}).get("library"), kernel_module)
+    kept = known_answer(key, failed=True)
+    if kept:
+        raise NvmlFailure(kept[0], kept[2])
+    try:
+        return in_thread(lambda: nvml_facts(NvmlCtypes()))
+    except NvmlFailure as e:
+        if str(e).startswith("nvmlInit_v2: ") and nvml_failure_keepable(key, e.code):
+            keep_answer(key, (e.code, "", str(e)), failed=True)
+        raise
 
 
 def in_thread(fn):

@@ -27,8 +27,12 @@ def installed_gccs(limit=8):
     """[{"path", "version"}] for the gcc-N on PATH (and in /usr/bin): a fix can then name a gcc
     that is already there instead of asking to install one."""
     dirs = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d] + ["/usr/bin"]
-    found, seen = [], set()
+    found, seen, listed = [], set(), set()
     for d in dirs:
+        real = os.path.realpath(d)
+        if real in listed:  # /bin is /usr/bin on a merged /usr: a name there is seen already
+            continue
+        listed.add(real)
         for path in ls(d, r"^gcc-[0-9]+$"):
             name = os.path.basename(path)
             if name in seen or not os.access(path, os.X_OK):

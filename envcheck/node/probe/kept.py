@@ -4,8 +4,10 @@
 # the imports from other parts are dropped: each part still reads, and runs, on its own.
 
 # `nvcc -V` and `gcc -dumpfullversion -dumpversion` print what was built into the program: the
-# same file gives the same answer. Each run costs a node a process (nvcc through Debian's wrapper
-# two; gcc once per gcc-N installed): ~10 ms of the probe's CPU (bench/probe_cpu.py). So a
+# same file gives the same answer; `ldconfig -p` prints the loader's cache, /etc/ld.so.cache:
+# the same two files, the same lines (only those of WANTED_LIBS are kept). Each run costs a node
+# a process (nvcc through Debian's wrapper two; gcc once per gcc-N installed; ldconfig ~2 ms):
+# ~12 ms of the probe's CPU (bench/probe_cpu.py). So a
 # successful answer is kept in the directory the probe's loader keeps its code in
 # ($XDG_CACHE_HOME/envcheck, else ~/.cache/envcheck; the user's own, mode 0700), keyed by the
 # command line and the identity of every file that decides it (device, inode, size, mtime and
@@ -15,7 +17,9 @@
 # script (Debian's gcc wrapper picks a compiler at each run), nor ccache or distcc (they ask the
 # compiler behind them). And nvidia-smi's failure where NVML failed to start in the same run
 # (failure_key: ~16 ms a probe on a node whose driver is down, which Slurm's health check probes
-# every few minutes). ENVCHECK_PROBE_CACHE=off: nothing is kept or read.
+# every few minutes), and NVML's own failure to start, for the same library file and the same
+# state of the kernel module (nvml_failure_key: ~9 ms). ENVCHECK_PROBE_CACHE=off: nothing is
+# kept or read.
 
 import json
 import os
@@ -23,9 +27,16 @@ import re
 
 ANSWERS_FILE = "answers-1.json"
 ANSWERS_KEPT = 64
-# the version queries whose answer is the program's own, and the programs that give it themselves
+# the queries whose answer is the program's own, and the programs that give it themselves
 STABLE = {("-V",): re.compile(r"^nvcc$"),
-          ("-dumpfullversion", "-dumpversion"): re.compile(r"^(?:[\w.]+-)*g?cc(?:-\d+(?:\.\d+)*)?$")}
+          ("-dumpfullversion", "-dumpversion"): re.compile(r"^(?:[\w.]+-)*g?cc(?:-\d+(?:\.\d+)*)?$"),
+          ("-p",): re.compile(r"^ldconfig$")}
+# the files besides the program that decide its answer: `ldconfig -p` prints the loader's cache
+STABLE_INPUTS = {("-p",): ("/etc/ld.so.cache",)}
+# the libraries the probe looks up in `ldconfig -p` (part ldconfig: cuDNN, NCCL, the libcuda
+# cuda-compat follows): only their lines are parsed, and kept, not the thousands of others
+WANTED_LIBS = ("libcudnn", "libnccl", "libcuda.so")
+STABLE_LINES = {("-p",): WANTED_LIBS}
 EXEC_WRAPPER = re.compile(r'^exec\s+(/\S+)\s+"\$@"$')
 ANSWERS = {"path": None, "known": None, "new": False}
 
@@ -87,10 +98,18 @@ def stable_key(argv):
     if not files or not name.match(os.path.basename(files[-1])):
         return None
     try:
-        ids = [identity(f) for f in files]
+        ids = [identity(f) for f in files + list(STABLE_INPUTS.get(tuple(argv[1:]), ()))]
     except OSError:
         return None
     return json.dumps([list(argv), ids, os.environ.get("LD_PRELOAD"), os.environ.get("LD_LIBRARY_PATH")])
+
+
+def kept_part(argv, res):
+    """What of argv's answer is kept: the lines its readers look at (STABLE_LINES), or all of it."""
+    lines = STABLE_LINES.get(tuple(argv[1:]))
+    if not lines or not res:
+        return res
+    return res[0], "".join(l + "\n" for l in res[1].splitlines() if any(w in l for w in lines)), res[2]
 
 
 def failure_key(argv, driver):
@@ -111,6 +130,45 @@ def failure_key(argv, driver):
         return None
     return json.dumps([list(argv), ids, driver.get("nvml_error"), driver.get("kernel_module"),
                        os.environ.get("LD_PRELOAD"), os.environ.get("LD_LIBRARY_PATH")])
+
+
+# what NVML runs to load a missing kernel module (setuid, a path fixed in the library): where it
+# is there, a failure to start NVML may end at the next run without any file here changing
+NVIDIA_MODPROBE = "/usr/bin/nvidia-modprobe"
+NVML_DRIVER_NOT_LOADED = 9          # nvmlReturn_t codes
+NVML_LIB_RM_VERSION_MISMATCH = 18
+
+
+def nvml_failure_key(library, kernel_module):
+    """The key of NVML's own failure to start (nvmlInit) with the library file `library` (the
+    one the loader opened) and the kernel module in the state this run sees: nvmlInit answers
+    from the library and the module alone, and costs ~9 ms of CPU before it fails (it sets up
+    its state first). The module's state is in the key: its version (/proc/driver/nvidia/version),
+    whether the kernel lists it, whether nvidia-modprobe could load it. None when nothing may be
+    kept (no cache, no library)."""
+    if not library or answers_dir() is None:
+        return None
+    try:
+        ids = [identity(library)]
+    except OSError:
+        return None
+    return json.dumps(["nvmlInit", ids, kernel_module, os.path.exists("/sys/module/nvidia"),
+                       os.path.lexists(NVIDIA_MODPROBE), os.environ.get("LD_PRELOAD"),
+                       os.environ.get("LD_LIBRARY_PATH")])
+
+
+def nvml_failure_keepable(key, code):
+    """Whether NVML's failure `code` under `key` is decided by what the key holds: "driver not
+    loaded" where no module is loaded and none can be loaded by NVML itself; a version mismatch
+    against a loaded module's version. Nothing else (a module loaded but its device files
+    missing, a busy GPU, a timeout) is kept."""
+    try:
+        _, _, module, listed, modprobe = json.loads(key)[:5]
+    except (TypeError, ValueError):
+        return False
+    if code == NVML_DRIVER_NOT_LOADED:
+        return module is None and not listed and not modprobe
+    return code == NVML_LIB_RM_VERSION_MISMATCH and bool(module)
 
 
 def known_answers():
@@ -141,6 +199,8 @@ def known_answer(key, failed=False):
 def keep_answer(key, res, failed=False):
     if key and res and (res[0] != 0) == failed:
         known = known_answers()
+        if known.get(key) == list(res):  # read back from the store: nothing new to write
+            return
         known.pop(key, None)
         known[key] = list(res)
         ANSWERS["new"] = True

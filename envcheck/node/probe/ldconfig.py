@@ -6,13 +6,11 @@
 import os
 import re
 from base import safely
+from kept import WANTED_LIBS
 from run import run, which
 
 
-_LIBS = []   # the one `ldconfig -p` of a run, parsed
-# the libraries the parts look up in it (cuDNN, NCCL): only their lines are parsed, not the
-# thousands of others a node's cache lists
-WANTED_LIBS = ("libcudnn", "libnccl")
+_LIBS = []   # the one `ldconfig -p` of a run, parsed (only the lines of WANTED_LIBS: part kept's)
 
 
 def ldconfig_argv():

@@ -6,6 +6,7 @@
 
 import os
 import re
+from kept import NVML_DRIVER_NOT_LOADED, NVML_LIB_RM_VERSION_MISMATCH
 from ldconfig import lib_version
 from run import read
 
@@ -16,8 +17,8 @@ from run import read
 #   no-userspace       no libnvidia-ml, no nvidia-smi, no kernel module: a CPU machine, or no driver
 #   module-only        a kernel module is loaded but no userspace answered (a container without it)
 #   unknown            something else failed (NVML hung, an error we do not know)
-NVML_DRIVER_NOT_LOADED = 9
-NVML_LIB_RM_VERSION_MISMATCH = 18
+# (NVML's codes for the two failures to start, NVML_DRIVER_NOT_LOADED and
+# NVML_LIB_RM_VERSION_MISMATCH, are part kept's: it keeps them)
 
 
 def parse_nvml_version(text):
