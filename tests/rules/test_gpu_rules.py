@@ -17,6 +17,7 @@ from envcheck.rules import gpu
 from envcheck.rules.common import src
 from envcheck.versions import cu_tag_to_version
 from tests.conftest import REPO
+from tests.rules.test_rules import probe_facts
 
 NO_KERNEL = "'CUDA error: no kernel image is available for execution on the device'"
 
@@ -200,6 +201,7 @@ def test_a_build_without_the_gpus_cubin_or_ptx_is_an_error_with_the_builds_that_
         "pip install torch==1.8.0+cu111 torchvision==0.9.0+cu111 -f https://download.pytorch.org/whl/torch_stable.html",
         var["arch_source"])
     assert var["arch"] == ["sm_37", "sm_50", "sm_60", "sm_70"]
+    assert e.remedies[0].fix == e.fix
     why = "A100 (sm_80) needs a torch build with its kernels"
     assert remedies(e) == [
         ("install torch 1.8.0+cu111", (("torch", "1.8.0+cu111"), ("torchvision", "0.9.0+cu111")), why),
@@ -369,6 +371,7 @@ def test_a_board_with_several_lower_chips_names_them_by_capability_then_chip(m):
     data = copy.deepcopy(m.data)
     data["gpus"].append({"cc": "3.5", "names": ["Test Board 740"], "source": "x",
                          "chips": ["GK208", "GK107", "GK104", "GF106", "GK107"]})
+    data["gpus"].append({"cc": "8.9", "names": ["Test Board 40"], "source": "x", "chips": ["AD102", "GA102", "TU102"]})
     m2 = Matrix(data, m.path)
     for _ in range(3):
         assert gpu._name_of_several(m2, "Test Board 740", (3, 5)) == [Finding(
@@ -377,6 +380,9 @@ def test_a_board_with_several_lower_chips_names_them_by_capability_then_chip(m):
             "with GF106 (sm_21), GK104 (sm_30), GK107 (sm_30) run fewer builds.",
             "give the compute capability nvidia-smi --query-gpu=compute_cap prints (--gpu X.Y)",
             "https://github.com/pciutils/pciids/blob/c1c12547d626ebf05fd0223144ad87fab5e95d06/pci.ids")]
+    # by capability, not by chip name (TU102 sorts after GA102 by name)
+    (note,) = gpu._name_of_several(m2, "Test Board 40", (8, 9))
+    assert "boards with TU102 (sm_75), GA102 (sm_86) run fewer builds." in note.message
 
 
 @pytest.mark.parametrize("name,cc,more,named", [
@@ -399,10 +405,19 @@ def test_the_builds_are_remembered_per_question_and_computed_alike_when_they_can
     h100 = gpu._builds(fresh, (9, 0), "1.8.0", "450.80.02", "3.8", "1.8.0")   # no 1.8.0 build has sm_90
     assert a100[0][:2] == ("1.8.0", "cu111") and h100 and not [v for v, _, _ in h100 if v == "1.8.0"]
     assert gpu._builds(fresh, (8, 0), "1.8.0", "450.80.02", "3.8", "1.8.0") == a100
-    # a key the memo cannot hold (a list) is computed each time, to the same answer
+    # a key the memo cannot hold (a list) is computed each time, to the same answer: every
+    # argument counts (Python 3.9 ranks, 2.7.0 installed forces the reinstall, CUDA >= 12.6 filters,
+    # driver 470 runs no CUDA 12 build)
     assert gpu._builds(fresh, [8, 0], "1.8.0", "450.80.02", "3.8", "1.8.0") == a100
-    assert gpu._builds(fresh, [8, 0], "1.8.0", "450.80.02", "3.8", "1.8.0", "11.1") == \
-        gpu._builds(fresh, (8, 0), "1.8.0", "450.80.02", "3.8", "1.8.0", "11.1")
+    for args, counts in [(("2.7.0", "525.60.13", "3.9", "2.7.0", "12.6"), (0, 2, 3, 4)),
+                         (("2.7.0", "470.57.02", "3.9", "2.7.0", "11.8"), (1,))]:
+        memo = gpu._builds(fresh, (8, 0), *args)
+        assert gpu._builds(fresh, [8, 0], *args) == memo
+        for i in counts:     # and without that one, the answer is another
+            assert gpu._find_builds(fresh, (8, 0), *args[:i], None, *args[i + 1:]) != memo, args[i]
+    assert gpu._builds(fresh, (8, 0), "2.7.0", "525.60.13", "3.9", "2.7.0", "12.6")[0] == (
+        "2.7.0", "cu128", "pip install --force-reinstall torch==2.7.0 torchvision==0.22.0 "
+                          "--index-url https://download.pytorch.org/whl/cu128")
 
 
 def test_before_cuda_11_a_build_runs_only_from_its_own_release_minimum(m):
@@ -414,9 +429,88 @@ def test_before_cuda_11_a_build_runs_only_from_its_own_release_minimum(m):
     assert [(v, t) for v, t, _ in gpu._builds(m, (7, 0), "1.5.0", "440.33")][:3] == [
         ("1.5.0", "cu102"), ("1.5.0", "cu101"), ("1.5.0", "cu92")]
     assert not [text for _, _, text in gpu._builds(m, (7, 0), "1.5.0", "418.39") if "needs driver" in text]
+    # a driver that runs none of them: each says the minimum of its own CUDA (10.x: the release's)
+    assert [text.rpartition(" (")[2] for _, _, text in gpu._builds(m, (7, 0), "1.5.0", "300.0")] == [
+        "needs driver >= 440.33)", "needs driver >= 418.39)", "needs driver >= 396.26)", "needs driver >= 525)"]
 
 
 def test_a_torch_release_the_matrix_lacks_offers_the_newest_pypi_builds(m):
     # CUDA 13 left Volta: the newest PyPI builds with sm_70 are CUDA 12.8 ones
     found = gpu._builds(m, (7, 0), "9.9.9", None)
     assert found and found[0][1] == "cu128" and all(v != "9.9.9" for v, _, _ in found)
+
+
+def test_the_toolkits_offered_are_each_the_newest_of_their_minor(m):
+    # torch cu116: CUDA 11.6 has 11.6.0, 11.6.1, 11.6.2 -> 11.6.2; Ada (8.9) starts at 11.8, whose
+    # only release is 11.8.0: the lowest minor of the range, not the next one (12.0)
+    (e,) = gpu.gpu_vs_toolkit(facts(m, cuda="10.2", gpu="A100", torch="1.12.1+cu116"), m)
+    assert [r.label for r in e.remedies] == ["install CUDA 11.6.2", "install CUDA 11.0.3"]
+    (w,) = gpu.gpu_vs_toolkit(facts(m, cuda="11.7", gpu="RTX 4090"), m)
+    assert [r.label for r in w.remedies] == ["set TORCH_CUDA_ARCH_LIST", "install CUDA 11.8.0"]
+
+
+def test_a_gpu_older_than_every_toolkit_in_the_matrix_gets_no_toolkit_to_install(m):
+    # Fermi (2.0): the last CUDA that builds it is 8.0, older than every release the matrix lists
+    (e,) = gpu.gpu_vs_toolkit(facts(m, cuda="10.0", gpu="GTX 580"), m)
+    assert (e.code, e.fix, e.remedies) == ("gpu-arch-dropped-by-toolkit", "use CUDA 8.0.x (or older) on this GPU", ())
+
+
+def test_a_toolkit_installed_already_is_offered_as_the_one_to_use(m):
+    f = probe_facts(cuda={"toolkits": [{"path": "/usr/local/cuda-10.2", "version": "10.2.89", "source": "version.txt"},
+                                       {"path": "/usr/local/cuda-11.0", "version": "11.0.3", "source": "version.txt"}],
+                          "version": "10.2.89"},
+                    gpus=[{"index": 0, "name": "NVIDIA A100-SXM4-40GB", "compute_capability": "8.0"}])
+    (e,) = gpu.gpu_vs_toolkit(f, m)
+    (r,) = e.remedies
+    assert (r.label, r.fix) == ("install CUDA 11.0.3", "use the CUDA 11.0 already installed (/usr/local/cuda-11.0): "
+                                "export PATH=/usr/local/cuda-11.0/bin:$PATH CUDA_HOME=/usr/local/cuda-11.0")
+
+
+def test_an_unknown_gpu_under_a_derived_arch_list_is_a_skipped_check(m):
+    assert gpu.gpu_vs_torch(facts(m, torch="2.7.0+cu124", gpu="Radeon RX 7900"), m) == [
+        Skipped("gpu_vs_torch", "gpu", "compute capability of 'Radeon RX 7900' unknown",
+                "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")]
+
+
+def test_a_derived_verdict_for_each_gpu_after_one_that_could_be_served(m):
+    # A100 could run an sm_80 cubin of CUDA 12.4 (skipped), the K80 after it cannot (an error)
+    f = facts(m, torch="2.7.0+cu124")
+    f["gpus"] = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"},
+                 {"index": 1, "name": "Tesla K80", "compute_capability": "3.7"}]
+    skipped, error = gpu.gpu_vs_torch(f, m)
+    assert isinstance(skipped, Skipped) and "sm_80" in skipped.reason
+    assert (error.code, error.severity) == ("gpu-no-kernel", ERROR) and "Tesla K80 (sm_37)" in error.message
+
+
+def test_a_derived_verdict_offers_builds_for_the_hosts_python_and_says_what_to_do_without_one(m):
+    # torch 2.7.0 has no cp38 wheel: for Python 3.8 the newest PyPI build with sm_37 that has one
+    (e,) = gpu.gpu_vs_torch(facts(m, torch="2.7.0+cu124", gpu="K80", python="3.8"), m)
+    assert "3.8" not in m.torch("2.7.0")["python"] and "3.8" in m.torch("2.0.1")["python"]
+    assert e.fix == "pip install torch==2.0.1 torchvision==0.15.2"
+    # no torch build on PyPI has a Fermi cubin: the fix says what is needed, no remedy
+    (e,) = gpu.gpu_vs_torch(facts(m, torch="2.7.0+cu124", gpu="GTX 580"), m)
+    assert (e.fix, e.remedies, e.source) == ("install a torch build that lists sm_20", (), arch_source(m, "2.0"))
+
+
+def test_a_derived_verdict_for_an_arch_the_matrix_lacks_cites_the_builder_lists(m):
+    (e,) = gpu.gpu_vs_torch(facts(m, torch="2.7.0+cu124", gpu="13.0"), m)
+    assert (e.code, e.fix, e.source) == ("gpu-no-kernel", "install a torch build that lists sm_130",
+                                         src(m, "builder_arch"))
+
+
+def test_a_derived_verdict_for_each_gpu_after_one_that_only_ptx_could_serve(m):
+    # CUDA 8.0 builds sm_20 .. sm_62: PTX only for an A100 (a warning: no cu80 list is known), a
+    # cubin could be there for the K80 after it (skipped)
+    f = facts(m, torch="1.0.0+cu80")
+    f["gpus"] = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"},
+                 {"index": 1, "name": "Tesla K80", "compute_capability": "3.7"}]
+    warning, skipped = gpu.gpu_vs_torch(f, m)
+    assert (warning.code, warning.severity) == ("gpu-ptx-only", WARNING)
+    assert isinstance(skipped, Skipped) and "sm_37 cubin Tesla K80 (sm_37)" in skipped.reason
+
+
+def test_each_gpu_given_by_flag_is_judged_the_unknown_and_the_several_chips_alike(m):
+    f = facts(m, gpu="GeForce GT 740M")
+    f["gpus"] = [{"name": "Radeon RX 7900"}, {"name": "GeForce GT 740M"}]
+    assert [(x.code, x.severity) for x in gpu.gpu_unknown(f, m)] == [
+        ("gpu-unknown", WARNING), ("gpu-name-several-chips", INFO)]

@@ -63,6 +63,9 @@ def test_the_explanation_names_the_span_or_says_nothing_is_known(m):
     d = kernels.derive(m, "12.4", "cu124", (3, 7))
     assert d.newest() == (9, 0)
     assert d.explain() == "derived from its CUDA 12.4, which can build sm_50 .. sm_90"
+    # CUDA 13.0 starts at Turing, whose next arch is another major
+    assert kernels.derive(m, "13.0", "cu130", (3, 7)).explain() == \
+        "derived from its CUDA 13.0, which can build sm_75 .. sm_121"
     none = kernels.derive(m, "2.0", "cu20", (8, 0))     # older than every architecture in the matrix
     assert none.buildable == () and none.newest() is None and none.verdict == CERTAIN
     assert none.explain() == "derived from its CUDA 2.0, which can build none of the architectures the matrix knows"
