@@ -466,10 +466,14 @@ def test_a_toolkit_installed_already_is_offered_as_the_one_to_use(m):
                                 "export PATH=/usr/local/cuda-11.0/bin:$PATH CUDA_HOME=/usr/local/cuda-11.0")
 
 
-def test_an_unknown_gpu_under_a_derived_arch_list_is_a_skipped_check(m):
-    assert gpu.gpu_vs_torch(facts(m, torch="2.7.0+cu124", gpu="Radeon RX 7900"), m) == [
-        Skipped("gpu_vs_torch", "gpu", "compute capability of 'Radeon RX 7900' unknown",
-                "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")]
+def test_an_unknown_gpu_under_a_derived_arch_list_is_a_skipped_check_and_the_next_is_judged(m):
+    unknown = Skipped("gpu_vs_torch", "gpu", "compute capability of 'Radeon RX 7900' unknown",
+                      "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")
+    assert gpu.gpu_vs_torch(facts(m, torch="2.7.0+cu124", gpu="Radeon RX 7900"), m) == [unknown]
+    f = facts(m, torch="2.7.0+cu124")
+    f["gpus"] = [{"index": 0, "name": "Radeon RX 7900"}, {"index": 1, "name": "Tesla K80", "compute_capability": "3.7"}]
+    skipped, error = gpu.gpu_vs_torch(f, m)
+    assert skipped == unknown and error.code == "gpu-no-kernel"
 
 
 def test_a_derived_verdict_for_each_gpu_after_one_that_could_be_served(m):
