@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set
 from envcheck.errors import UsageError
 from envcheck.explain import catalogue
 from envcheck.explain.normalise import Normalised
-from envcheck.explain.signatures import AT_INIT, CONFIDENCE, MID_RUN, Signature, signatures
+from envcheck.explain.signatures import AT_INIT, CONFIDENCE, CPU_ASKED, MID_RUN, Signature, signatures
 
 # every wording is searched in the whole text; past this the tail is what matters (the error
 # is printed last) and the head of a huge log is mostly progress output
@@ -106,6 +106,10 @@ def _build(sig: Signature, confidence: str, norm: Normalised, start: int, end: i
         # its environment causes show at CUDA's initialisation; raised mid-run it is as often the
         # workload's
         confidence = max(confidence, sig.mid_run, key=CONFIDENCE.index)
+    if sig.cpu_run and CPU_ASKED.search(norm.text):
+        # the program was asked to run on the CPU: a probe finding no GPU is expected there, and
+        # a failure after it is the program's use of CUDA anyway
+        confidence = max(confidence, sig.cpu_run, key=CONFIDENCE.index)
     line, shown = norm.lines_of(start, end)
     return Explanation(
         id=sig.id, kind=sig.kind, confidence=confidence, title=sig.title.format_map(fill),

@@ -65,12 +65,17 @@ class Signature:
     defaults: Dict[str, str] = field(default_factory=dict)
     derive: Optional[Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = None
     mid_run: Optional[str] = None   # the confidence when the text shows it raised mid-run
+    cpu_run: Optional[str] = None   # the confidence when the text shows the run asked for the CPU
 
 
 # where a text shows a CUDA error surfaced in the middle of a run (torch's note on asynchronous
 # kernel errors, a frame of a model's forward/backward) and where it shows CUDA's initialisation
 MID_RUN = re.compile(r"kernel errors might be asynchronously reported|\bin (?:forward|backward)\b"
                      r"|\.backward\(|optimizer\.step\(", re.IGNORECASE)
+# where a text shows the program was asked to run on the CPU (a command line's --device cpu,
+# --cpu, --no-cuda; a device='cpu' argument): a CUDA probe that finds no GPU there is expected
+CPU_ASKED = re.compile(r"--device[= ]['\"]?cpu\b|--(?:use[-_])?cpu\b|--no[-_]cuda\b|\bdevice\s*=\s*['\"]cpu['\"]",
+                       re.IGNORECASE)
 AT_INIT = re.compile(r"_lazy_init|_cuda_init|\bcuinit\b|getdevicecount|cuda initialization|is_available"
                      r"|ctxcreate|device_count|cudasetdevice|cuda_visible_devices", re.IGNORECASE)
 
@@ -217,5 +222,6 @@ def signatures() -> Tuple[Signature, ...]:
             wordings=[_wording(w) for w in d.get("wordings") or []],
             alternatives=list(d.get("alternatives", [])),
             supersedes=tuple(d.get("supersedes", ())), defaults=dict(d.get("defaults", {})),
-            derive=DERIVE[d["derive"]] if d.get("derive") else None, mid_run=d.get("mid_run")))
+            derive=DERIVE[d["derive"]] if d.get("derive") else None, mid_run=d.get("mid_run"),
+            cpu_run=d.get("cpu_run")))
     return tuple(out)

@@ -121,6 +121,9 @@ CASES = [
      "store-libuv-missing", {}),
     ('RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED on 2 GPU A100-SXM4-40GB-MIG-1g.5gb',
      "mig-one-device-per-process", {}),
+    # the tenth round's new cause (tests/explain/test_emitter_round10.py)
+    ("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] rp != nullptr. Unable to "
+     "find address for: head-node.lan", "hostname-resolution", {"host": "head-node.lan"}),
 ]
 
 

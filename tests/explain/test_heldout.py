@@ -62,17 +62,24 @@ heldout7.yaml  round 7 (86 texts, 64 positives, 22 negatives; collected after he
                front end on a newer gcc's intrinsics; tests/explain/test_emitter_round7.py).
                58/64 after the ninth round (families of emitters read from their sources,
                tests/explain/test_emitter_round9.py; two `other:` causes got an id and were
-               relabelled, was: in the file), in-sample.
+               relabelled, was: in the file), in-sample; 59/64 after the tenth round relabelled
+               one more (hostname-resolution).
 heldout8.yaml  round 8 (86 texts, 65 positives, 21 negatives; collected after heldout7 was scored,
                by the same rules; not run through `explain` by its collector): scored once at
                0917e07, after the ninth round merged, at 33/65 = 50.8 % with 2 of 21 negatives
                answered with a confident cause (out-of-sample). 4 misses are `other:` labels
                whose cause got an id in the ninth round, after collection, and that explain now
                names (python-headers-missing, host-compiler-missing); they count as misses.
+               Then 53/65 and 0 of 21 (in-sample) after the tenth round (tests/explain/
+               test_emitter_round10.py): the words behind the confident negatives mended in
+               general, a new id (hostname-resolution), `other:` labels that have an id and
+               labels that are word for word another id's definition relabelled (was: kept),
+               families of emitters for what answered nothing.
 heldout9.yaml  round 9 (91 texts, 67 positives, 24 negatives; collected after heldout8 was
                collected, by the same rules; not run through `explain` by its collector): scored
                once with heldout8, at 38/67 = 56.7 % with 2 of 24 negatives confident
-               (out-of-sample; 1 more `other:` named by a ninth-round id, no-wheel-for-platform).
+               (out-of-sample; 1 more `other:` named by a ninth-round id, no-wheel-for-platform);
+               then 51/67 and 0 of 24 (in-sample) after the tenth round, as heldout8.
 """
 from __future__ import annotations
 
@@ -109,14 +116,17 @@ BARS = {
     # confident reached after the general changes it prompted (the round had been read); 58/64
     # after the ninth round's emitter families (CUDA 802 by number) and two `other:` causes that
     # got an id (relabelled, was: in the file)
-    "heldout7.yaml": (58 / 64, 0),
+    # 59/64 after the tenth round relabelled one more `other:` cause that got an id (hostname-resolution)
+    "heldout7.yaml": (59 / 64, 0),
     # scored once at 33/65 with 2 negatives answered with a confident cause (out-of-sample) at
-    # 0917e07, after the ninth round's emitter families merged; held at that figure until the
-    # changes its misses prompt
-    "heldout8.yaml": (33 / 65, 2),
+    # 0917e07, after the ninth round's emitter families merged; held at the in-sample 53/65 and no
+    # negative confident reached after the general changes it prompted (the tenth round; labels
+    # relabelled with was: in the file)
+    "heldout8.yaml": (53 / 65, 0),
     # scored once at 38/67 with 2 negatives answered with a confident cause (out-of-sample) at
-    # 0917e07, with heldout8, by the same explain
-    "heldout9.yaml": (38 / 67, 2),
+    # 0917e07, with heldout8, by the same explain; held at the in-sample 51/67 and no negative
+    # confident reached after the general changes it prompted (the tenth round)
+    "heldout9.yaml": (51 / 67, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
