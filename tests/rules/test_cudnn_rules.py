@@ -358,3 +358,15 @@ def test_the_pip_fix_needs_a_torch_of_1_13_or_later_with_a_cuda(m):
     tb.version, tb.cuda = "2.4.0", None
     assert cudnn._pip_cudnn_fix(tb, "8.5.0") is None
     assert cudnn._pip_cudnn_fix(None, "8.5.0") is None
+
+
+def test_a_shadowing_lib_without_its_own_version_takes_the_cudnn_version_and_without_any_is_not_what_torch_loads(m):
+    f = shadowed()
+    f["cudnn"]["libs"][0]["version"] = None          # the header's 8.9.7 stands for it
+    assert "holds a system cuDNN 8.9.7 that is loaded" in cudnn.cudnn_shadows_torch(f, m)[0].message
+    f["cudnn"]["version"] = None                     # no version at all: what torch loads is pip's, as far as known
+    assert cudnn.torch_cudnn(f, m) == {"version": "9.1.0.70", "how": "pip", "from": "pip package nvidia-cudnn-cu12"}
+
+
+def test_cudnn_9_numbers_carry_the_patch():
+    assert cudnn._cudnn_int((9, 1, 2)) == "90102" and cudnn._cudnn_int((8, 9, 7)) == "8907"
