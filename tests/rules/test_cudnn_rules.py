@@ -215,15 +215,6 @@ def test_what_torch_loads_in_order_deep_flags_shadow_pip_bundled(m):
 
 
 # ------------------------------------------------ cudnn_vs_torch: torch's own test, by era
-def refused(m, torch, built, loaded, said, fix, want, note=""):
-    e = era(m, {"0": "0.2.0", "1": "1.0.0"}.get(torch[0], "1.12.1") if not torch.startswith(("1.12.1", "1.13", "2."))
-            else "1.12.1")
-    public = torch.partition("+")[0]
-    return Finding(ERROR, "cudnn-refused-by-torch", "cudnn",
-                   f"torch {torch} was built with cuDNN {built} but the process loads cuDNN {loaded}; torch {public} "
-                   f"refuses it on first use: '{said}'{note}.", fix, e["source"]), want
-
-
 def test_from_torch_1_12_1_an_older_minor_is_refused_with_the_tuple_wording_and_the_pip_pin(m):
     (e,) = cudnn.cudnn_vs_torch(stack_facts(torch="2.4.0+cu121", cudnn="9.0.0", matrix=m), m)
     assert m.torch_variant("2.4.0", "cu121")["cudnn"] == "9.1.0"
