@@ -21,40 +21,50 @@ def _sm(cc: CC) -> str:
     return f"sm_{cc[0]}{cc[1]}"
 
 
+def _plain(name: str, cc: CC) -> bool:
+    """The GPU was given as its compute capability (sm_XY, X.Y, XY), not by a model name."""
+    return name in (_sm(cc), f"{cc[0]}.{cc[1]}", f"{cc[0]}{cc[1]}")
+
+
 def _named(name: str, cc: CC, *more: str) -> str:
     """'A100 (sm_80, Ampere)'; a GPU given as sm_XY or X.Y is not named twice ('sm_120 (Blackwell)')."""
     sm = _sm(cc)
-    plain = name in (sm, f"{cc[0]}.{cc[1]}", f"{cc[0]}{cc[1]}")
+    plain = _plain(name, cc)
     inner = ", ".join(([] if plain else [sm]) + [x for x in more if x])
     head = sm if plain else name
     return f"{head} ({inner})" if inner else head
 
 
-def _suggest(m: Matrix, f: F.Facts, cc: CC, prefer: Optional[str], name: str, otherwise: str) -> Tuple[str, tuple]:
-    """(fix text, remedies) for a GPU that lacks kernels: the torch builds of _builds, best first;
-    `otherwise` when there is none."""
-    found = _builds(m, cc, prefer, F.driver_version(f), F.python_version(f), prefer)
-    why = f"{_named(name, cc)} needs a torch build with its kernels"
+def _suggest(m: Matrix, f: F.Facts, cc: CC, prefer: Optional[str], name: str, otherwise: str,
+             min_cuda: Optional[str] = None) -> Tuple[str, tuple]:
+    """(fix text, remedies) for a GPU that lacks kernels (or, with `min_cuda`, whose libraries
+    need that CUDA): the torch builds of _builds, best first; `otherwise` when there is none."""
+    found = _builds(m, cc, prefer, F.driver_version(f), F.python_version(f), prefer, min_cuda)
+    why = f"{_named(name, cc)} needs a torch build " + (f"for CUDA >= {min_cuda}" if min_cuda else "with its kernels")
     return (found[0][2] if found else otherwise), tuple(remedy.wheel(m, v, t, why, text) for v, t, text in found[:3])
 
 
 def _builds(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str],
-            python: Optional[str] = None, installed: Optional[str] = None) -> List[Tuple[str, str, str]]:
-    """(version, tag, fix text) of torch builds with a cubin for cc, best first: other variants of
-    the same release, then the newest releases whose PyPI build has one; those the host's driver
-    runs and that have a wheel for its Python before the others. `installed`: the host's torch.
+            python: Optional[str] = None, installed: Optional[str] = None,
+            min_cuda: Optional[str] = None) -> List[Tuple[str, str, str]]:
+    """(version, tag, fix text) of torch builds with a cubin for cc (and of CUDA >= `min_cuda`
+    when given), best first: other variants of the same release, then the newest releases whose
+    PyPI build has one; those the host's driver runs and that have a wheel for its Python before
+    the others. `installed`: the host's torch.
     Asked once per (GPU, torch, driver, Python): plan's ~140 judged stacks repeat a few (issue 26)."""
-    key = (cc, prefer, driver, python, installed)
+    key = (cc, prefer, driver, python, installed, min_cuda)
     if all(k is None or isinstance(k, (str, tuple)) for k in key):
-        return list(m.memo("gpu_builds", key, lambda: _find_builds(m, cc, prefer, driver, python, installed)))
-    return _find_builds(m, cc, prefer, driver, python, installed)
+        return list(m.memo("gpu_builds", key,
+                           lambda: _find_builds(m, cc, prefer, driver, python, installed, min_cuda)))
+    return _find_builds(m, cc, prefer, driver, python, installed, min_cuda)
 
 
-def _find_builds(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str],
-                 python: Optional[str], installed: Optional[str]) -> List[Tuple[str, str, str]]:
+def _find_builds(m: Matrix, cc: CC, prefer: Optional[str], driver: Optional[str], python: Optional[str],
+                 installed: Optional[str], min_cuda: Optional[str] = None) -> List[Tuple[str, str, str]]:
     def covers(ver: str, tag: str) -> bool:
         v = m.torch_variant(ver, tag)
-        return bool(v and v["arch"] and arch_runs(v["arch"], cc)[0])
+        new_enough = not min_cuda or compare(cu_tag_to_version(tag) or "0", min_cuda) >= 0
+        return bool(v and v["arch"] and arch_runs(v["arch"], cc)[0] and new_enough)
 
     def runs(tag: str) -> bool:
         need = m.driver_need(cu_tag_to_version(tag) or "")
@@ -90,7 +100,8 @@ def gpu_unknown(f: F.Facts, m: Matrix) -> List[Finding]:
                                "compat_matrix.yaml gpus", src(m, "cuda_gpus")))
         elif m.arch(cc) is None:
             out.append(Finding(WARNING, "gpu-unknown", "gpu",
-                               f"The matrix does not know compute capability {cc[0]}.{cc[1]} ({name}); "
+                               f"The matrix does not know compute capability {cc[0]}.{cc[1]}"
+                               f"{'' if _plain(name, cc) else f' ({name})'}; "
                                f"the toolkit checks for it were skipped.",
                                "update envcheck or add the architecture to compat_matrix.yaml archs",
                                src(m, "cuda_gpus")))
@@ -103,7 +114,9 @@ def _name_of_several(m: Matrix, name: str, cc: CC) -> List[Finding]:
     """A board name pci.ids gives chips of different compute capabilities (GeForce GT 740M:
     GK107M, 3.0, and GK208M, 3.5) was judged as the highest: say so, and how to judge the other."""
     chips = (m.gpu(name) or {}).get("chips") or []
-    lower = sorted({(c, m.chip_cc(c)) for c in chips if m.chip_cc(c) not in (None, cc)}, key=lambda x: x[1] or (0, 0))
+    # by compute capability, then chip: a set's order of chips of one capability changes per run
+    lower = sorted({(c, m.chip_cc(c)) for c in chips if m.chip_cc(c) not in (None, cc)},
+                   key=lambda x: (x[1] or (0, 0), x[0]))
     if not lower:
         return []
     others = ", ".join(f"{c} ({_sm(low)})" for c, low in lower if low)
@@ -284,7 +297,7 @@ def gpu_vs_torch_runtime(f: F.Facts, m: Matrix) -> list:
         arch = m.arch(cc) if cc else None
         need = arch and arch.get("runtime_min_cuda")
         if need and compare(tb.cuda, need) < 0:
-            fix, wheels = _suggest(m, f, cc, tb.version, name, f"install a torch build for CUDA >= {need}")
+            fix, wheels = _suggest(m, f, cc, tb.version, name, f"install a torch build for CUDA >= {need}", need)
             out.append(Finding(
                 ERROR, "gpu-runtime-too-old", "gpu",
                 f"torch {tb.label()}{tb.pypi_note()} bundles the CUDA {tb.cuda} runtime and libraries, which do not "

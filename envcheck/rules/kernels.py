@@ -102,9 +102,11 @@ def parse_arch(a: str) -> Optional[Tuple[str, CC]]:
 
 
 # TORCH_CUDA_ARCH_LIST's named architectures, as torch.utils.cpp_extension expands them
+# (_get_cuda_arch_flags' named_arches as of torch 2.13, Blackwell included)
 NAMED_ARCHS = {"kepler+tesla": "3.7", "kepler": "3.5+PTX", "maxwell+tegra": "5.3", "maxwell": "5.0;5.2+PTX",
                "pascal": "6.0;6.1+PTX", "volta+tegra": "7.2", "volta": "7.0+PTX", "turing": "7.5+PTX",
-               "ampere+tegra": "8.7", "ampere": "8.0;8.6+PTX", "ada": "8.9+PTX", "hopper": "9.0+PTX"}
+               "ampere+tegra": "8.7", "ampere": "8.0;8.6+PTX", "ada": "8.9+PTX", "hopper": "9.0+PTX",
+               "blackwell+tegra": "11.0", "blackwell": "10.0;10.3;12.0;12.1+PTX"}
 
 
 def arch_list_env(text: Optional[str]) -> Optional[List[Tuple[CC, bool]]]:
