@@ -80,6 +80,9 @@ heldout9.yaml  round 9 (91 texts, 67 positives, 24 negatives; collected after he
                once with heldout8, at 38/67 = 56.7 % with 2 of 24 negatives confident
                (out-of-sample; 1 more `other:` named by a ninth-round id, no-wheel-for-platform);
                then 51/67 and 0 of 24 (in-sample) after the tenth round, as heldout8.
+heldout10.yaml round 10 (61 texts, 45 positives, 16 negatives; collected after heldout8 and
+               heldout9 were scored, by the same rules; not run through `explain` by its
+               collector); unscored.
 """
 from __future__ import annotations
 
@@ -130,7 +133,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout10.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -169,7 +172,7 @@ def test_the_second_round_is_new_to_the_first():
 
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
-          "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml"]
+          "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
