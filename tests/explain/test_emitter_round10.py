@@ -6,20 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.explain.match import explain, top_environment_cause
-
-
-def _answers(text: str):
-    return {e.id: e.confidence for e in explain(text) if e.kind == "environment"}
-
-
-def _top(text: str):
-    top = top_environment_cause(explain(text))
-    return (top.id, top.confidence) if top else None
-
-
-def _confident(text: str):
-    return [i for i, c in _answers(text).items() if c in ("exact", "likely")]
+from envcheck.explain.match import explain
+from tests.explain.answers import answers as _answers, confident as _confident, top_with_confidence as _top
 
 
 # --- 1. the words behind a confident answer on a negative ---------------------------------------

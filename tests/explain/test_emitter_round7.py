@@ -8,15 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.explain.match import explain, top_environment_cause
-
-
-def _answers(text: str):
-    return {e.id: e.confidence for e in explain(text) if e.kind == "environment"}
-
-
-def _confident(text: str):
-    return [i for i, c in _answers(text).items() if c in ("exact", "likely")]
+from envcheck.explain.match import explain
+from tests.explain.answers import answers as _answers, confident as _confident, top_id as _top
 
 
 @pytest.mark.parametrize("text", [
@@ -59,11 +52,6 @@ def test_the_shorter_or_shared_words_still_answer_in_their_own_context(text, cau
 def test_a_timed_out_connect_still_names_the_rendezvous_as_possible():
     text = "[E socket.cpp:860] [c10d] The client socket has timed out after 90s while trying to connect to (10.9.8.7, 1234)."
     assert _answers(text).get("rendezvous-refused") == "possible"
-
-
-def _top(text: str):
-    got = top_environment_cause(explain(text))
-    return got.id if got else None
 
 
 @pytest.mark.parametrize("text, cause", [

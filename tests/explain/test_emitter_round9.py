@@ -16,15 +16,7 @@ from __future__ import annotations
 import pytest
 
 from envcheck.explain.match import explain, top_environment_cause
-
-
-def _answers(text: str):
-    return {e.id: e.confidence for e in explain(text) if e.kind == "environment"}
-
-
-def _top(text: str):
-    top = top_environment_cause(explain(text))
-    return (top.id, top.confidence) if top else None
+from tests.explain.answers import answers as _answers, top_with_confidence as _top
 
 
 CASES = [
