@@ -80,9 +80,9 @@ heldout9.yaml  round 9 (91 texts, 67 positives, 24 negatives; collected after he
                once with heldout8, at 38/67 = 56.7 % with 2 of 24 negatives confident
                (out-of-sample; 1 more `other:` named by a ninth-round id, no-wheel-for-platform);
                then 51/67 and 0 of 24 (in-sample) after the tenth round, as heldout8.
-heldout10.yaml round 10 (61 texts, 45 positives, 16 negatives; collected after heldout8 and
-               heldout9 were scored, by the same rules; not run through `explain` by its
-               collector); unscored.
+heldout10.yaml round 10 (85 texts, 64 positives, 21 negatives: 61 collected after heldout8
+               and heldout9 were scored, 24 more in a top-up by the same rules; not run through
+               `explain` by either collector); unscored.
 """
 from __future__ import annotations
 
