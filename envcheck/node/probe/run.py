@@ -11,7 +11,7 @@ try:  # the C module: signal.py turns its constants into enums at import, ~0.4 m
     import _signal as signal
 except ImportError:  # an interpreter without it
     import signal
-from base import ERRORS, Settings
+from base import ERRORS, Settings, which  # noqa: F401 - which: base's, the parts import it from here
 from kept import keep_answer, kept_part, known_answer, stable_key
 
 # ---- running things: every command has a timeout, a missing one is not an error ----
@@ -213,14 +213,3 @@ def read(path, limit=1 << 20):
             return f.read(limit).decode("utf-8", "replace")
     except OSError:
         return None
-
-
-def which(name, extra=()):
-    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        path = os.path.join(d or ".", name)
-        if os.access(path, os.X_OK) and not os.path.isdir(path):
-            return path
-    for d in extra:  # sbin is often missing from a non-interactive PATH
-        if os.access(os.path.join(d, name), os.X_OK):
-            return os.path.join(d, name)
-    return None
