@@ -22,11 +22,11 @@ def elf_nvcc(path: Path, release: str) -> Path:
     return elf_printing(path, (FIXTURES / "nvcc" / "nvcc-12.1.txt").read_text().replace("12.1", release))
 
 
-def elf_printing(path: Path, text: str) -> Path:
-    """An ELF program at `path` that prints `text`, whatever its arguments."""
+def elf_printing(path: Path, text: str, code: int = 0) -> Path:
+    """An ELF program at `path` that prints `text` and exits with `code`, whatever its arguments."""
     path.parent.mkdir(parents=True, exist_ok=True)
     src = path.parent / f"{path.name}.c"
-    src.write_text('#include <stdio.h>\nint main(void) { fputs(%s, stdout); return 0; }\n' % json.dumps(text))
+    src.write_text('#include <stdio.h>\nint main(void) { fputs(%s, stdout); return %d; }\n' % (json.dumps(text), code))
     out = path.parent / f".{path.name}.new"
     subprocess.run(["gcc", "-O0", "-o", str(out), str(src)], check=True, timeout=120)
     os.replace(out, path)
@@ -96,6 +96,59 @@ def test_a_script_is_asked_every_time_and_a_one_line_exec_wrapper_follows_its_pr
     assert [f[0] for f in json.loads(key)[1]] == [str(cuda / "bin" / "nvcc"), str(real)]
     elf_nvcc(real, "12.4")   # the program behind the wrapper upgraded
     assert toolkit_version(probe(tmp_path, cuda), cuda) == "12.4"
+
+
+# Debian's nvidia-cuda-toolkit bin/gcc, the host compiler its nvcc.profile puts first: it execs
+# gcc-N for the first g++-N of its list whose --version works. The capture holds its twin bin/g++,
+# which execs g++-N; the package's gcc is that text with prog=gcc-N (diffed on Debian 12's 11.8.89)
+DEBIAN_GCC_WRAPPER = json.loads((FIXTURES / "nvidia-userspace" / "535.261.03-1" / "capture.json").read_text())[
+    "toolkit"]["host_compiler_wrapper"].replace("prog=g++-", "prog=gcc-")
+
+
+def test_debians_gcc_wrapper_is_kept_with_the_programs_it_picks_in_the_key(tmp_path):
+    """nvcc's host compiler through Debian's wrapper: kept for the wrapper, the g++-N it found
+    first and the gcc-N it runs; asked again when any of them changes, when it would pick another
+    (g++-11 gone, or failing), or when the wrapper is another script."""
+    cuda = plant_toolkit(tmp_path / "cuda", version_json=None)
+    elf_nvcc(cuda / "bin" / "nvcc", "11.8")
+    (cuda / "bin" / "nvcc.profile").write_text(f"PATH\t\t+= {cuda}/bin:\n")
+    wrapper = cuda / "bin" / "gcc"
+    write_script(wrapper, DEBIAN_GCC_WRAPPER.split("\n", 1)[1])
+    compilers = tmp_path / "compilers"   # the only g++-N and gcc-N on PATH
+    for n, version in (("11", "11.4.0"), ("10", "10.5.0")):
+        elf_printing(compilers / f"g++-{n}", f"g++-{n} (Debian {version}) {version}\n")
+        elf_printing(compilers / f"gcc-{n}", version + "\n")
+    env = {"PATH": os.pathsep.join([str(cuda / "bin"), str(compilers)])}
+
+    def host_compiler():
+        hc = probe(tmp_path, cuda, **env)["cuda"]["nvcc"]["host_compiler"]
+        assert (hc["path"], hc["how"]) == (str(wrapper), "nvcc.profile PATH")
+        return hc["version"]
+    assert host_compiler() == "11.4.0"
+    [key] = answers_for(tmp_path, wrapper)
+    assert [f[0] for f in json.loads(key)[1]] == [str(wrapper), str(compilers / "g++-11"), str(compilers / "gcc-11")]
+    store = kept(tmp_path)
+    store[key][1] = "11.9.9\n"   # what a kept answer says is used: the wrapper is not run
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert host_compiler() == "11.9.9"
+    elf_printing(compilers / "gcc-11", "11.5.0\n")   # gcc-11 upgraded
+    assert host_compiler() == "11.5.0"
+    elf_printing(compilers / "g++-11", "", code=1)   # a g++-11 that fails: the wrapper goes on to 10
+    assert host_compiler() == "10.5.0"
+    (compilers / "g++-11").unlink()
+    assert host_compiler() == "10.5.0"
+    assert len(answers_for(tmp_path, wrapper)) == 4
+    write_script(wrapper, DEBIAN_GCC_WRAPPER.split("\n", 1)[1].replace("prog=false", "prog=false\n: next"))
+    assert host_compiler() == "10.5.0"   # another script: run every time, never kept
+    store = kept(tmp_path)
+    assert len(answers_for(tmp_path, wrapper)) == 4
+    for k in answers_for(tmp_path, wrapper):
+        store[k][1] = "9.9.9\n"
+    (tmp_path / "home" / ".cache" / "envcheck" / "answers-1.json").write_text(json.dumps(store))
+    assert host_compiler() == "10.5.0"
+    (compilers / "g++-10").unlink()   # no g++ of its list at all: the wrapper fails, nothing kept
+    res = probe(tmp_path, cuda, **env)["cuda"]["nvcc"]["host_compiler"]
+    assert res == {"path": str(wrapper), "version": None, "how": "nvcc.profile PATH"}
 
 
 def test_with_the_cache_off_nothing_is_kept(tmp_path):

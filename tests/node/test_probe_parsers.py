@@ -165,6 +165,25 @@ def test_library_version_from_its_file_name(path, stem, version):
     assert probe.lib_version(path, stem) == version
 
 
+@pytest.mark.parametrize("names, links, expected", [
+    (["libcudart.so.11.0", "libcudart.so.11.8.89"], {"libcudart.so": "libcudart.so.11.0"}, True),  # Debian's
+    (["libcudart.so.12"], {}, True),                           # the runtime alone, no development link
+    ([], {"libcudart.so": "libcudart.so.12"}, True),            # a dangling link is listed too
+    (["libcudart_static.a", "libcudart.so.bak.d"], {}, True),   # any name that begins so
+    (["libcudart_static.a", "libcublas.so.12"], {}, False),
+    ([], {}, False),
+])
+def test_a_directory_holds_a_cudart_exactly_when_its_listing_says_so(tmp_path, names, links, expected):
+    d = tmp_path / "x86_64-linux-gnu"
+    d.mkdir()
+    for n in names:
+        (d / n).write_bytes(b"")
+    for n, target in links.items():
+        (d / n).symlink_to(target)
+    assert probe.has_cudart(str(d)) is expected is bool(probe.ls(str(d), r"^libcudart\.so"))
+    assert probe.has_cudart(str(tmp_path / "missing")) is False
+
+
 def test_os_release_of_ubuntu_and_centos():
     u = probe.parse_os_release(fx("misc/os-release-ubuntu-18.04.txt"))
     c = probe.parse_os_release(fx("misc/os-release-centos-7.txt"))

@@ -25,6 +25,7 @@ Stdlib only, Python >= 3.6. Schema: envcheck/facts/schema.py. Imports nothing fr
 """
 # Few and light imports on purpose: 32 nodes that share a machine, or one busy node, pay for
 # every module (argparse, glob, shutil, platform, importlib.metadata cost ~40 ms of a ~100 ms run)
+import os
 import re
 import sys
 
@@ -84,3 +85,16 @@ def safely(name, fn, default=None):
 def first_number(text):
     m = re.search(r"\d+(?:\.\d+)*", text or "")
     return m.group(0) if m else None
+
+
+def which(name, extra=()):
+    """The file `name` runs as, found on PATH as the shell finds it (then in `extra`), or None.
+    Here, not in part run, because part kept looks programs up too (and run imports kept)."""
+    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(d or ".", name)
+        if os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    for d in extra:  # sbin is often missing from a non-interactive PATH
+        if os.access(os.path.join(d, name), os.X_OK):
+            return os.path.join(d, name)
+    return None

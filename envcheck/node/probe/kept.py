@@ -13,9 +13,10 @@
 # command line and the identity of every file that decides it (device, inode, size, mtime and
 # ctime: replaced, rewritten in place or touched, it is asked again), with LD_PRELOAD and
 # LD_LIBRARY_PATH. Only a program that answers by itself is kept: an ELF named nvcc or gcc, or
-# the one-line `exec /path/nvcc "$@"` wrapper Debian ships, followed to that ELF; never another
-# script (Debian's gcc wrapper picks a compiler at each run), nor ccache or distcc (they ask the
-# compiler behind them). And nvidia-smi's failure where NVML failed to start in the same run
+# the one-line `exec /path/nvcc "$@"` wrapper Debian ships, followed to that ELF, or the gcc
+# wrapper Debian's nvcc.profile puts first (it runs the first g++-N of its list whose --version
+# works, then execs gcc-N: the files of that g++-N and gcc-N in the key; ~3 ms of CPU a probe,
+# three processes); never another script, nor ccache or distcc (they ask the compiler behind them). And nvidia-smi's failure where NVML failed to start in the same run
 # (failure_key: ~16 ms a probe on a node whose driver is down, which Slurm's health check probes
 # every few minutes), and NVML's own failure to start, for the same library file and the same
 # state of the kernel module (nvml_failure_key: ~9 ms). ENVCHECK_PROBE_CACHE=off: nothing is
@@ -24,6 +25,7 @@
 import json
 import os
 import re
+from base import which
 
 ANSWERS_FILE = "answers-1.json"
 ANSWERS_KEPT = 64
@@ -85,8 +87,45 @@ def program_files(path, depth=0):
     lines = [l.strip() for l in head.decode("utf-8", "replace").splitlines()[1:]]
     lines = [l for l in lines if l and not l.startswith("#")]
     m = EXEC_WRAPPER.match(lines[0]) if len(lines) == 1 else None
-    target = program_files(m.group(1), 1) if m else None
+    target = program_files(m.group(1), 1) if m else picked_files(lines)
     return [real] + target if target else None
+
+
+# Debian's compiler-picking wrapper (nvidia-cuda-toolkit's bin/gcc and bin/g++), line by line:
+# Q `prog=false`, T `if|elif NAME --version >/dev/null 2>&1; then`, P `prog=NAME`, E `echo "..." >&2`,
+# X `exit 1`, L `else`, F `fi`, Z `exec $prog "$@"`: each branch picks a program or fails. Read
+# with re.match only here (what a probe compiles at start-up it pays on every run).
+PICKER_WORDS = {"prog=false": "Q", "exit 1": "X", "else": "L", "fi": "F", 'exec $prog "$@"': "Z"}
+
+
+def picker_line(line):
+    """(kind, NAME or None) of a line of the wrapper, None for any other line."""
+    if line in PICKER_WORDS:
+        return PICKER_WORDS[line], None
+    if line.startswith('echo "') and line.endswith('" >&2') and not any(c in line[6:-5] for c in '"`$\\'):
+        return "E", None
+    m = re.match(r"^(?:if|elif) ([\w.+-]+) --version >/dev/null 2>&1; then$", line)
+    if m:
+        return "T", m.group(1)
+    m = re.match(r"^prog=([\w.+-]+)$", line)
+    return ("P", m.group(1)) if m else None
+
+
+def picked_files(lines):
+    """The files that decide what Debian's compiler-picking wrapper (its `lines`) prints: the
+    first program it tests that is on PATH, then the program that branch execs (ELFs both), or
+    None: another script, a branch that fails (no g++ but a clang), a program not found. (The
+    first found is the one whose --version answered when the answer was kept, as the wrapper
+    ran it: a program's answers are its file's, as for nvcc -V.)"""
+    got = [picker_line(l) for l in lines]
+    if None in got or not re.match(r"^Q?(?:T(?:P|E*X))+(?:LE*X)?FZ$", "".join(k for k, _ in got)):
+        return None
+    for (kind, name), (then, prog) in zip(got, got[1:]):
+        tested = which(name) if kind == "T" else None
+        if tested:
+            files = [program_files(p, 1) for p in (tested, which(prog) if then == "P" else None) if p]
+            return files[0] + files[1] if len(files) == 2 and all(files) else None
+    return None
 
 
 def stable_key(argv):

@@ -60,19 +60,25 @@ def driver_file_version(path):
 def collect_userspace():
     """{"version", "source": "library-file"|"nvml-version", "library"} of the installed NVML, or
     None when libnvidia-ml.so.1 does not load. Needs no kernel module: loading the library and
-    nvmlSystemGetNVMLVersion work without one."""
-    import ctypes
+    nvmlSystemGetNVMLVersion work without one.
+    The library is loaded by _ctypes.dlopen, what ctypes.CDLL calls (RTLD_NOW | RTLD_LOCAL): the
+    file name says the version on every packaged driver, and importing ctypes costs ~1.7 ms of
+    CPU (bench/probe_cpu.py), paid only where the library is called (here, or NVML's session)."""
+    import _ctypes
     try:
-        lib = ctypes.CDLL("libnvidia-ml.so.1")
+        _ctypes.dlopen("libnvidia-ml.so.1")
     except OSError:
         return None
     path = mapped_file("libnvidia-ml")
     out = {"version": driver_file_version(path), "source": "library-file", "library": path}
-    if out["version"] is None and hasattr(lib, "nvmlSystemGetNVMLVersion"):
-        buf = ctypes.create_string_buffer(80)
-        if lib.nvmlSystemGetNVMLVersion(buf, 80) == 0:
-            out["version"] = parse_nvml_version(buf.value.decode("ascii", "replace"))
-            out["source"] = "nvml-version"
+    if out["version"] is None:
+        import ctypes
+        lib = ctypes.CDLL("libnvidia-ml.so.1")   # loaded above: the same handle again
+        if hasattr(lib, "nvmlSystemGetNVMLVersion"):
+            buf = ctypes.create_string_buffer(80)
+            if lib.nvmlSystemGetNVMLVersion(buf, 80) == 0:
+                out["version"] = parse_nvml_version(buf.value.decode("ascii", "replace"))
+                out["source"] = "nvml-version"
     if out["version"] is None:
         out["source"] = None
     return out
