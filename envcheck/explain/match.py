@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set
 
 from envcheck.errors import UsageError
-from envcheck.explain import catalogue
+from envcheck.explain import catalogue, keys
 from envcheck.explain.normalise import Normalised
 from envcheck.explain.signatures import AT_INIT, CONFIDENCE, CPU_ASKED, MID_RUN, Signature, signatures
 
@@ -136,9 +136,25 @@ def _from_catalogue(norm: Normalised, table: Dict[str, Signature], found: Sequen
             for h in best.values()]
 
 
-def explain(text: str) -> List[Explanation]:
+def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional[keys.Model]) -> List[Explanation]:
+    """The causes the text's stable keys point to (keys.py), each `possible` only, saying which
+    keys gave it and how much each weighs."""
+    out = []
+    for g in keys.guess(norm.lower, model):
+        sig = table.get(g.cause)
+        if sig is None or sig.kind != "environment":
+            continue
+        shown = ", ".join(f"{k} {w:.2f}" for k, w in g.keys[:5])
+        via = f"no known message; the text's keys: {shown} (keys.json: the causes of the labelled texts holding them)"
+        out.append(_build(sig, "possible", norm, g.start, g.end, {}, via))
+    return out
+
+
+def explain(text: str, key_model: Optional[keys.Model] = None) -> List[Explanation]:
     """Every known error found in `text`, most likely cause first; generic entries superseded by
-    a specific one are dropped. [] = nothing known."""
+    a specific one are dropped. [] = nothing known. When nothing found blames the environment
+    and nothing found is sure of the workload, the text's keys (keys.py) may add `possible`
+    environment causes; `key_model` replaces keys.json's (bench/explain_cv.py)."""
     if text is None or not text.strip():
         raise UsageError("explain: no error text given",
                          'pass the message, e.g. envcheck explain "no kernel image is available"')
@@ -154,6 +170,8 @@ def explain(text: str) -> List[Explanation]:
     ids = {e.id for e in found}
     dropped = {s for sig in table if sig.id in ids for s in sig.supersedes}
     found = [e for e in found if e.id not in dropped]
+    if not any(e.kind == "environment" or e.confidence != "possible" for e in found):
+        found += _from_keys(norm, {s.id: s for s in table}, key_model)
     # a wording judged against real threads before a catalogue inference of the same standing
     found.sort(key=lambda e: (CONFIDENCE.index(e.confidence), -e.priority, bool(e.via), e.position))
     return found
