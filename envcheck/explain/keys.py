@@ -21,36 +21,61 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Pattern, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple
 
 DATA = Path(__file__).with_name("keys.json")
 # the least score a cause needs: its keys together point at it as often as not (0.5 kept 11 of the
 # 14 causes the fallback got right when replayed on heldout4-9 as they were scored, and 8 of its 20
 # answers on their negatives; bench/explain_cv.py)
 MIN_SCORE = 0.5
+# keys are read in the text's last 64 KiB: the error is printed last, a pasted error is shorter,
+# and the keys a long log's progress output holds (a framework's name, "driver" in a banner) are
+# not its failure's; it also bounds the cost (~170 words looked for: ~80 ms of CPU for 1 MB)
+TAIL = 64 * 1024
 
+# Each pattern starts with a literal, so the regex engine skips to its occurrences (a leading
+# \b or alternation would make it try every position: ~300 ms for a megabyte); where a key
+# starts a word is checked by _starts_word.
 # error names: the libraries' own enum spellings, and the camel case wrappers give them
-_NAMES = re.compile(
-    r"\b(cudaerror[a-z]+|cuda_error_[a-z_]+|cudnn_?status_?[a-z_]+|cublas_?status_?[a-z_]+"
-    r"|cusolver_status_[a-z_]+|cufft_[a-z_]+|curand_status_[a-z_]+|nvml_?error_?[a-z_]+"
-    r"|nccl[a-z]*error|hiperror[a-z]+|nvrtc_error_[a-z_]+|rocblas_status_[a-z_]+|miopenstatus[a-z]+)\b")
-_ERRNO = re.compile(r"\b(econnrefused|econnreset|eaddrinuse|etimedout|ehostunreach|enetunreach|enoent"
-                    r"|eacces|eperm|enodev|enxio|ebusy|enospc|einval|epipe|eio)\b")
+_NAMES = tuple(re.compile(p + r"\b") for p in (
+    r"cudaerror[a-z]+", r"cuda_error_[a-z_]+", r"cudnn_?status_?[a-z_]+", r"cublas_?status_?[a-z_]+",
+    r"cusolver_status_[a-z_]+", r"cufft_[a-z_]+", r"curand_status_[a-z_]+", r"nvml_?error_?[a-z_]+",
+    r"nccl[a-z]*error", r"hiperror[a-z]+", r"nvrtc_error_[a-z_]+", r"rocblas_status_[a-z_]+", r"miopenstatus[a-z]+"))
+_ERRNO = ("econnrefused", "econnreset", "eaddrinuse", "etimedout", "ehostunreach", "enetunreach", "enoent",
+          "eacces", "eperm", "enodev", "enxio", "ebusy", "enospc", "einval", "epipe", "eio")
 # a number where the text says whose it is
-_NUMBERS = re.compile(
-    r"\b(cuda(?: driver| runtime)? error|cudnn error|cublas error|nccl error|nvml error|hip error|curesult"
-    r"|cudaerror_t|xid|errno|error code|exit status|returned)\W{0,4}(?:code )?(?:\(pci:[0-9a-f:.]+\)\W{1,3})?(\d{1,4})\b")
-# library files: name, then a version, then the suffix (or the suffix, then the version)
-_LIBS = re.compile(r"(?<![\w.+-])([a-z_][a-z0-9_+.-]*?)(?:[-_.]?\d[\d._]*)?"
-                   r"(\.so\b|\.dll\b|\.dylib\b)")
+_NUMBERS = tuple(re.compile(f"({w})" + r"\W{0,4}(?:code )?(?:\(pci:[0-9a-f:.]+\)\W{1,3})?(\d{1,4})\b") for w in (
+    "cuda error", "cuda driver error", "cuda runtime error", "cudnn error", "cublas error", "nccl error",
+    "nvml error", "hip error", "curesult", "cudaerror_t", "xid", "errno", "error code", "exit status", "returned"))
+# library files: the suffix, then the file's name before it (its version and bitness dropped)
+_LIB_SUFFIX = re.compile(r"\.(?:so|dll|dylib)\b")
+_LIB_TOKEN = re.compile(r"[a-z0-9_+.-]{1,120}$")
+_LIB_NAME = re.compile(r"([a-z_][a-z0-9_+.-]*?)(?:[-_.]?\d[\d._]*)?$")
 # architectures and devices, by their shape
-_SHAPES = ((re.compile(r"\bsm_?\d{2,3}[a-z]?\b"), "arch:sm"), (re.compile(r"\bcompute_\d{2,3}[a-z]?\b"), "arch:compute"),
-           (re.compile(r"\bgfx\d{3,4}[a-z]?\b"), "arch:gfx"), (re.compile(r"/dev/(?:nvidia[\w-]*|kfd|dri)\b"), "dev:gpu"),
-           (re.compile(r"/dev/shm\b"), "dev:shm"), (re.compile(r"\b127\.0\.1\.1\b"), "host:127.0.1.1"),
-           (re.compile(r"\bmlx\d_\d+\b|\bibv_\w+"), "ib:verbs"), (re.compile(r"\bmig-[0-9a-f]{8}|\bmig\b"), "mig"),
-           (re.compile(r"\bgres\b|--gpus?\b|--gres\b"), "sched:gpus"))
+_SHAPES = ((re.compile(r"sm_?\d{2,3}[a-z]?\b"), "arch:sm"), (re.compile(r"compute_\d{2,3}[a-z]?\b"), "arch:compute"),
+           (re.compile(r"gfx\d{3,4}[a-z]?\b"), "arch:gfx"), (re.compile(r"/dev/(?:nvidia[\w-]*|kfd|dri)\b"), "dev:gpu"),
+           (re.compile(r"/dev/shm\b"), "dev:shm"), (re.compile(r"127\.0\.1\.1\b"), "host:127.0.1.1"),
+           (re.compile(r"mlx\d_\d+\b"), "ib:verbs"), (re.compile(r"ibv_\w"), "ib:verbs"),
+           (re.compile(r"mig-[0-9a-f]{8}|mig\b"), "mig"),
+           (re.compile(r"gres\b"), "sched:gpus"), (re.compile(r"--g(?:pus?|res)\b"), "sched:gpus"))
 # a library file's stem without its version or Windows bitness ("cudnn64_8" -> "cudnn")
 _LIB_TAIL = re.compile(r"(?:64)?(?:[_-]\d[\d_.]*)?$")
+
+
+def _starts_word(lower: str, i: int) -> bool:
+    return i == 0 or not (lower[i - 1].isalnum() or lower[i - 1] == "_")
+
+
+def _first(lower: str, rx: Pattern[str]) -> Optional["re.Match[str]"]:
+    return next((m for m in rx.finditer(lower) if m.group()[0] in "/-" or _starts_word(lower, m.start())), None)
+
+
+def _libs(lower: str) -> Iterator[Tuple[str, int]]:
+    for m in _LIB_SUFFIX.finditer(lower):
+        t = _LIB_TOKEN.search(lower, max(0, m.start() - 120), m.start())
+        name = _LIB_NAME.match(t.group()) if t else None
+        if name:
+            yield _lib(name.group(1)), t.start()
 
 
 def _lib(name: str) -> str:
@@ -67,36 +92,46 @@ class Model:
     def __init__(self, doc: Dict[str, Any]):
         self.weights: Dict[str, List[Tuple[str, float]]] = {
             k: [(c, w) for c, w in v] for k, v in doc.get("weights", {}).items()}
-        self._tool = _words(doc["tools"], r"(?<![\w.-])", r"(?![\w-])")
-        # whole words only, and not inside a tool's or a file's name ("container" in
-        # nvidia-container-cli is that tool's key, not a second one)
-        self._phrase = _words(doc["phrases"], r"(?<![a-z0-9_.-])", r"(?![a-z0-9_-])")
+        self._tools, self._phrases = tuple(doc["tools"]), tuple(doc["phrases"])
 
     def keys(self, lower: str) -> Dict[str, int]:
         """The text's keys (lower-case text in), each with where it first occurs."""
         found: Dict[str, int] = {}
-        for m in _NAMES.finditer(lower):
-            found.setdefault("code:" + m.group(1).replace("_", ""), m.start())
-        for m in _ERRNO.finditer(lower):
-            found.setdefault("errno:" + m.group(1), m.start())
-        for m in _NUMBERS.finditer(lower):
-            found.setdefault(f"number:{m.group(1)} {int(m.group(2))}", m.start())
-        for m in _LIBS.finditer(lower):
-            found.setdefault(_lib(m.group(1)), m.start())
-        for m in self._tool.finditer(lower) if self._tool else ():
-            found.setdefault("tool:" + m.group(), m.start())
+        for rx in _NAMES:
+            for m in rx.finditer(lower):
+                if _starts_word(lower, m.start()):
+                    found.setdefault("code:" + m.group().replace("_", ""), m.start())
+        for rx in _NUMBERS:
+            for m in rx.finditer(lower):
+                if _starts_word(lower, m.start()):
+                    found.setdefault(f"number:{m.group(1)} {int(m.group(2))}", m.start())
+        for key, at in _libs(lower):
+            found.setdefault(key, at)
+        for kind, words in (("errno:", _ERRNO), ("tool:", self._tools), ("phrase:", self._phrases)):
+            for w in words:
+                at = _word_at(lower, w)
+                if at >= 0:
+                    found.setdefault(kind + w, at)
         for rx, key in _SHAPES:
-            m = rx.search(lower)
+            m = _first(lower, rx)
             if m:
                 found.setdefault(key, m.start())
-        for m in self._phrase.finditer(lower) if self._phrase else ():
-            found.setdefault("phrase:" + m.group(), m.start())
         return found
 
 
-def _words(words: Sequence[str], before: str, after: str) -> Optional[Pattern[str]]:
-    alts = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    return re.compile(f"{before}(?:{alts}){after}") if alts else None
+def _joined(c: str, extra: str) -> bool:
+    return bool(c) and (c.isalnum() or c in extra)
+
+
+def _word_at(lower: str, word: str, limit: int = 200) -> int:
+    """Where `word` first occurs as a whole word, not inside a tool's or a file's name
+    ("container" in nvidia-container-cli is that tool's key, not a second one); -1: nowhere."""
+    i, n = lower.find(word), len(word)
+    while i >= 0 and limit:
+        if not _joined(lower[i - 1:i], "_.-") and not _joined(lower[i + n:i + n + 1], "_-"):
+            return i
+        i, limit = lower.find(word, i + 1), limit - 1
+    return -1
 
 
 @dataclass(frozen=True)
@@ -119,7 +154,8 @@ def guess(lower: str, table: Optional[Model] = None, top: int = 2) -> List[Guess
     `top`); [] when none does. `table` defaults to keys.json's (the cross-validation passes one
     built without a round)."""
     table = model() if table is None else table
-    found = table.keys(lower)
+    skip = max(0, len(lower) - TAIL)
+    found = {k: at + skip for k, at in table.keys(lower[skip:]).items()}
     score: Dict[str, float] = {}
     why: Dict[str, List[Tuple[str, float]]] = {}
     for key in sorted(found.keys() & table.weights.keys()):
