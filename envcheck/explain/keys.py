@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Pattern, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Pattern, Tuple
 
 DATA = Path(__file__).with_name("keys.json")
 # the least score a cause needs: its keys together point at it as often as not (0.5 kept 11 of the
@@ -35,31 +34,43 @@ TAIL = 64 * 1024
 
 # Each pattern starts with a literal, so the regex engine skips to its occurrences (a leading
 # \b or alternation would make it try every position: ~300 ms for a megabyte); where a key
-# starts a word is checked by _starts_word.
+# starts a word is checked by _starts_word. Compiled on the first text that needs them (~10 ms
+# at import would be paid by every `explain`).
 # error names: the libraries' own enum spellings, and the camel case wrappers give them
-_NAMES = tuple(re.compile(p + r"\b") for p in (
-    r"cudaerror[a-z]+", r"cuda_error_[a-z_]+", r"cudnn_?status_?[a-z_]+", r"cublas_?status_?[a-z_]+",
-    r"cusolver_status_[a-z_]+", r"cufft_[a-z_]+", r"curand_status_[a-z_]+", r"nvml_?error_?[a-z_]+",
-    r"nccl[a-z]*error", r"hiperror[a-z]+", r"nvrtc_error_[a-z_]+", r"rocblas_status_[a-z_]+", r"miopenstatus[a-z]+"))
+_NAMES = ("cudaerror[a-z]+", "cuda_error_[a-z_]+", "cudnn_?status_?[a-z_]+", "cublas_?status_?[a-z_]+",
+          "cusolver_status_[a-z_]+", "cufft_[a-z_]+", "curand_status_[a-z_]+", "nvml_?error_?[a-z_]+",
+          "nccl[a-z]*error", "hiperror[a-z]+", "nvrtc_error_[a-z_]+", "rocblas_status_[a-z_]+", "miopenstatus[a-z]+")
 _ERRNO = ("econnrefused", "econnreset", "eaddrinuse", "etimedout", "ehostunreach", "enetunreach", "enoent",
           "eacces", "eperm", "enodev", "enxio", "ebusy", "enospc", "einval", "epipe", "eio")
 # a number where the text says whose it is
-_NUMBERS = tuple(re.compile(f"({w})" + r"\W{0,4}(?:code )?(?:\(pci:[0-9a-f:.]+\)\W{1,3})?(\d{1,4})\b") for w in (
-    "cuda error", "cuda driver error", "cuda runtime error", "cudnn error", "cublas error", "nccl error",
-    "nvml error", "hip error", "curesult", "cudaerror_t", "xid", "errno", "error code", "exit status", "returned"))
-# library files: the suffix, then the file's name before it (its version and bitness dropped)
-_LIB_SUFFIX = re.compile(r"\.(?:so|dll|dylib)\b")
-_LIB_TOKEN = re.compile(r"[a-z0-9_+.-]{1,120}$")
-_LIB_NAME = re.compile(r"([a-z_][a-z0-9_+.-]*?)(?:[-_.]?\d[\d._]*)?$")
+_NUMBER_WORDS = ("cuda error", "cuda driver error", "cuda runtime error", "cudnn error", "cublas error", "nccl error",
+                 "nvml error", "hip error", "curesult", "cudaerror_t", "xid", "errno", "error code", "exit status",
+                 "returned")
+_NUMBER = r"\W{0,4}(?:code )?(?:\(pci:[0-9a-f:.]+\)\W{1,3})?(\d{1,4})\b"
 # architectures and devices, by their shape
-_SHAPES = ((re.compile(r"sm_?\d{2,3}[a-z]?\b"), "arch:sm"), (re.compile(r"compute_\d{2,3}[a-z]?\b"), "arch:compute"),
-           (re.compile(r"gfx\d{3,4}[a-z]?\b"), "arch:gfx"), (re.compile(r"/dev/(?:nvidia[\w-]*|kfd|dri)\b"), "dev:gpu"),
-           (re.compile(r"/dev/shm\b"), "dev:shm"), (re.compile(r"127\.0\.1\.1\b"), "host:127.0.1.1"),
-           (re.compile(r"mlx\d_\d+\b"), "ib:verbs"), (re.compile(r"ibv_\w"), "ib:verbs"),
-           (re.compile(r"mig-[0-9a-f]{8}|mig\b"), "mig"),
-           (re.compile(r"gres\b"), "sched:gpus"), (re.compile(r"--g(?:pus?|res)\b"), "sched:gpus"))
-# a library file's stem without its version or Windows bitness ("cudnn64_8" -> "cudnn")
-_LIB_TAIL = re.compile(r"(?:64)?(?:[_-]\d[\d_.]*)?$")
+_SHAPES = ((r"sm_?\d{2,3}[a-z]?\b", "arch:sm"), (r"compute_\d{2,3}[a-z]?\b", "arch:compute"),
+           (r"gfx\d{3,4}[a-z]?\b", "arch:gfx"), (r"/dev/(?:nvidia[\w-]*|kfd|dri)\b", "dev:gpu"),
+           (r"/dev/shm\b", "dev:shm"), (r"127\.0\.1\.1\b", "host:127.0.1.1"),
+           (r"mlx\d_\d+\b", "ib:verbs"), (r"ibv_\w", "ib:verbs"), (r"mig-[0-9a-f]{8}|mig\b", "mig"),
+           (r"gres\b", "sched:gpus"), (r"--g(?:pus?|res)\b", "sched:gpus"))
+
+
+class _Patterns:
+    def __init__(self):
+        self.names = tuple(re.compile(p + r"\b") for p in _NAMES)
+        self.numbers = tuple(re.compile(f"({w})" + _NUMBER) for w in _NUMBER_WORDS)
+        self.shapes = tuple((re.compile(p), key) for p, key in _SHAPES)
+        # library files: the suffix, then the file's name before it (its version and bitness
+        # dropped: "cudnn64_8" -> "cudnn")
+        self.lib_suffix = re.compile(r"\.(?:so|dll|dylib)\b")
+        self.lib_token = re.compile(r"[a-z0-9_+.-]{1,120}$")
+        self.lib_name = re.compile(r"([a-z_][a-z0-9_+.-]*?)(?:[-_.]?\d[\d._]*)?$")
+        self.lib_tail = re.compile(r"(?:64)?(?:[_-]\d[\d_.]*)?$")
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> _Patterns:
+    return _Patterns()
 
 
 def _starts_word(lower: str, i: int) -> bool:
@@ -70,18 +81,14 @@ def _first(lower: str, rx: Pattern[str]) -> Optional["re.Match[str]"]:
     return next((m for m in rx.finditer(lower) if m.group()[0] in "/-" or _starts_word(lower, m.start())), None)
 
 
-def _libs(lower: str) -> Iterator[Tuple[str, int]]:
-    for m in _LIB_SUFFIX.finditer(lower):
-        t = _LIB_TOKEN.search(lower, max(0, m.start() - 120), m.start())
-        name = _LIB_NAME.match(t.group()) if t else None
+def _libs(lower: str, p: _Patterns) -> Iterator[Tuple[str, int]]:
+    for m in p.lib_suffix.finditer(lower):
+        t = p.lib_token.search(lower, max(0, m.start() - 120), m.start())
+        name = p.lib_name.match(t.group()) if t else None
         if name:
-            yield _lib(name.group(1)), t.start()
-
-
-def _lib(name: str) -> str:
-    stem = name[3:] if name.startswith("lib") and len(name) > 3 else name
-    stem = stem.split(".cpython")[0].split(".cp3")[0]
-    return "lib:" + (_LIB_TAIL.sub("", stem) or stem)
+            stem = name.group(1)[3:] if name.group(1).startswith("lib") and len(name.group(1)) > 3 else name.group(1)
+            stem = stem.split(".cpython")[0].split(".cp3")[0]
+            yield "lib:" + (p.lib_tail.sub("", stem) or stem), t.start()
 
 
 class Model:
@@ -97,22 +104,23 @@ class Model:
     def keys(self, lower: str) -> Dict[str, int]:
         """The text's keys (lower-case text in), each with where it first occurs."""
         found: Dict[str, int] = {}
-        for rx in _NAMES:
+        p = _patterns()
+        for rx in p.names:
             for m in rx.finditer(lower):
                 if _starts_word(lower, m.start()):
                     found.setdefault("code:" + m.group().replace("_", ""), m.start())
-        for rx in _NUMBERS:
+        for rx in p.numbers:
             for m in rx.finditer(lower):
                 if _starts_word(lower, m.start()):
                     found.setdefault(f"number:{m.group(1)} {int(m.group(2))}", m.start())
-        for key, at in _libs(lower):
+        for key, at in _libs(lower, p):
             found.setdefault(key, at)
         for kind, words in (("errno:", _ERRNO), ("tool:", self._tools), ("phrase:", self._phrases)):
             for w in words:
                 at = _word_at(lower, w)
                 if at >= 0:
                     found.setdefault(kind + w, at)
-        for rx, key in _SHAPES:
+        for rx, key in p.shapes:
             m = _first(lower, rx)
             if m:
                 found.setdefault(key, m.start())
@@ -134,8 +142,7 @@ def _word_at(lower: str, word: str, limit: int = 200) -> int:
     return -1
 
 
-@dataclass(frozen=True)
-class Guess:
+class Guess(NamedTuple):
     cause: str
     score: float
     start: int                      # where its strongest key first occurs

@@ -6,7 +6,10 @@ out; the CLI prints.
 Beyond the hand-written wordings, the catalogue of what the emitters print
 (envcheck/explain/catalogue.py: message templates and error codes from the sources of PyTorch,
 NCCL, the CUDA libraries ...) names a cause for a message no wording knows, or for an error code
-alone; its matches say what was recognised (`via`).
+alone; its matches say what was recognised (`via`). Where neither blames the environment and
+nothing found is sure of the workload, the text's stable keys (keys.py: error names and numbers,
+library files, tools, phrases) may add `possible` causes, learnt from the labelled texts, their
+`via` naming the keys.
 
 Ranking: a confidence (exact: the text is that error's own message; likely: a weaker hint, or
 the most frequent cause of an error with several; possible: the other causes of such an error,
@@ -18,12 +21,15 @@ the order in the log (the earliest is usually the cause).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set
 
 from envcheck.errors import UsageError
-from envcheck.explain import catalogue, keys
+from envcheck.explain import catalogue
 from envcheck.explain.normalise import Normalised
 from envcheck.explain.signatures import AT_INIT, CONFIDENCE, CPU_ASKED, MID_RUN, Signature, signatures
+
+if TYPE_CHECKING:
+    from envcheck.explain.keys import Model
 
 # every wording is searched in the whole text; past this the tail is what matters (the error
 # is printed last) and the head of a huge log is mostly progress output
@@ -136,9 +142,11 @@ def _from_catalogue(norm: Normalised, table: Dict[str, Signature], found: Sequen
             for h in best.values()]
 
 
-def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional[keys.Model]) -> List[Explanation]:
+def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional["Model"]) -> List[Explanation]:
     """The causes the text's stable keys point to (keys.py), each `possible` only, saying which
     keys gave it and how much each weighs."""
+    # lazy: importing keys.py costs ~2 ms CPU (-X importtime), paid only by texts nothing else names
+    from envcheck.explain import keys
     out = []
     for g in keys.guess(norm.lower, model):
         sig = table.get(g.cause)
@@ -150,7 +158,7 @@ def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional[ke
     return out
 
 
-def explain(text: str, key_model: Optional[keys.Model] = None) -> List[Explanation]:
+def explain(text: str, key_model: Optional["Model"] = None) -> List[Explanation]:
     """Every known error found in `text`, most likely cause first; generic entries superseded by
     a specific one are dropped. [] = nothing known. When nothing found blames the environment
     and nothing found is sure of the workload, the text's keys (keys.py) may add `possible`
