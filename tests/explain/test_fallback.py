@@ -93,3 +93,13 @@ def test_keys_json_is_what_its_generator_builds_from_the_labelled_texts():
     p = subprocess.run([sys.executable, str(REPO / "tools" / "explain_catalogue" / "gen_keys.py"), "--check"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_the_key_table_learns_from_the_scored_rounds_only():
+    """A round collected and not yet scored (test_heldout's UNSCORED) must never be read by the
+    generator: what the table learnt from it would be in-sample when it is scored once."""
+    import json
+
+    from tests.explain.test_heldout import BARS, UNSCORED
+    learnt = {Path(f).name for f in json.loads(keys.DATA.read_text())["from"] if "errors-heldout" in f}
+    assert learnt == set(BARS) and not learnt & set(UNSCORED)
