@@ -81,8 +81,7 @@ heldout9.yaml  round 9 (91 texts, 67 positives, 24 negatives; collected after he
                collected, by the same rules; not run through `explain` by its collector): scored
                once with heldout8, at 38/67 = 56.7 % with 2 of 24 negatives confident
                (out-of-sample; 1 more `other:` named by a ninth-round id, no-wheel-for-platform);
-               then 51/67 and 0 of 24 (in-sample) after the tenth round, as heldout8; 52/67 with the
-               eleventh round's key fallback (also with its table built without this round).
+               then 51/67 and 0 of 24 (in-sample) after the tenth round, as heldout8.
 heldout10.yaml round 10 (61 texts, 45 positives, 16 negatives; collected after heldout8 and
                heldout9 were scored, by the same rules; not run through `explain` by its
                collector); unscored.
