@@ -6,7 +6,10 @@ out; the CLI prints.
 Beyond the hand-written wordings, the catalogue of what the emitters print
 (envcheck/explain/catalogue.py: message templates and error codes from the sources of PyTorch,
 NCCL, the CUDA libraries ...) names a cause for a message no wording knows, or for an error code
-alone; its matches say what was recognised (`via`).
+alone; its matches say what was recognised (`via`). Where neither blames the environment and
+nothing found is sure of the workload, the text's stable keys (keys.py: error names and numbers,
+library files, tools, phrases) may add `possible` causes, learnt from the labelled texts, their
+`via` naming the keys.
 
 Ranking: a confidence (exact: the text is that error's own message; likely: a weaker hint, or
 the most frequent cause of an error with several; possible: the other causes of such an error,
@@ -18,12 +21,15 @@ the order in the log (the earliest is usually the cause).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set
 
 from envcheck.errors import UsageError
 from envcheck.explain import catalogue
 from envcheck.explain.normalise import Normalised
 from envcheck.explain.signatures import AT_INIT, CONFIDENCE, CPU_ASKED, MID_RUN, Signature, signatures
+
+if TYPE_CHECKING:
+    from envcheck.explain.keys import Model
 
 # every wording is searched in the whole text; past this the tail is what matters (the error
 # is printed last) and the head of a huge log is mostly progress output
@@ -136,9 +142,27 @@ def _from_catalogue(norm: Normalised, table: Dict[str, Signature], found: Sequen
             for h in best.values()]
 
 
-def explain(text: str) -> List[Explanation]:
+def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional["Model"]) -> List[Explanation]:
+    """The causes the text's stable keys point to (keys.py), each `possible` only, saying which
+    keys gave it and how much each weighs."""
+    # lazy: importing keys.py costs ~2 ms CPU (-X importtime), paid only by texts nothing else names
+    from envcheck.explain import keys
+    out = []
+    for g in keys.guess(norm.lower, model):
+        sig = table.get(g.cause)
+        if sig is None or sig.kind != "environment":
+            continue
+        shown = ", ".join(f"{k} {w:.2f}" for k, w in g.keys[:5])
+        via = f"no known message; the text's keys: {shown} (keys.json: the causes of the labelled texts holding them)"
+        out.append(_build(sig, "possible", norm, g.start, g.end, {}, via))
+    return out
+
+
+def explain(text: str, key_model: Optional["Model"] = None) -> List[Explanation]:
     """Every known error found in `text`, most likely cause first; generic entries superseded by
-    a specific one are dropped. [] = nothing known."""
+    a specific one are dropped. [] = nothing known. When nothing found blames the environment
+    and nothing found is sure of the workload, the text's keys (keys.py) may add `possible`
+    environment causes; `key_model` replaces keys.json's (bench/explain_cv.py)."""
     if text is None or not text.strip():
         raise UsageError("explain: no error text given",
                          'pass the message, e.g. envcheck explain "no kernel image is available"')
@@ -154,6 +178,8 @@ def explain(text: str) -> List[Explanation]:
     ids = {e.id for e in found}
     dropped = {s for sig in table if sig.id in ids for s in sig.supersedes}
     found = [e for e in found if e.id not in dropped]
+    if not any(e.kind == "environment" or e.confidence != "possible" for e in found):
+        found += _from_keys(norm, {s.id: s for s in table}, key_model)
     # a wording judged against real threads before a catalogue inference of the same standing
     found.sort(key=lambda e: (CONFIDENCE.index(e.confidence), -e.priority, bool(e.via), e.position))
     return found

@@ -6,7 +6,8 @@ confidence exact or likely. Prints every miss; holds the figures docs/doctor.md 
 
 heldout.yaml   round 1 (63 texts): 72.5 % scored once before any change for them, then 90.2 %
                after the changes that scoring prompted (no longer out-of-sample); 47/51 after the
-               ninth round relabelled one `other:` cause that got an id (ptxas-too-old).
+               ninth round relabelled one `other:` cause that got an id (ptxas-too-old); 48/51 with
+               the eleventh round's fallback from the text's keys (in-sample).
 heldout2.yaml  round 2 (78 texts, 49 positives): 28/49 = 57.1 % scored once before any change
                for them, and 5 of 29 negatives answered with a confident environment cause;
                34/49 = 69.4 % and 2 of 29 after the general changes that scoring prompted (no
@@ -23,7 +24,8 @@ heldout4.yaml  round 4 (75 texts, 50 positives, 25 negatives), collected while t
                that catalogue work merged (e82f0fd): 40/50 = 80.0 % recall, 0 of 25 negatives
                answered with a confident environment cause (the out-of-sample figure); then
                46/50 = 92.0 % and 0 of 25 after the general changes its misses prompted
-               (in-sample; tests/explain/test_emitter_formats.py). A next round goes into
+               (in-sample; tests/explain/test_emitter_formats.py); 47/50 with the eleventh round's
+               key fallback (bench/explain_cv.py: also without this round). A next round goes into
                UNSCORED first (scored only with ENVCHECK_SCORE_HELDOUT4=1) and joins BARS at
                what it reaches.
 heldout5.yaml  round 5 (72 texts, 46 positives, 26 negatives), collected after heldout4 was
@@ -101,15 +103,18 @@ from envcheck.explain.signatures import signatures
 HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "errors-heldout"
 # corpus: (the recall it holds, how many negatives may get a confident environment cause)
 BARS = {
-    # 46/51 (0.90); 47/51 after the ninth round relabelled an `other:` cause that got an id (was:)
-    "heldout.yaml": (47 / 51, 0),
+    # 46/51 (0.90); 47/51 after the ninth round relabelled an `other:` cause that got an id (was:);
+    # 48/51 after the eleventh round's fallback from the text's keys (in-sample: its key table
+    # learnt from this round too)
+    "heldout.yaml": (48 / 51, 0),
     "heldout2.yaml": (39 / 49, 0),
     # scored once at 23/40; held at the in-sample 28/40 reached after the changes it prompted, 29/40
     # after the ninth round's relabelling of an `other:` cause that got an id (was: in the file)
     "heldout3.yaml": (29 / 40, 0),
     # scored once at 40/50 after the catalogue was rebuilt from the emitters (out-of-sample); held
-    # at the in-sample 46/50 reached after the general changes its misses prompted
-    "heldout4.yaml": (46 / 50, 0),
+    # at the in-sample 46/50 reached after the general changes its misses prompted; 47/50 with the
+    # eleventh round's key fallback (in-sample, and also with the table built without this round)
+    "heldout4.yaml": (47 / 50, 0),
     # scored once at 39/46 (out-of-sample), after the fixes heldout4 prompted; held at the
     # in-sample 45/46 reached after the general classes its misses prompted
     "heldout5.yaml": (45 / 46, 0),
@@ -131,8 +136,9 @@ BARS = {
     "heldout8.yaml": (53 / 65, 0),
     # scored once at 38/67 with 2 negatives answered with a confident cause (out-of-sample) at
     # 0917e07, with heldout8, by the same explain; held at the in-sample 51/67 and no negative
-    # confident reached after the general changes it prompted (the tenth round)
-    "heldout9.yaml": (51 / 67, 0),
+    # confident reached after the general changes it prompted (the tenth round); 52/67 with the
+    # eleventh round's key fallback (in-sample, and also with the table built without this round)
+    "heldout9.yaml": (52 / 67, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
