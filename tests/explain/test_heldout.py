@@ -84,10 +84,15 @@ heldout9.yaml  round 9 (91 texts, 67 positives, 24 negatives; collected after he
                then 51/67 and 0 of 24 (in-sample) after the tenth round, as heldout8.
 heldout10.yaml round 10 (85 texts, 64 positives, 21 negatives: 61 collected after heldout8
                and heldout9 were scored, 24 more in a top-up by the same rules; not run through
-               `explain` by either collector); unscored.
+               `explain` by either collector): scored once at e74c745, after the eleventh
+               round (the key fallback) merged, at 29/64 = 45.3 % with 3 of 21 negatives
+               confident (out-of-sample; 12 positives are `other:`: 29/52 = 55.8 % of those with
+               an id); the same without the fallback (65a3210).
 heldout11.yaml round 11 (85 texts, 62 positives, 23 negatives; collected after heldout10, by
-               the same rules, from 72 new queries; not run through `explain` by its collector);
-               unscored.
+               the same rules, from 72 new queries; not run through `explain` by its collector):
+               scored once with heldout10, at 35/62 = 56.5 % with 0 of 23 negatives confident
+               (out-of-sample; 10 positives are `other:`: 35/52 = 67.3 %); 28/62 without the
+               eleventh round's fallback (65a3210), the fallback's first out-of-sample gain.
 """
 from __future__ import annotations
 
@@ -139,10 +144,16 @@ BARS = {
     # confident reached after the general changes it prompted (the tenth round); 52/67 with the
     # eleventh round's key fallback (in-sample, and also with the table built without this round)
     "heldout9.yaml": (52 / 67, 0),
+    # scored once at 29/64 with 3 negatives answered with a confident cause (out-of-sample) at
+    # e74c745, after the eleventh round's key fallback merged; held there until the changes its
+    # misses prompt
+    "heldout10.yaml": (29 / 64, 3),
+    # scored once at 35/62 with no negative confident (out-of-sample) at e74c745, with heldout10
+    "heldout11.yaml": (35 / 62, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout10.yaml": (0.90, 0), "heldout11.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
