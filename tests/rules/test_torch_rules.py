@@ -347,3 +347,40 @@ def test_a_source_or_nightly_build_skips_the_numpy_api_check_whole(m, version):
         "was compiled against is that of its build environment, unknown here",
         "if import torch warns 'module compiled against API version 0xN but this version of numpy is 0xM', install "
         "the numpy release that introduced API 0xN (`envcheck matrix show`)")]
+
+
+# ---------------------------------------------------------------- sixth round (the full mutation run)
+@pytest.fixture(scope="module")
+def lts3(m):
+    """The matrix with 1.8.2 (not on PyPI) given a third, older build: its newest is the last listed."""
+    import copy
+    data = copy.deepcopy(m.data)
+    rec = next(r for r in data["torch"]["releases"] if r["version"] == "1.8.2")
+    rec["variants"] = dict([("cu101", {"arch": "cu102-1.8"})] + list(rec["variants"].items()))
+    return type(m)(data, m.path)
+
+
+def test_a_cpu_torch_not_on_pypi_is_told_its_newest_cuda_build(lts3):
+    gpus = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]
+    cmd = f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 -f {IDX}/torch_stable.html"
+    found = torch_cpu_with_gpus(dict(stack("1.8.2", "cpu"), gpus=gpus), lts3)
+    assert found == [Finding(
+        ERROR, "torch-cpu-build", "torch",
+        "torch 1.8.2+cpu is a CPU-only build on a host with GPUs: torch.cuda.is_available() is False, .cuda() fails "
+        "with 'Torch not compiled with CUDA enabled', and nothing trains on the GPUs.", cmd, lts3.torch("1.8.2")["source"])]
+    assert found[0].remedies == (Remedy("install torch 1.8.2+cu111", cmd,
+                                        (("torch", "1.8.2+cu111"), ("torchvision", "0.9.2+cu111")),
+                                        "the GPUs need a CUDA build of torch 1.8.2"),)
+
+
+def test_an_unreadable_torchvision_is_no_numpy_2_finding(m):
+    # torchvision_pairing says it cannot be read; numpy_vs_torch does not guess its age
+    assert numpy_vs_torch(stack("2.4.0", python="3.10.12", numpy="2.0.1", torchvision="junk"), m) == []
+
+
+def test_numpy_absent_from_flags_is_unknown_not_looked_for(m):
+    # only the probe looks for numpy: a flags document's empty numpy section says nothing
+    f = dict(stack("2.2.2", python="3.10.12"), origin="flags", numpy={"version": None})
+    assert numpy_vs_torch(f, m) == [Skipped(
+        "numpy_vs_torch", "torch", "numpy version unknown (torch 2.2.2 fails under numpy 2.x)",
+        "pass --numpy V, or audit the host")]
