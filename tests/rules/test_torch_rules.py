@@ -384,3 +384,32 @@ def test_numpy_absent_from_flags_is_unknown_not_looked_for(m):
     assert numpy_vs_torch(f, m) == [Skipped(
         "numpy_vs_torch", "torch", "numpy version unknown (torch 2.2.2 fails under numpy 2.x)",
         "pass --numpy V, or audit the host")]
+
+
+def test_a_torch_section_without_its_package_record_is_still_read(m):
+    # the torch section alone (no packages.torch): its version is the one judged
+    assert torch_unknown({"torch": {"version": "garbage"}}, m) == [Finding(
+        WARNING, "torch-unknown", "torch", "torch version 'garbage' cannot be read; torch checks were skipped.",
+        "check `pip show torch`", source(m, "torch_previous"))]
+
+
+def test_a_source_build_given_as_a_flag_is_quoted_as_the_package_names_it(m):
+    # --torch 2.4.0+git1234abc: the torch section holds 2.4.0 (the label is no build), the package the full text
+    from envcheck.facts.from_flags import stack_facts
+    assert torch_unknown(stack_facts(torch="2.4.0+git1234abc"), m) == [Finding(
+        WARNING, "torch-variant-unknown", "torch",
+        "torch 2.4.0 (2.4.0+git1234abc) is a pre-release or a source/vendor build, not a PyPI wheel with a +cuXYZ "
+        "tag, so which CUDA build it is is unknown; the CUDA checks for torch were skipped.",
+        "give the variant, e.g. --torch 2.4.0+cu124", "https://pypi.org/project/torch/2.4.0/")]
+
+
+def test_a_torch_paired_with_two_torchvisions_names_both(m):
+    # torch 2.0.0 pairs with torchvision 0.15.0 or 0.15.1; PyPI's build (cu117), so the newest from PyPI
+    fix = "pip install torchvision==0.15.1"
+    found = torchvision_pairing(stack("2.0.0", torchvision="0.14.1"), m)
+    assert found == [Finding(ERROR, "torchvision-mismatch", "torchvision",
+                             f"torchvision 0.14.1 is not the release paired with torch 2.0.0 (0.15.0 or 0.15.1): {NMS}.",
+                             fix, source(m, "vision_table"))]
+    assert found[0].remedies == (Remedy("install torchvision 0.15.1", fix, (("torchvision", "0.15.1"),),
+                                        "torch 2.0.0 pairs with torchvision 0.15.1"),)
+    assert torchvision_pairing(stack("2.0.0", torchvision="0.15.0"), m) == []
