@@ -413,3 +413,19 @@ def test_a_torch_paired_with_two_torchvisions_names_both(m):
     assert found[0].remedies == (Remedy("install torchvision 0.15.1", fix, (("torchvision", "0.15.1"),),
                                         "torch 2.0.0 pairs with torchvision 0.15.1"),)
     assert torchvision_pairing(stack("2.0.0", torchvision="0.15.0"), m) == []
+
+
+def test_a_build_of_a_release_not_on_pypi_that_it_does_not_have_names_its_newest(lts3):
+    # 1.8.2 has no PyPI build (pypi: none): the install command is its newest CUDA build's
+    assert torch_unknown(stack("1.8.2", "cu117", "11.7"), lts3) == [Finding(
+        WARNING, "torch-variant-unknown", "torch",
+        "The matrix knows no cu117 build of torch 1.8.2 (known: cu101, cu102, cu111); pip would fail with 'No "
+        "matching distribution found for torch==1.8.2+cu117' unless it came from elsewhere.",
+        f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 -f {IDX}/torch_stable.html",
+        lts3.torch("1.8.2")["source"])]
+
+
+def test_a_source_build_without_a_numpy_is_no_api_check(m):
+    # numpy unknown: numpy_vs_torch says so; there is no API to skip checking
+    f = {"packages": {"torch": {"version": "2.1.0a0+git32f93b1"}}, "python": {"version": "3.10.4"}}
+    assert numpy_older_than_build(f, m) == []
