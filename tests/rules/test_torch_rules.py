@@ -429,3 +429,45 @@ def test_a_source_build_without_a_numpy_is_no_api_check(m):
     # numpy unknown: numpy_vs_torch says so; there is no API to skip checking
     f = {"packages": {"torch": {"version": "2.1.0a0+git32f93b1"}}, "python": {"version": "3.10.4"}}
     assert numpy_older_than_build(f, m) == []
+
+
+def test_numpy_without_a_torch_is_no_api_check(m):
+    assert numpy_older_than_build({"python": {"version": "3.10.4"}, "numpy": {"version": "1.21.5"}}, m) == []
+
+
+def test_a_source_build_known_by_its_torch_section_alone_skips_the_api_check(m):
+    f = {"torch": {"version": "2.1.0a0+git32f93b1"}, "python": {"version": "3.10.4"}, "numpy": {"version": "1.21.5"}}
+    assert numpy_older_than_build(f, m) == [Skipped(
+        "numpy_older_than_build", "torch", "torch 2.1.0a0+git32f93b1 is a source, nightly or vendor build: the numpy C "
+        "API it was compiled against is that of its build environment, unknown here",
+        "if import torch warns 'module compiled against API version 0xN but this version of numpy is 0xM', install "
+        "the numpy release that introduced API 0xN (`envcheck matrix show`)")]
+
+
+def _edited(m, edit):
+    import copy
+    data = copy.deepcopy(m.data)
+    edit(data)
+    return type(m)(data, m.path)
+
+
+def test_a_build_of_numpy_2s_first_torch_is_pinned_without_an_upper_bound(m):
+    # numpy2.torch is 2.3.0, the first release built for numpy 2: its pin has no "<2"
+    edited = _edited(m, lambda d: d["torch"]["numpy_api"]["builds"].append(
+        {"torch": "2.3.0", "api": "0x12", "source": "https://example.org/x"}))
+    assert numpy_older_than_build(stack("2.3.0", python="3.10.4", numpy="1.26.4"), edited) == [Finding(
+        ERROR, "torch-numpy-too-old", "torch",
+        "torch 2.3.0's builds were compiled against numpy's C API 0x12 (numpy >= 2.0.0) but numpy 1.26.4 is installed: "
+        "import torch warns 'Failed to initialize NumPy: module compiled against API version 0x12 but this version of "
+        "numpy is 0x11', and torch.from_numpy(), tensor.numpy() and DataLoader workers fail.",
+        'pip install "numpy>=2.0.0"', "https://example.org/x")]
+
+
+def test_without_a_numpy_2_record_the_pin_has_no_upper_bound(m):
+    edited = _edited(m, lambda d: d["torch"].pop("numpy2"))
+    assert numpy_older_than_build(stack("1.11.0", python="3.10.4", numpy="1.21.5"), edited) == [Finding(
+        ERROR, "torch-numpy-too-old", "torch",
+        "torch 1.11.0's wheels for Python 3.10 were compiled against numpy's C API 0xf (numpy >= 1.22.0) but numpy "
+        "1.21.5 is installed: import torch warns 'Failed to initialize NumPy: module compiled against API version 0xf "
+        "but this version of numpy is 0xe', and torch.from_numpy(), tensor.numpy() and DataLoader workers fail.",
+        'pip install "numpy>=1.22.0"', "https://github.com/danielgatis/rembg/issues/212")]
