@@ -4,8 +4,11 @@ docstrings, docs/check-and-matrix.md and compat_matrix.yaml (a release's variant
 paired torchvision and torchaudio; numpy2 and numpy_api), not from what the code printed."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, WARNING, Finding, Remedy, Skipped
 from envcheck.rules.torch import (numpy_older_than_build, numpy_vs_torch, torch_cpu_with_gpus, torch_unknown,
@@ -350,14 +353,22 @@ def test_a_source_or_nightly_build_skips_the_numpy_api_check_whole(m, version):
 
 
 # ---------------------------------------------------------------- sixth round (the full mutation run)
+def _edited(m, edit):
+    """A copy of the matrix with `edit` applied to its data (cases the shipped matrix does not hold)."""
+    data = copy.deepcopy(m.data)
+    edit(data)
+    return type(m)(data, m.path)
+
+
+def _older_first(data):
+    rec = next(r for r in data["torch"]["releases"] if r["version"] == "1.8.2")
+    rec["variants"] = dict([("cu101", {"arch": "cu102-1.8"})] + list(rec["variants"].items()))
+
+
 @pytest.fixture(scope="module")
 def lts3(m):
     """The matrix with 1.8.2 (not on PyPI) given a third, older build: its newest is the last listed."""
-    import copy
-    data = copy.deepcopy(m.data)
-    rec = next(r for r in data["torch"]["releases"] if r["version"] == "1.8.2")
-    rec["variants"] = dict([("cu101", {"arch": "cu102-1.8"})] + list(rec["variants"].items()))
-    return type(m)(data, m.path)
+    return _edited(m, _older_first)
 
 
 def test_a_cpu_torch_not_on_pypi_is_told_its_newest_cuda_build(lts3):
@@ -395,7 +406,6 @@ def test_a_torch_section_without_its_package_record_is_still_read(m):
 
 def test_a_source_build_given_as_a_flag_is_quoted_as_the_package_names_it(m):
     # --torch 2.4.0+git1234abc: the torch section holds 2.4.0 (the label is no build), the package the full text
-    from envcheck.facts.from_flags import stack_facts
     assert torch_unknown(stack_facts(torch="2.4.0+git1234abc"), m) == [Finding(
         WARNING, "torch-variant-unknown", "torch",
         "torch 2.4.0 (2.4.0+git1234abc) is a pre-release or a source/vendor build, not a PyPI wheel with a +cuXYZ "
@@ -442,13 +452,6 @@ def test_a_source_build_known_by_its_torch_section_alone_skips_the_api_check(m):
         "API it was compiled against is that of its build environment, unknown here",
         "if import torch warns 'module compiled against API version 0xN but this version of numpy is 0xM', install "
         "the numpy release that introduced API 0xN (`envcheck matrix show`)")]
-
-
-def _edited(m, edit):
-    import copy
-    data = copy.deepcopy(m.data)
-    edit(data)
-    return type(m)(data, m.path)
 
 
 def test_a_build_of_numpy_2s_first_torch_is_pinned_without_an_upper_bound(m):
