@@ -4,8 +4,11 @@ docstrings, docs/check-and-matrix.md and compat_matrix.yaml (a release's variant
 paired torchvision and torchaudio; numpy2 and numpy_api), not from what the code printed."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, WARNING, Finding, Remedy, Skipped
 from envcheck.rules.torch import (numpy_older_than_build, numpy_vs_torch, torch_cpu_with_gpus, torch_unknown,
@@ -347,3 +350,127 @@ def test_a_source_or_nightly_build_skips_the_numpy_api_check_whole(m, version):
         "was compiled against is that of its build environment, unknown here",
         "if import torch warns 'module compiled against API version 0xN but this version of numpy is 0xM', install "
         "the numpy release that introduced API 0xN (`envcheck matrix show`)")]
+
+
+# ---------------------------------------------------------------- sixth round (the full mutation run)
+def _edited(m, edit):
+    """A copy of the matrix with `edit` applied to its data (cases the shipped matrix does not hold)."""
+    data = copy.deepcopy(m.data)
+    edit(data)
+    return type(m)(data, m.path)
+
+
+def _older_first(data):
+    rec = next(r for r in data["torch"]["releases"] if r["version"] == "1.8.2")
+    rec["variants"] = dict([("cu101", {"arch": "cu102-1.8"})] + list(rec["variants"].items()))
+
+
+@pytest.fixture(scope="module")
+def lts3(m):
+    """The matrix with 1.8.2 (not on PyPI) given a third, older build: its newest is the last listed."""
+    return _edited(m, _older_first)
+
+
+def test_a_cpu_torch_not_on_pypi_is_told_its_newest_cuda_build(lts3):
+    gpus = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]
+    cmd = f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 -f {IDX}/torch_stable.html"
+    found = torch_cpu_with_gpus(dict(stack("1.8.2", "cpu"), gpus=gpus), lts3)
+    assert found == [Finding(
+        ERROR, "torch-cpu-build", "torch",
+        "torch 1.8.2+cpu is a CPU-only build on a host with GPUs: torch.cuda.is_available() is False, .cuda() fails "
+        "with 'Torch not compiled with CUDA enabled', and nothing trains on the GPUs.", cmd, lts3.torch("1.8.2")["source"])]
+    assert found[0].remedies == (Remedy("install torch 1.8.2+cu111", cmd,
+                                        (("torch", "1.8.2+cu111"), ("torchvision", "0.9.2+cu111")),
+                                        "the GPUs need a CUDA build of torch 1.8.2"),)
+
+
+def test_an_unreadable_torchvision_is_no_numpy_2_finding(m):
+    # torchvision_pairing says it cannot be read; numpy_vs_torch does not guess its age
+    assert numpy_vs_torch(stack("2.4.0", python="3.10.12", numpy="2.0.1", torchvision="junk"), m) == []
+
+
+def test_numpy_absent_from_flags_is_unknown_not_looked_for(m):
+    # only the probe looks for numpy: a flags document's empty numpy section says nothing
+    f = dict(stack("2.2.2", python="3.10.12"), origin="flags", numpy={"version": None})
+    assert numpy_vs_torch(f, m) == [Skipped(
+        "numpy_vs_torch", "torch", "numpy version unknown (torch 2.2.2 fails under numpy 2.x)",
+        "pass --numpy V, or audit the host")]
+
+
+def test_a_torch_section_without_its_package_record_is_still_read(m):
+    # the torch section alone (no packages.torch): its version is the one judged
+    assert torch_unknown({"torch": {"version": "garbage"}}, m) == [Finding(
+        WARNING, "torch-unknown", "torch", "torch version 'garbage' cannot be read; torch checks were skipped.",
+        "check `pip show torch`", source(m, "torch_previous"))]
+
+
+def test_a_source_build_given_as_a_flag_is_quoted_as_the_package_names_it(m):
+    # --torch 2.4.0+git1234abc: the torch section holds 2.4.0 (the label is no build), the package the full text
+    assert torch_unknown(stack_facts(torch="2.4.0+git1234abc"), m) == [Finding(
+        WARNING, "torch-variant-unknown", "torch",
+        "torch 2.4.0 (2.4.0+git1234abc) is a pre-release or a source/vendor build, not a PyPI wheel with a +cuXYZ "
+        "tag, so which CUDA build it is is unknown; the CUDA checks for torch were skipped.",
+        "give the variant, e.g. --torch 2.4.0+cu124", "https://pypi.org/project/torch/2.4.0/")]
+
+
+def test_a_torch_paired_with_two_torchvisions_names_both(m):
+    # torch 2.0.0 pairs with torchvision 0.15.0 or 0.15.1; PyPI's build (cu117), so the newest from PyPI
+    fix = "pip install torchvision==0.15.1"
+    found = torchvision_pairing(stack("2.0.0", torchvision="0.14.1"), m)
+    assert found == [Finding(ERROR, "torchvision-mismatch", "torchvision",
+                             f"torchvision 0.14.1 is not the release paired with torch 2.0.0 (0.15.0 or 0.15.1): {NMS}.",
+                             fix, source(m, "vision_table"))]
+    assert found[0].remedies == (Remedy("install torchvision 0.15.1", fix, (("torchvision", "0.15.1"),),
+                                        "torch 2.0.0 pairs with torchvision 0.15.1"),)
+    assert torchvision_pairing(stack("2.0.0", torchvision="0.15.0"), m) == []
+
+
+def test_a_build_of_a_release_not_on_pypi_that_it_does_not_have_names_its_newest(lts3):
+    # 1.8.2 has no PyPI build (pypi: none): the install command is its newest CUDA build's
+    assert torch_unknown(stack("1.8.2", "cu117", "11.7"), lts3) == [Finding(
+        WARNING, "torch-variant-unknown", "torch",
+        "The matrix knows no cu117 build of torch 1.8.2 (known: cu101, cu102, cu111); pip would fail with 'No "
+        "matching distribution found for torch==1.8.2+cu117' unless it came from elsewhere.",
+        f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 -f {IDX}/torch_stable.html",
+        lts3.torch("1.8.2")["source"])]
+
+
+def test_a_source_build_without_a_numpy_is_no_api_check(m):
+    # numpy unknown: numpy_vs_torch says so; there is no API to skip checking
+    f = {"packages": {"torch": {"version": "2.1.0a0+git32f93b1"}}, "python": {"version": "3.10.4"}}
+    assert numpy_older_than_build(f, m) == []
+
+
+def test_numpy_without_a_torch_is_no_api_check(m):
+    assert numpy_older_than_build({"python": {"version": "3.10.4"}, "numpy": {"version": "1.21.5"}}, m) == []
+
+
+def test_a_source_build_known_by_its_torch_section_alone_skips_the_api_check(m):
+    f = {"torch": {"version": "2.1.0a0+git32f93b1"}, "python": {"version": "3.10.4"}, "numpy": {"version": "1.21.5"}}
+    assert numpy_older_than_build(f, m) == [Skipped(
+        "numpy_older_than_build", "torch", "torch 2.1.0a0+git32f93b1 is a source, nightly or vendor build: the numpy C "
+        "API it was compiled against is that of its build environment, unknown here",
+        "if import torch warns 'module compiled against API version 0xN but this version of numpy is 0xM', install "
+        "the numpy release that introduced API 0xN (`envcheck matrix show`)")]
+
+
+def test_a_build_of_numpy_2s_first_torch_is_pinned_without_an_upper_bound(m):
+    # numpy2.torch is 2.3.0, the first release built for numpy 2: its pin has no "<2"
+    edited = _edited(m, lambda d: d["torch"]["numpy_api"]["builds"].append(
+        {"torch": "2.3.0", "api": "0x12", "source": "https://example.org/x"}))
+    assert numpy_older_than_build(stack("2.3.0", python="3.10.4", numpy="1.26.4"), edited) == [Finding(
+        ERROR, "torch-numpy-too-old", "torch",
+        "torch 2.3.0's builds were compiled against numpy's C API 0x12 (numpy >= 2.0.0) but numpy 1.26.4 is installed: "
+        "import torch warns 'Failed to initialize NumPy: module compiled against API version 0x12 but this version of "
+        "numpy is 0x11', and torch.from_numpy(), tensor.numpy() and DataLoader workers fail.",
+        'pip install "numpy>=2.0.0"', "https://example.org/x")]
+
+
+def test_without_a_numpy_2_record_the_pin_has_no_upper_bound(m):
+    edited = _edited(m, lambda d: d["torch"].pop("numpy2"))
+    assert numpy_older_than_build(stack("1.11.0", python="3.10.4", numpy="1.21.5"), edited) == [Finding(
+        ERROR, "torch-numpy-too-old", "torch",
+        "torch 1.11.0's wheels for Python 3.10 were compiled against numpy's C API 0xf (numpy >= 1.22.0) but numpy "
+        "1.21.5 is installed: import torch warns 'Failed to initialize NumPy: module compiled against API version 0xf "
+        "but this version of numpy is 0xe', and torch.from_numpy(), tensor.numpy() and DataLoader workers fail.",
+        'pip install "numpy>=1.22.0"', "https://github.com/danielgatis/rembg/issues/212")]
