@@ -274,8 +274,12 @@ def _torch(c: _Checker, torch: Any, minors: Set[str], tv: Set[str], ta: Set[str]
     versions: List[str] = []
     for i, rel in enumerate(c.seq(torch["releases"], "torch.releases", True)):
         p = f"torch.releases[{i}]"
-        c.mapping(rel, p, keys, ["unconfirmed", "note"])
+        c.mapping(rel, p, keys, ["unconfirmed", "note", "index"])
         v = c.version(rel["version"], f"{p}.version", fields=(3,))
+        if "index" in rel:  # a release served by its own index (1.8.2 LTS), per variant tag
+            if "{tag}" not in str(rel["index"]):
+                c.fail(f"{p}.index", f"{excerpt(rel['index'])} must hold {{tag}} (the variant, e.g. cu111)")
+            c.url(str(rel["index"]).replace("{tag}", "cu111"), f"{p}.index")
         if v in versions:
             c.fail(f"{p}.version", f"duplicate release {v}")
         versions.append(v)  # type: ignore[arg-type]

@@ -105,6 +105,8 @@ def _install_cmd(m: Matrix, version: str, tag: str) -> str:
         # no +cuXYZ in these versions: only find-links without PyPI picks the right build
         return f"pip install --no-index {pkgs} -f https://download.pytorch.org/whl/{tag}/torch_stable.html"
     tagged = f"torch=={version}+{tag}" + (f" torchvision=={tv}+{tag}" if tv else "")
+    if rec and rec.get("index"):  # only on its own index (1.8.2 LTS: not in torch_stable.html)
+        return f"pip install {tagged} --extra-index-url {rec['index'].format(tag=tag)}"
     if k < (1, 11):
         return f"pip install {tagged} -f https://download.pytorch.org/whl/torch_stable.html"
     if k < (2,):

@@ -264,3 +264,13 @@ def test_a_numpy_api_build_is_of_a_listed_release_or_one_older_than_the_matrix(t
     assert "torch 1.5.2 is not in torch.releases" in _error(_broken(tmp_path, '- {torch: "0.2.0", api: "0xb"',
                                                                    '- {torch: "1.5.2", api: "0xb"'))
     assert "0xq" in _error(_broken(tmp_path, '- {torch: "0.2.0", api: "0xb"', '- {torch: "0.2.0", api: "0xq"'))
+
+
+def test_a_release_index_must_name_the_variant(tmp_path):
+    # 1.8.2 (LTS) is served only by its own index per variant: without {tag} every build would be
+    # told the same index
+    msg = _error(_broken(tmp_path, 'index: "https://download.pytorch.org/whl/lts/1.8/{tag}"',
+                         'index: "https://download.pytorch.org/whl/lts/1.8/cu111"'))
+    assert msg.endswith("must hold {tag} (the variant, e.g. cu111)") and ".index: " in msg, msg
+    msg = _error(_broken(tmp_path, 'index: "https://download.pytorch.org/whl/lts/1.8/{tag}"', 'index: "lts/{tag}"'))
+    assert ".index" in msg, msg

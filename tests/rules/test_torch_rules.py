@@ -114,7 +114,7 @@ def test_a_cpu_torch_of_a_release_pypi_never_served_or_unknown(m):
     gpus = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]
     # 1.8.2 (LTS): no PyPI build; its newest CUDA build (cu111), from the LTS index
     rec = m.torch("1.8.2")
-    cmd = f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 -f {IDX}/torch_stable.html"
+    cmd = f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 --extra-index-url {IDX}/lts/1.8/cu111"
     found = torch_cpu_with_gpus(dict(stack("1.8.2", "cpu"), gpus=gpus), m)
     assert [(x.fix, x.source) for x in found] == [(cmd, rec["source"])]
     # a release the matrix does not know: no command to give
@@ -373,7 +373,7 @@ def lts3(m):
 
 def test_a_cpu_torch_not_on_pypi_is_told_its_newest_cuda_build(lts3):
     gpus = [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}]
-    cmd = f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 -f {IDX}/torch_stable.html"
+    cmd = f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 --extra-index-url {IDX}/lts/1.8/cu111"
     found = torch_cpu_with_gpus(dict(stack("1.8.2", "cpu"), gpus=gpus), lts3)
     assert found == [Finding(
         ERROR, "torch-cpu-build", "torch",
@@ -431,7 +431,7 @@ def test_a_build_of_a_release_not_on_pypi_that_it_does_not_have_names_its_newest
         WARNING, "torch-variant-unknown", "torch",
         "The matrix knows no cu117 build of torch 1.8.2 (known: cu101, cu102, cu111); pip would fail with 'No "
         "matching distribution found for torch==1.8.2+cu117' unless it came from elsewhere.",
-        f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 -f {IDX}/torch_stable.html",
+        f"pip install torch==1.8.2+cu111 torchvision==0.9.2+cu111 --extra-index-url {IDX}/lts/1.8/cu111",
         lts3.torch("1.8.2")["source"])]
 
 
