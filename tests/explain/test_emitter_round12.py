@@ -84,6 +84,10 @@ def test_theano_not_finding_nvcc_is_only_possibly_no_toolkit(text):
      "torch-not-cuda", "likely"),
     ("[ WARN:0@1.234] global net_impl.cpp (178) setUpNet DNN module was not built with CUDA backend; switching to CPU",
      "torch-not-cuda", "likely"),
+    # torch's cuBLAS call with bfloat16 operands on a GPU before compute capability 8.0
+    ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmEx( handle, opa, opb, m, n, k, "
+     "&falpha, a, CUDA_R_16BF, lda, b, CUDA_R_16BF, ldb, &fbeta, c, CUDA_R_16BF, ldc, CUDA_R_32F, "
+     "CUBLAS_GEMM_DEFAULT_TENSOR_OP)`", "gpu-too-old", "likely"),
 ])
 def test_each_emitter_family_names_its_cause(text, cause, confidence):
     assert _top(text) == (cause, confidence)
@@ -112,6 +116,11 @@ def test_opencv_s_dnn_without_cuda_is_answered_as_a_cpu_only_opencv():
     ("RuntimeError: Failed to dlopen libcuda.so.1", "libcuda-not-in-ldcache"),
     # "compile with CUDA" in a program's own advice, not MXNet's
     ("note: to use the GPU path, build the project with -DUSE_CUDA=ON", "torch-not-cuda"),
+    # the same cuBLAS refusal with half-precision (fp16) operands, which every GPU torch runs has
+    ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(handle, opa, "
+     "opb, (int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16F, (int)lda, stridea, b, CUDA_R_16F, (int)ldb, "
+     "strideb, (void*)&fbeta, c, CUDA_R_16F, (int)ldc, stridec, (int)num_batches, CUDA_R_32F, "
+     "CUBLAS_GEMM_DEFAULT_TENSOR_OP)`", "gpu-too-old"),
 ])
 def test_look_alikes_stay_unnamed(text, absent):
     assert absent not in _answers(text)
