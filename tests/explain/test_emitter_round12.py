@@ -142,3 +142,37 @@ def test_a_fallback_answer_s_title_has_no_placeholder_left(text, title):
 def test_a_wording_s_answer_keeps_the_value_it_read_in_its_title():
     e = explain("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory")[0]
     assert (e.id, e.title) == ("cudnn-lib-missing", "cuDNN 9 library not found by the dynamic loader")
+
+
+# --- 4. a TensorRT engine of another release: a new id, the program's (its own artifact built
+# elsewhere, as heldout9's collector labelled four such threads), from TensorRT's runtime messages
+
+def test_a_tensorrt_engine_of_another_release_is_answered_whole():
+    e = explain("[07/02/2024-10:11:12] [TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: "
+                "Serialization (Serialization assertion stdVersionRead == serializationVersion failed.Version tag "
+                "does not match. Note: Current Version: 236, Serialized Engine Version: 232)")[0]
+    assert (e.id, e.confidence, e.title) == (
+        "tensorrt-engine-mismatch", "likely",
+        "A TensorRT engine built by another TensorRT release than the one loading it (the program's artifact, not the "
+        "environment)")
+    e = explain("ERROR: 3: The engine plan file is not compatible with this version of TensorRT, expecting library "
+                "version 10.3.0 got 10.0.1, please rebuild.")[0]
+    assert (e.id, e.kind, e.confidence, e.values, e.cause) == (
+        "tensorrt-engine-mismatch", "workload", "exact", {"expected": "10.3.0", "got": "10.0.1"},
+        "TensorRT engines (plan files) are tied to the TensorRT release that built them; here TensorRT expected "
+        "library version 10.3.0 and the engine says 10.0.1: the engine was built in another environment (another "
+        "container, the C++ library of one release and the Python package of another), or TensorRT was upgraded "
+        "since.")
+
+
+def test_an_engine_whose_version_reads_as_zero_is_a_file_not_read_whole_not_another_release():
+    # a plan file opened in text mode on Windows, or cut short: TensorRT reads no version at all
+    text = ("ERROR: The engine plan file is not compatible with this version of TensorRT, expecting library version "
+            "8.2.1 got 0.0.0, please rebuild.")
+    assert "tensorrt-engine-mismatch" not in [e.id for e in explain(text)]
+
+
+def test_an_engine_built_on_a_gpu_of_another_compute_capability_has_no_kernel_for_this_one():
+    text = ("[TensorRT] ERROR: INVALID_CONFIG: The engine plan file is generated on an incompatible device, expecting "
+            "compute 8.9 got compute 8.6, please rebuild.")
+    assert _top(text) == ("no-kernel-image", "likely")
