@@ -20,6 +20,7 @@ the order in the log (the earliest is usually the cause).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set
 
@@ -73,6 +74,21 @@ class _Fill(dict):
         return "?"
 
 
+# a title's variable part: in parentheses with its words ("(compute capability {cc})"), or alone
+_SLOT = re.compile(r" ?\([^(){}]*\{(\w+)\}[^()]*\)| ?\{(\w+)\}")
+# what a default holds where the text gave no value: a stand-in, not a value
+_STAND_IN = re.compile(r"\s*|[?NV]|X\.Y|VERSION|\(.*\)")
+
+
+def _bare_title(title: str, fill: Dict[str, str]) -> str:
+    """The title without the variable parts the text gave no value for (a fallback answer reads
+    no value: "cuDNN {major} library not found" is "cuDNN library not found", not "cuDNN N ...")."""
+    def part(m):
+        key = m.group(1) or m.group(2)
+        return "" if _STAND_IN.fullmatch(str(fill.get(key, ""))) else m.group(0)
+    return _SLOT.sub(part, title).format_map(fill)
+
+
 def _first_match(sig: Signature, norm: Normalised):
     """The earliest match over all wordings, with the best confidence among wordings matching
     there; None when no wording matches."""
@@ -95,7 +111,7 @@ def _explanation(sig: Signature, m, confidence: str, norm: Normalised) -> Explan
 
 
 def _build(sig: Signature, confidence: str, norm: Normalised, start: int, end: int,
-           values: Dict[str, str], via: str = "") -> Explanation:
+           values: Dict[str, str], via: str = "", bare: bool = False) -> Explanation:
     fill = _Fill(sig.defaults)
     fill.update(values)
     if sig.derive:
@@ -118,7 +134,8 @@ def _build(sig: Signature, confidence: str, norm: Normalised, start: int, end: i
         confidence = max(confidence, sig.cpu_run, key=CONFIDENCE.index)
     line, shown = norm.lines_of(start, end)
     return Explanation(
-        id=sig.id, kind=sig.kind, confidence=confidence, title=sig.title.format_map(fill),
+        id=sig.id, kind=sig.kind, confidence=confidence,
+        title=_bare_title(sig.title, fill) if bare else sig.title.format_map(fill),
         matched=shown, line=line, cause=sig.cause.format_map(fill), fix=sig.fix.format_map(fill),
         components=list(sig.components), checks=[c.format_map(fill) for c in sig.checks],
         values={k: str(v) for k, v in values.items()}, alternatives=alts, via=via,
@@ -154,7 +171,7 @@ def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional["M
             continue
         shown = ", ".join(f"{k} {w:.2f}" for k, w in g.keys[:5])
         via = f"no known message; the text's keys: {shown} (keys.json: the causes of the labelled texts holding them)"
-        out.append(_build(sig, "possible", norm, g.start, g.end, {}, via))
+        out.append(_build(sig, "possible", norm, g.start, g.end, {}, via, bare=True))
     return out
 
 

@@ -190,6 +190,9 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                            "or the CPU path of the code."}
     if g.get("pkg") == "dgl":
         return {"pkg_fix": "Install DGL's CUDA build for your torch and CUDA from DGL's wheel index (the PyPI dgl is CPU-only)."}
+    if g.get("pkg", "").lower() == "mxnet":
+        return {"pkg": "MXNet", "pkg_fix": "Install MXNet's CUDA build for your CUDA (`pip install mxnet-cuXYZ`, e.g. "
+                                           "mxnet-cu112, in place of the CPU `mxnet`), or build it with USE_CUDA=1."}
     if g.get("pkg") == "jaxlib":
         return {"pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}

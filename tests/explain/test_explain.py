@@ -124,6 +124,9 @@ CASES = [
     # the tenth round's new cause (tests/explain/test_emitter_round10.py)
     ("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] rp != nullptr. Unable to "
      "find address for: head-node.lan", "hostname-resolution", {"host": "head-node.lan"}),
+    # TensorRT's runtime on an engine another release serialised (written from its message)
+    ("[E] [TRT] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version "
+     "8.6.1 got 8.5.3, please rebuild.", "tensorrt-engine-mismatch", {"expected": "8.6.1", "got": "8.5.3"}),
 ]
 
 

@@ -93,6 +93,10 @@ heldout11.yaml round 11 (85 texts, 62 positives, 23 negatives; collected after h
                scored once with heldout10, at 35/62 = 56.5 % with 0 of 23 negatives confident
                (out-of-sample; 10 positives are `other:`: 35/52 = 67.3 %); 28/62 without the
                eleventh round's fallback (65a3210), the fallback's first out-of-sample gain.
+               Both then read for the twelfth round (tests/explain/test_emitter_round12.py):
+               heldout10 41/65 (two relabelled, was: in the file; one a negative whose thread's
+               cause is invalid-device-ordinal's definition) and heldout11 42/62, no negative of
+               either confident (in-sample; the key table learnt from them too).
 """
 from __future__ import annotations
 
@@ -142,14 +146,19 @@ BARS = {
     # scored once at 38/67 with 2 negatives answered with a confident cause (out-of-sample) at
     # 0917e07, with heldout8, by the same explain; held at the in-sample 51/67 and no negative
     # confident reached after the general changes it prompted (the tenth round); 52/67 with the
-    # eleventh round's key fallback (in-sample, and also with the table built without this round)
-    "heldout9.yaml": (52 / 67, 0),
+    # eleventh round's key fallback (in-sample, and also with the table built without this round);
+    # 53/67 with the twelfth round's key table (learnt from heldout10 and heldout11 too; in-sample)
+    "heldout9.yaml": (53 / 67, 0),
     # scored once at 29/64 with 3 negatives answered with a confident cause (out-of-sample) at
     # e74c745, after the eleventh round's key fallback merged; held there until the changes its
-    # misses prompt
-    "heldout10.yaml": (29 / 64, 3),
-    # scored once at 35/62 with no negative confident (out-of-sample) at e74c745, with heldout10
-    "heldout11.yaml": (35 / 62, 0),
+    # misses prompt; held at the in-sample 41/65 and no negative confident reached after the twelfth
+    # round (tests/explain/test_emitter_round12.py: the words behind two of the three mended in
+    # general, the third and an `other:` relabelled as their ids' definitions, was: in the file;
+    # emitter families; the key table learnt from this round too)
+    "heldout10.yaml": (41 / 65, 0),
+    # scored once at 35/62 with no negative confident (out-of-sample) at e74c745, with heldout10;
+    # held at the in-sample 42/62 and no negative confident after the twelfth round, as heldout10
+    "heldout11.yaml": (42 / 62, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
