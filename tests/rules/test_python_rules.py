@@ -148,9 +148,10 @@ def test_a_variant_with_its_own_wheels_but_no_source_of_its_own_cites_the_releas
 
 
 def test_a_python_in_a_gap_before_the_last_wheel_is_not_among(m):
-    # a variant with wheels for 3.8 and 3.10 only: 3.9 lies between its last two; 3.9's wheels: 1.7.1 to 2.8.0
-    mm = edited(m, own_wheels(["3.8", "3.10"], "https://download.pytorch.org/whl/cu121/torch/"))
+    # a variant with wheels for 3.7, 3.8 and 3.10: 3.9 lies between its last two (after its second);
+    # 3.9's wheels: 1.7.1 to 2.8.0
+    mm = edited(m, own_wheels(["3.7", "3.8", "3.10"], "https://download.pytorch.org/whl/cu121/torch/"))
     assert python_has_torch_wheel(facts("3.9", "2.4.1+cu121"), mm) == [
-        no_wheel("2.4.1+cu121", "3.9", "not among", ["3.8", "3.10"], "3.10",
+        no_wheel("2.4.1+cu121", "3.9", "not among", ["3.7", "3.8", "3.10"], "3.10",
                  ", or a torch release with wheels for Python 3.9 (1.7.1 - 2.8.0)",
                  "https://download.pytorch.org/whl/cu121/torch/", version="2.4.1")]
