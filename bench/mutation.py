@@ -69,7 +69,7 @@ MODULES = {
     "rules/driver": RULES + ["tests/rules/test_driver_rules.py", "tests/matrix/test_driver_minima.py",
                              "tests/rules/test_cuda_compat.py", "tests/rules/test_driver_state.py"],
     "rules/driver_state": ["tests/rules/test_driver_state.py"],
-    "rules/env": RULES,
+    "rules/env": RULES + ["tests/rules/test_env_rules.py"],
     "rules/fabric": ["tests/rules/test_fabric.py"],
     "rules/fixcheck": ["tests/rules/test_fixcheck.py", "tests/rules/test_boundaries.py"],
     "rules/fleet": ["tests/rules/test_fleet.py"],

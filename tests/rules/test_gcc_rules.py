@@ -73,6 +73,15 @@ def test_a_gcc_the_toolkit_accepts_already_installed_is_used_not_installed(m):
                                         "CUDA 12.4.1 needs gcc <= 13"),)
 
 
+def test_an_older_accepted_gcc_already_installed_is_the_one_used(m):
+    # CUDA 12.4.1 accepts up to 13; only gcc-11 is installed: the remedy is gcc-11, not 13
+    found = gcc_vs_toolkit(facts("12.4.1", gcc="14.1.0", installed=[("/usr/bin/gcc-11", "11.4.0")]), m)
+    fix = "build with the gcc-11 already installed: export CC=gcc-11 CXX=g++-11 (nvcc -ccbin g++-11)"
+    assert found == [too_new("14.1.0", "", "12.4.1", 13, fix, m)]
+    assert found[0].remedies == (Remedy("install gcc-11", fix, (("host_compiler", "11"),),
+                                        "CUDA 12.4.1 needs gcc <= 13"),)
+
+
 def test_installed_gcc_is_the_newest_at_or_below_the_limit():
     f = facts("12.4.1", installed=[("/usr/bin/gcc-9", "9.5.0"), ("/usr/bin/gcc-12", "12.3.0"),
                                     ("/usr/bin/gcc-13", "13.2.0"), ("/usr/bin/gcc-z", None)])
