@@ -12,7 +12,7 @@ import pytest
 
 from envcheck.matrix.load import load_matrix
 from envcheck.model import Skipped
-from envcheck.rules.common import (TorchBuild, gpu_skip, installed_toolkit, missing, needs, needs_text, norm_path, src,
+from envcheck.rules.common import (TorchBuild, gpu_ccs, gpu_skip, installed_toolkit, missing, needs, needs_text, norm_path, src,
                                    toolkit_of, toolkit_step, torch_build, torch_install_cmd, variant_for_cuda)
 from tests.conftest import REPO
 
@@ -136,6 +136,35 @@ def test_reinstalling_another_build_of_the_installed_release_is_forced(m, versio
 ])
 def test_the_variant_built_for_a_cuda(m, version, cuda, tag):
     assert variant_for_cuda(m, version, cuda) == tag
+
+
+# ---------------------------------------------------------------- gpu_ccs
+def gpus(*pairs):
+    return {"gpus": [{"name": n, "compute_capability": cc} for n, cc in pairs]}
+
+
+@pytest.mark.parametrize("listed,want", [
+    # the driver's compute capability first, in any spelling it takes
+    ([("NVIDIA Mystery", "8.0")], [("NVIDIA Mystery", (8, 0))]),
+    ([("Tesla V100-SXM2-16GB", "8.9")], [("Tesla V100-SXM2-16GB", (8, 9))]),
+    ([("NVIDIA Mystery", "sm_90a")], [("NVIDIA Mystery", (9, 0))]),
+    # else the name through the matrix (an unreadable capability counts as none)
+    ([("Tesla V100-SXM2-16GB", None)], [("Tesla V100-SXM2-16GB", (7, 0))]),
+    ([("Tesla V100-SXM2-16GB", "seven")], [("Tesla V100-SXM2-16GB", (7, 0))]),
+    ([("NVIDIA Mystery", None)], [("NVIDIA Mystery", None)]),
+    # no name: shown by its architecture, or as "GPU"
+    ([(None, "8.6"), ("", None)], [("sm_86", (8, 6)), ("GPU", None)]),
+    # each distinct model once, in the driver's order
+    ([("A100-SXM4-40GB", "8.0"), ("Tesla V100-SXM2-16GB", None), ("A100-SXM4-40GB", "8.0"),
+      ("Tesla V100-SXM2-16GB", "7.0")], [("A100-SXM4-40GB", (8, 0)), ("Tesla V100-SXM2-16GB", (7, 0))]),
+    ([], []),
+])
+def test_gpu_ccs_one_entry_per_distinct_model(m, listed, want):
+    assert gpu_ccs(gpus(*listed), m) == want
+
+
+def test_gpu_ccs_without_a_driver_list_or_a_bus_is_empty(m):
+    assert gpu_ccs({}, m) == []
 
 
 # ---------------------------------------------------------------- gpu_skip
