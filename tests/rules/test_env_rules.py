@@ -198,3 +198,13 @@ def test_no_nvcc_warning_with_nvcc_found_no_toolkit_or_nvcc_never_looked_for(m):
     del f["cuda"]["nvcc"]
     f["cuda"]["toolkits"] = [{"path": "/usr/local/cuda-12.4", "version": "12.4.1"}]
     assert env_nvcc_not_on_path(f, m) == []
+
+
+def test_a_system_library_directory_in_ld_library_path_names_no_toolkit(m):
+    # Debian's packaged CUDA 12.0 lives in /usr, and its libraries in the system's own
+    # /usr/lib/x86_64-linux-gnu: that entry is no CUDA directory, so it does not count as naming 12.0
+    f = facts({"CUDA_HOME": "/usr/local/cuda-12.4", "LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64"},
+              versions=("12.4.1",))
+    f["cuda"]["toolkits"].append({"path": "/usr", "version": "12.0.140", "layout": "distro", "include": "/usr/include",
+                                  "lib": "/usr/lib/x86_64-linux-gnu"})
+    assert env_toolkits_disagree(f, m) == []
