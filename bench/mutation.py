@@ -77,7 +77,7 @@ MODULES = {
     "rules/gpu": RULES + ["tests/rules/test_pci_gpus.py", "tests/rules/test_gpu_rules.py"],
     "rules/health": ["tests/rules/test_health.py", "tests/rules/test_boundaries.py", "tests/rules/test_documented.py"],
     "rules/kernels": RULES + ["tests/rules/test_kernels_rules.py", "tests/rules/test_gpu_rules.py"],
-    "rules/nccl": RULES + ["tests/rules/test_facts_from_wheels.py"],
+    "rules/nccl": RULES + ["tests/rules/test_facts_from_wheels.py", "tests/rules/test_nccl_rules.py"],
     "rules/python": RULES + ["tests/rules/test_python_rules.py"],
     "rules/remedy": ["tests/rules/test_fixcheck.py"],
     "rules/torch": RULES + ["tests/rules/test_facts_from_wheels.py", "tests/rules/test_torch_rules.py"],

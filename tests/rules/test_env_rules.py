@@ -208,3 +208,12 @@ def test_a_system_library_directory_in_ld_library_path_names_no_toolkit(m):
     f["cuda"]["toolkits"].append({"path": "/usr", "version": "12.0.140", "layout": "distro", "include": "/usr/include",
                                   "lib": "/usr/lib/x86_64-linux-gnu"})
     assert env_toolkits_disagree(f, m) == []
+
+
+def test_of_three_toolkits_the_most_named_is_the_one_to_use(m, guide):
+    # nvcc and the symlink on 12.4, CUDA_HOME on 11.8, LD_LIBRARY_PATH on 12.1
+    f = facts({"CUDA_HOME": "/usr/local/cuda-11.8", "LD_LIBRARY_PATH": "/usr/local/cuda-12.1/lib64"},
+              versions=("11.8.0", "12.1.1", "12.4.1"))
+    what = ("CUDA 11.8: CUDA_HOME: /usr/local/cuda-11.8; CUDA 12.1: LD_LIBRARY_PATH: /usr/local/cuda-12.1; "
+            "CUDA 12.4: nvcc on PATH: /usr/local/cuda-12.4, /usr/local/cuda -> /usr/local/cuda-12.4")
+    assert env_toolkits_disagree(f, m) == [disagree(ERROR, what, "/usr/local/cuda-12.4", guide)]
