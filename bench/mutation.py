@@ -63,7 +63,7 @@ MODULES = {
                       "tests/allreduce/test_run_analyse.py"],
     "ranks/start": ["tests/ranks/test_start.py"],
     "rules/__init__": RULES,
-    "rules/common": RULES + ["tests/rules/test_pci_gpus.py"],
+    "rules/common": RULES + ["tests/rules/test_pci_gpus.py", "tests/rules/test_common_rules.py"],
     "rules/cuda": RULES + ["tests/rules/test_cuda_rules.py"],
     "rules/cudnn": RULES + ["tests/rules/test_facts_from_wheels.py", "tests/rules/test_cudnn_rules.py"],
     "rules/driver": RULES + ["tests/rules/test_driver_rules.py", "tests/matrix/test_driver_minima.py",

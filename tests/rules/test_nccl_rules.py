@@ -174,3 +174,13 @@ def test_a_later_torch_loads_its_nccl_wheel_before_a_system_libnccl(m):
 ])
 def test_the_probe_s_answer_is_kept(m, torch, nccl, packages):
     assert torch_nccl(facts(torch=torch, nccl=nccl, **packages), m) is None
+
+
+def test_a_torch_version_written_with_two_parts_is_that_release(m):
+    # `--torch 2.2` is 2.2.0: the new names apply; `2.0` is 2.0.0, which no longer links NCCL statically
+    assert renamed_env(facts({"NCCL_BLOCKING_WAIT": "1"}, torch="2.2"), m) == [Finding(
+        WARNING, "nccl-env-renamed", "nccl",
+        "torch 2.2 reads TORCH_NCCL_BLOCKING_WAIT, not NCCL_BLOCKING_WAIT: it warns 'Environment variable "
+        "NCCL_BLOCKING_WAIT is deprecated; use TORCH_NCCL_BLOCKING_WAIT instead'.",
+        "export TORCH_NCCL_BLOCKING_WAIT=1; unset NCCL_BLOCKING_WAIT", m.data["sources"]["torch_nccl_env"])]
+    assert torch_nccl(facts(torch="2.0+cu117", nccl=dict(SYSTEM)), m) is None
