@@ -12,8 +12,9 @@ import pytest
 
 from envcheck.matrix.load import load_matrix
 from envcheck.model import Skipped
-from envcheck.rules.common import (TorchBuild, gpu_ccs, gpu_skip, installed_toolkit, missing, needs, needs_text, norm_path, src,
-                                   toolkit_of, toolkit_step, torch_build, torch_install_cmd, variant_for_cuda)
+from envcheck.rules.common import (TorchBuild, gpu_ccs, gpu_skip, installed_gcc, installed_toolkit, missing, needs,
+                                   needs_text, norm_path, src, toolkit_of, toolkit_step, torch_build, torch_install_cmd,
+                                   variant_for_cuda)
 from tests.conftest import REPO
 
 IDX = "https://download.pytorch.org/whl"
@@ -259,6 +260,14 @@ def test_toolkit_step_uses_an_installed_toolkit_or_installs_one():
     assert toolkit_step(f, "12.0.1") == ("use the CUDA 12.0 already installed (Debian's nvidia-cuda-toolkit, in "
                                          "/usr): export PATH=/usr/bin:$PATH CUDA_HOME=/usr")
     assert toolkit_step(f, "12.4.1") == "install CUDA 12.4.1 (envcheck install-cuda 12.4)"
+
+
+# ---------------------------------------------------------------- installed_gcc
+def test_installed_gcc_is_the_newest_at_or_below_the_limit():
+    installed = [("/usr/bin/gcc-9", "9.5.0"), ("/usr/bin/gcc-12", "12.3.0"), ("/usr/bin/gcc-13", "13.2.0"),
+                 ("/usr/bin/gcc-z", None), ("/usr/bin/gcc-x", "x")]   # the last two unreadable: skipped
+    f = {"gcc": {"version": "14.1.0", "installed": [{"path": p, "version": v} for p, v in installed]}}
+    assert [installed_gcc(f, n) for n in (8, 9, 12, 13, 20)] == [None, 9, 12, 13, 13]
 
 
 # ---------------------------------------------------------------- needs

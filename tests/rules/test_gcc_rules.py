@@ -10,7 +10,6 @@ import pytest
 
 from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, WARNING, Finding, Remedy, Skipped
-from envcheck.rules.common import installed_gcc
 from envcheck.rules.gcc import gcc_vs_toolkit
 from tests.conftest import REPO
 
@@ -80,12 +79,6 @@ def test_an_older_accepted_gcc_already_installed_is_the_one_used(m):
     assert found == [too_new("14.1.0", "", "12.4.1", 13, fix, m)]
     assert found[0].remedies == (Remedy("install gcc-11", fix, (("host_compiler", "11"),),
                                         "CUDA 12.4.1 needs gcc <= 13"),)
-
-
-def test_installed_gcc_is_the_newest_at_or_below_the_limit():
-    f = facts("12.4.1", installed=[("/usr/bin/gcc-9", "9.5.0"), ("/usr/bin/gcc-12", "12.3.0"),
-                                    ("/usr/bin/gcc-13", "13.2.0"), ("/usr/bin/gcc-z", None)])
-    assert [installed_gcc(f, n) for n in (8, 9, 12, 13, 20)] == [None, 9, 12, 13, 13]
 
 
 def test_the_compiler_nvcc_runs_is_judged_and_named_with_how_it_was_chosen(m):
