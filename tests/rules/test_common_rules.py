@@ -202,6 +202,12 @@ def test_norm_path_resolves_the_cuda_symlink(path, want):
     assert norm_path(path, cuda(link="/usr/local/cuda-12.4")) == want
 
 
+def test_norm_path_takes_a_symlink_path_written_with_a_trailing_slash():
+    # a hand-written facts file may say "/usr/local/cuda/": what lies under it is still resolved
+    f = {"cuda": {"symlink": {"path": "/usr/local/cuda/", "target": "/usr/local/cuda-12.4"}}}
+    assert norm_path("/usr/local/cuda/bin/nvcc", f) == "/usr/local/cuda-12.4/bin/nvcc"
+
+
 def test_norm_path_without_a_symlink_only_normalises():
     assert norm_path("/usr/local/cuda/bin/", cuda()) == "/usr/local/cuda/bin"
     assert norm_path("/usr/local/cuda/bin/", {}) == "/usr/local/cuda/bin"
