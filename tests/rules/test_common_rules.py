@@ -248,6 +248,13 @@ def test_the_innermost_toolkit_wins_and_a_toolkit_without_a_path_contains_nothin
     assert toolkit_of("/usr/bin/nvcc", cuda(other, DEBIAN)) is other
 
 
+def test_a_toolkit_listed_by_the_symlink_s_path_is_the_directory_it_points_at():
+    # a hand-written facts file may list /usr/local/cuda itself as the toolkit (the probe lists real paths)
+    f = cuda({"path": "/usr/local/cuda", "version": "12.4.1"}, link="/usr/local/cuda-12.4")
+    assert toolkit_of("/usr/local/cuda-12.4/bin", f) == {"path": "/usr/local/cuda", "version": "12.4.1"}
+    assert toolkit_of("/usr/local/cuda-11.8/bin", f) is None
+
+
 def test_installed_toolkit_by_major_minor():
     f = cuda(RUNFILE_118, {"path": "/opt/x", "version": None}, RUNFILE_124, DEBIAN)
     assert installed_toolkit(f, "12.4") == RUNFILE_124
@@ -270,8 +277,8 @@ def test_toolkit_step_uses_an_installed_toolkit_or_installs_one():
 
 # ---------------------------------------------------------------- installed_gcc
 def test_installed_gcc_is_the_newest_at_or_below_the_limit():
-    installed = [("/usr/bin/gcc-9", "9.5.0"), ("/usr/bin/gcc-12", "12.3.0"), ("/usr/bin/gcc-13", "13.2.0"),
-                 ("/usr/bin/gcc-z", None), ("/usr/bin/gcc-x", "x")]   # the last two unreadable: skipped
+    installed = [("/usr/bin/gcc-x", "x"), ("/usr/bin/gcc-9", "9.5.0"), ("/usr/bin/gcc-12", "12.3.0"),
+                 ("/usr/bin/gcc-z", None), ("/usr/bin/gcc-13", "13.2.0")]   # unreadable ones are skipped
     f = {"gcc": {"version": "14.1.0", "installed": [{"path": p, "version": v} for p, v in installed]}}
     assert [installed_gcc(f, n) for n in (8, 9, 12, 13, 20)] == [None, 9, 12, 13, 13]
 
