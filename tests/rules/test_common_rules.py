@@ -100,6 +100,11 @@ def test_no_torch_or_an_unreadable_one_is_no_build(m):
     ("2.0.0", "cu118", f"pip install torch==2.0.0 torchvision==0.15.1 --index-url {IDX}/cu118"),
     ("2.4.1", "cu118", f"pip install torch==2.4.1 torchvision==0.19.1 --index-url {IDX}/cu118"),
     ("9.9.0", "cu130", f"pip install torch==9.9.0 --index-url {IDX}/cu130"),          # no record: no torchvision
+    ("1.5.2", "cu101", f"pip install torch==1.5.2+cu101 -f {IDX}/torch_stable.html"),
+    # a version written with fewer parts is that release, in that release's era
+    ("1.2", "cu92", f"pip install torch==1.2+cu92 torchvision==0.4.0+cu92 -f {IDX}/torch_stable.html"),
+    ("1.11", "cu113", f"pip install torch==1.11+cu113 torchvision==0.12.0+cu113 --extra-index-url {IDX}/cu113"),
+    ("2", "cu118", f"pip install torch==2 torchvision==0.15.1 --index-url {IDX}/cu118"),
 ])
 def test_the_pip_command_for_each_era(m, version, tag, cmd):
     assert torch_install_cmd(m, version, tag) == cmd
