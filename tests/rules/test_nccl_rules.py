@@ -123,6 +123,17 @@ def test_several_old_names_are_said_in_one_finding_in_the_module_s_order(m):
         "unset NCCL_ASYNC_ERROR_HANDLING NCCL_ENABLE_TIMING NCCL_DESYNC_DEBUG", m.data["sources"]["torch_nccl_env"])]
 
 
+def test_two_old_names_say_the_second_as_also(m):
+    env = {"NCCL_DESYNC_DEBUG": "1", "NCCL_ASYNC_ERROR_HANDLING": "1"}
+    assert renamed_env(facts(env, torch="2.4.1"), m) == [Finding(
+        WARNING, "nccl-env-renamed", "nccl",
+        "torch 2.4.1 reads TORCH_NCCL_ASYNC_ERROR_HANDLING, not NCCL_ASYNC_ERROR_HANDLING: it warns 'Environment "
+        "variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead' "
+        "(also NCCL_DESYNC_DEBUG).",
+        "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1; export TORCH_NCCL_DESYNC_DEBUG=1; "
+        "unset NCCL_ASYNC_ERROR_HANDLING NCCL_DESYNC_DEBUG", m.data["sources"]["torch_nccl_env"])]
+
+
 @pytest.mark.parametrize("torch,env", [
     ("2.1.2+cu121", {"NCCL_BLOCKING_WAIT": "1"}),     # before 2.2 the old name is the right one
     ("1.13.1", {"NCCL_ASYNC_ERROR_HANDLING": "1"}),
