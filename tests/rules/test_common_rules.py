@@ -64,6 +64,7 @@ def test_a_build_s_label_and_pypi_note():
     # the package metadata carries the tag the torch section dropped, in any case
     (host("2.4.1", package="2.4.1+CU118"), ("2.4.1", "cu118", "11.8", "local-tag")),
     (host("2.4.1+cpu"), ("2.4.1", "cpu", None, "cpu")),
+    (host("2.4.1", "cu118"), ("2.4.1", "cu118", "11.8", "local-tag")),   # the section's own tag, no package
     # no tag: the CUDA torch reports, and where it came from
     (host("2.4.1", cuda="12.4", cuda_source="flag"), ("2.4.1", "cu124", "12.4", "flag")),
     (host("2.4.1", cuda="11.8.89"), ("2.4.1", "cu118", "11.8", "deep")),
@@ -132,6 +133,8 @@ def test_reinstalling_another_build_of_the_installed_release_is_forced(m, versio
 # ---------------------------------------------------------------- variant_for_cuda
 @pytest.mark.parametrize("version,cuda,tag", [
     ("2.4.1", "12.4.1", "cu124"),     # the same major.minor
+    ("2.4.1", "12.1.1", "cu121"),     # ... though a newer variant of the major follows it
+    ("1.10.0", "11.1", "cu111"),
     ("2.4.1", "11.8", "cu118"),
     ("2.4.1", "12.6.0", "cu124"),     # else the newest of the same major (cu121, cu124)
     ("2.4.1", "12.0", "cu124"),
@@ -178,8 +181,8 @@ def test_a_gpu_a_check_could_not_judge():
     assert gpu_skip("gpu_vs_torch", "gpu", "Mystery GPU", None) == Skipped(
         "gpu_vs_torch", "gpu", "compute capability of 'Mystery GPU' unknown",
         "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")
-    assert gpu_skip("gpu_vs_toolkit", "cuda", "sm_99", (9, 9)) == Skipped(
-        "gpu_vs_toolkit", "cuda", "architecture 9.9 not in the matrix", "update envcheck (or --matrix FILE)")
+    assert gpu_skip("gpu_vs_toolkit", "cuda", "sm_97", (9, 7)) == Skipped(
+        "gpu_vs_toolkit", "cuda", "architecture 9.7 not in the matrix", "update envcheck (or --matrix FILE)")
 
 
 # ---------------------------------------------------------------- paths and toolkits
