@@ -274,6 +274,13 @@ def test_installed_toolkit_by_major_minor():
     assert installed_toolkit(cuda({"path": "/opt/y", "version": "x.y"}), "12.4") is None
 
 
+def test_a_toolkit_listed_without_a_path_cannot_be_pointed_at():
+    # a hand-written facts file: a CUDA 12.4 toolkit without its directory is no toolkit to use
+    f = cuda({"path": None, "version": "12.4.1"}, {"path": "", "version": "12.4.0"}, RUNFILE_118)
+    assert installed_toolkit(f, "12.4") is None
+    assert toolkit_step(f, "12.4.1") == "install CUDA 12.4.1 (envcheck install-cuda 12.4)"
+
+
 def test_toolkit_step_uses_an_installed_toolkit_or_installs_one():
     f = cuda(RUNFILE_118, DEBIAN)
     assert toolkit_step(f, "11.8.0") == ("use the CUDA 11.8 already installed (/usr/local/cuda-11.8): export "
