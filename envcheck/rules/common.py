@@ -240,10 +240,12 @@ CUDA_DIR = re.compile(r"/cuda(-\d+(\.\d+)*)?(/|$)")
 
 
 def installed_toolkit(f: F.Facts, version: str) -> Optional[Dict[str, Any]]:
-    """A toolkit of this CUDA major.minor the probe found on the host (in use or not)."""
+    """A toolkit of this CUDA major.minor the probe found on the host (in use or not), with the
+    directory it is in: one listed without it (a hand-written facts file) cannot be pointed at."""
     try:
         want = mm(version)
-        return next((tk for tk in F.cuda_toolkits(f) if F.text(tk.get("version")) and mm(tk["version"]) == want), None)
+        return next((tk for tk in F.cuda_toolkits(f) if F.text(tk.get("path")) and F.text(tk.get("version"))
+                     and mm(tk["version"]) == want), None)
     except VersionError:
         return None
 
@@ -254,7 +256,7 @@ def toolkit_step(f: F.Facts, version: str) -> str:
     tk = installed_toolkit(f, version)
     if not tk:
         return f"install CUDA {version} (envcheck install-cuda {mm(version)})"
-    root = F.text(tk.get("path")) or ""
+    root = F.text(tk.get("path"))  # installed_toolkit() gives only toolkits with one
     where = "Debian's nvidia-cuda-toolkit, in /usr" if tk.get("layout") == "distro" else root
     return (f"use the CUDA {mm(version)} already installed ({where}): export PATH={root}/bin:$PATH "
             f"CUDA_HOME={root}")
