@@ -15,7 +15,7 @@ import pytest
 from envcheck.allreduce import run as ar
 from envcheck.allreduce.bandwidth import plateau
 from envcheck.allreduce.linkrate import Allowed, allowed
-from envcheck.allreduce.nvlink import node_nvlink, table
+from envcheck.allreduce.nvlink import NvLink, node_nvlink, table
 from envcheck.allreduce.render import render_text
 from envcheck.audit.probe import shipped_source
 from envcheck.facts import views
@@ -156,3 +156,13 @@ def test_nccl_test_shows_each_nodes_nvlink_and_the_share_of_it_at_the_size_measu
     assert "# busbw is still rising at 1GB" in text
     doc = json.loads(json.dumps(rep.to_dict()))
     assert doc["nvlinks"]["n1"]["gbps"] == 450.0 and doc["nvlinks"]["n1"]["generation"] == 4
+
+
+def test_a_gpu_without_a_name_is_called_gpu_and_the_dict_carries_the_figure_and_its_label():
+    # the name comes from NVML; a record without one still gets a figure, shown as "GPU"
+    nameless = {"name": None, "compute_capability": "9.0", "nvlink": {"links": 18, "up": 18, "nvml_version": 6}}
+    nv = node_nvlink([nameless, nameless])
+    assert nv == NvLink("GPU", 2, 4, 18, 18, nv.per_link_gbps, nv.source, 6)
+    assert nv.to_dict() == {"gpu": "GPU", "gpus": 2, "generation": 4, "links": 18, "links_max": 18,
+                            "per_link_gbps": nv.per_link_gbps, "source": nv.source, "nvml_version": 6,
+                            "gbps": 18 * nv.per_link_gbps, "label": "NVLink 4 \u00d7 18"}
