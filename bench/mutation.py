@@ -52,7 +52,7 @@ MODULES = {
     "allreduce/bandwidth": ["tests/allreduce/test_bandwidth.py", "tests/allreduce/test_cause.py"],
     "allreduce/cause": ["tests/allreduce/test_cause.py"],
     "allreduce/verdict": ["tests/allreduce/test_verdict.py"],
-    "allreduce/preflight": ["tests/allreduce/test_preflight.py"],
+    "allreduce/preflight": ["tests/allreduce/test_preflight.py", "tests/allreduce/test_ranks_per_host.py"],
     "allreduce/render": ["tests/allreduce/test_render.py"],
     "allreduce/pairs": ["tests/allreduce/test_pairs.py", "tests/allreduce/test_pairs_judge.py"],
     "allreduce/linkrate": ["tests/allreduce/test_linkrate.py", "tests/allreduce/test_nvlink.py"],
