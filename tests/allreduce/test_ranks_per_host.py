@@ -13,6 +13,8 @@ MiB = 1 << 20
 def test_auto_is_nccl_with_one_rank_per_gpu_when_every_node_has_a_gpu():
     nodes = [NodeFacts("n1", gpus=4), NodeFacts("n2", gpus=8)]
     assert ranks_per_host(nodes, "auto", None, 1024) == ("nccl", [4, 8], [])
+    # one GPU is a GPU
+    assert ranks_per_host([NodeFacts("n1", gpus=1)], "auto", None, 1024) == ("nccl", [1], [])
 
 
 def test_auto_is_gloo_with_two_ranks_per_node_when_one_node_has_no_gpu():
