@@ -189,7 +189,10 @@ def test_plot_draws_busbw_against_size_in_the_named_format(tmp_path):
     from envcheck.allreduce.render import plot
     rows = [make_row(1024, 4, "float32", 1e-4, 2, 0), make_row(1 << 20, 4, "float32", 1e-3, 2, 0)]
     rep = Report(hosts=["n1"], backend="gloo", world_size=2, rows=rows)
-    plot(rep, str(tmp_path / "a.SVG"))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # nothing on the user's stderr (a grid told False, say)
+        plot(rep, str(tmp_path / "a.SVG"))
     svg = (tmp_path / "a.SVG").read_text()
     assert svg.startswith("<?xml") and 'width="504pt" height="288pt"' in svg
     texts = re.findall(r"<!-- (.*?) -->", svg)          # matplotlib's SVG names each text it draws
@@ -200,6 +203,12 @@ def test_plot_draws_busbw_against_size_in_the_named_format(tmp_path):
     assert len(re.findall(r'<use xlink:href="#\w+" x="[\d.]+" y="[\d.]+" style="fill: #1f77b4', svg)) == 2  # a marker per size
     plot(rep, str(tmp_path / "plot"))
     assert (tmp_path / "plot").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from envcheck.errors import OutputError
+    (tmp_path / "dir.png").mkdir()
+    with pytest.raises(OutputError) as e:              # written as every report is, named as --plot's
+        plot(rep, str(tmp_path / "dir.png"))
+    assert (e.value.message, e.value.fix) == (f"--plot {str(tmp_path / 'dir.png')!r} is a directory now; not writing to it",
+                                              "name a file")
 
 
 def test_plot_formats_are_checked_before_the_run(monkeypatch):
@@ -218,6 +227,9 @@ def test_plot_formats_are_checked_before_the_run(monkeypatch):
         require_matplotlib("dir.svg/out.bmp")
     assert (e.value.message, e.value.fix) == ("--plot dir.svg/out.bmp: matplotlib cannot write .bmp images",
                                               "name a file ending in one of ." + ", .".join(known))
+    with pytest.raises(UsageError) as e:                   # the extension as written, lower-cased
+        require_matplotlib("out.XCF")
+    assert e.value.message == "--plot out.XCF: matplotlib cannot write .xcf images"
     monkeypatch.setitem(sys.modules, "matplotlib", None)     # as if not installed
     for path in (None, "out.png"):
         with pytest.raises(UsageError) as e:
@@ -238,3 +250,10 @@ def test_a_rank_table_and_rows_with_what_the_records_left_out_and_a_verdict_give
     assert "            64            64      int8       10.0     0.01     0.01       0" in text
     assert text[-2:] == ["#   look at: n2, n3",
                          "# FAIL: 2 hosts, 2 ranks; busbw 0.0064 GB/s below --min-busbw 1 GB/s"]
+
+
+def test_a_pair_two_calls_name_is_marked_with_both():
+    f = pair(("n1", "n2"), 0)
+    v = PairVerdict(figures=[f], best=[f], median=0.2, pairs=4,
+                    calls=[Call("node", ["n1"], 0, FAR_BELOW, [f]), Call("link", ["n1", "n2"], 0, SLOW_BUT_CLOSE, [f])])
+    assert render_pairs(Report(hosts=["n1", "n2"]), v).splitlines()[4].endswith("      0  FAIL n1, link")
