@@ -500,3 +500,46 @@ def test_each_gpu_is_judged_after_one_the_matrix_cannot(m):
         Skipped("driver_vs_gpu", "driver", "compute capability of 'Odd' unknown",
                 "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")]
     assert [x.code for x in found[2:]] == ["driver-too-new-for-gpu"]
+
+
+# where the driver cannot drive the host's GPU at all (it predates the architecture), no older CUDA
+# and no other torch build is a way out (_judge's stay): the driver upgrade is the one remedy
+def test_a_driver_that_predates_the_gpu_is_offered_nothing_but_an_upgrade(m):
+    h100 = [gpu("H100", "9.0")]
+    found = driver_vs_toolkit(facts("396.26", cuda={"version": "10.0.130"}, gpus=h100), m)
+    assert found == [Finding(
+        ERROR, "driver-too-old-for-toolkit", "driver",
+        "Driver 396.26 is older than CUDA 10.0.130 needs (410.48) (before CUDA 11 there is no minor-version "
+        f"compatibility): every program built with CUDA 10.0.130 fails with {INSUFFICIENT}.",
+        "upgrade the NVIDIA driver to >= 410.48", rn(m))]
+    assert found[0].remedies == (upgrade("410.48", "10.0.130"),)
+    # torch 2.4.0+cu121 on R450 with an H100: neither its cu118 build nor CUDA 11 runs the GPU there
+    found = driver_vs_torch(facts("450.80.02", gpus=h100, **torch("2.4.0", "cu121", "12.1")), m)
+    assert [x.code for x in found] == ["driver-too-old-for-torch"] and ", or stay at" not in found[0].fix
+    assert [e for r in found[0].remedies for e in r.edits if e[0] != "driver"] == []
+
+
+def test_a_driver_older_than_every_cuda_is_offered_no_toolkit(m):
+    found = driver_vs_toolkit(facts("300.10", cuda={"version": "10.0.130"}), m)
+    assert found[0].fix == "upgrade the NVIDIA driver to >= 410.48"
+    assert found[0].remedies == (upgrade("410.48", "10.0.130"),)
+
+
+@pytest.mark.parametrize("driver,torch_facts", [
+    (None, torch("2.4.0", "cu121", "12.1")),             # no driver: driver_missing's to say
+    ("450.80.02", torch("2.1.0", "cpu", None)),          # a CPU build needs no driver
+    ("450.80.02", torch("not-a-version", None, None)),   # torch unreadable: the torch rules say so
+])
+def test_driver_against_torch_needs_both(m, driver, torch_facts):
+    assert driver_vs_torch(facts(driver, **torch_facts), m) == []
+
+
+def test_forward_compatibility_is_never_offered_on_a_driver_that_predates_the_gpu(m):
+    # R470 is a forward-compatibility branch, but it predates Hopper (520.61.05): the cuda-compat
+    # libraries cannot make it drive an H100, so CUDA 12.4 on it is the plain error
+    found = driver_vs_toolkit(facts("470.57.02", cuda={"version": "12.4.0"}, gpus=[gpu("H100", "9.0")]), m)
+    assert [(x.severity, x.code, x.fix) for x in found] == [
+        (ERROR, "driver-too-old-for-toolkit", "upgrade the NVIDIA driver to >= 550.54.14")]
+    found = driver_vs_torch(facts("470.57.02", gpus=[gpu("H100", "9.0")], **torch("2.4.0", "cu124", "12.4")), m)
+    assert [(x.severity, x.code, x.fix) for x in found] == [
+        (ERROR, "driver-too-old-for-torch", "upgrade the NVIDIA driver to >= 550.54.14")]
