@@ -16,9 +16,10 @@ Outside CI's time budget: a module takes from a minute (launch/outcome.py) to an
 
 mutmut is a bench-only tool, never an envcheck dependency: it lives in its own venv
 ($ENVCHECK_MUTATION_VENV, default ~/.cache/envcheck-bench/mutmut), made on first use with
-envcheck's test dependencies but not envcheck itself, so the only envcheck the tests import is
-mutmut's mutated copy. Each module is measured in a scratch copy of this checkout (tracked and
-untracked files, as they are now) under --work (default: a temp dir, removed unless --keep).
+envcheck's test dependencies and matplotlib (the plot extra) but not envcheck itself, so the
+only envcheck the tests import is mutmut's mutated copy. Each module is measured in a scratch
+copy of this checkout (tracked and untracked files, as they are now) under --work (default: a
+temp dir, removed unless --keep).
 Results also go to WORK/results.json. Mutants judged equivalent (no behaviour can tell them
 apart) are listed in bench/mutation_equivalent.txt with why; the second rate leaves them out.
 """
@@ -52,12 +53,13 @@ MODULES = {
     "allreduce/bandwidth": ["tests/allreduce/test_bandwidth.py", "tests/allreduce/test_cause.py"],
     "allreduce/cause": ["tests/allreduce/test_cause.py"],
     "allreduce/verdict": ["tests/allreduce/test_verdict.py"],
-    "allreduce/preflight": ["tests/allreduce/test_preflight.py"],
+    "allreduce/preflight": ["tests/allreduce/test_preflight.py", "tests/allreduce/test_ranks_per_host.py"],
     "allreduce/render": ["tests/allreduce/test_render.py"],
     "allreduce/pairs": ["tests/allreduce/test_pairs.py", "tests/allreduce/test_pairs_judge.py"],
     "allreduce/linkrate": ["tests/allreduce/test_linkrate.py", "tests/allreduce/test_nvlink.py"],
     "allreduce/nvlink": ["tests/allreduce/test_nvlink.py"],
-    "allreduce/run": ["tests/allreduce/test_preflight.py", "tests/allreduce/test_run_analyse.py"],
+    "allreduce/run": ["tests/allreduce/test_preflight.py", "tests/allreduce/test_run_analyse.py",
+                      "tests/allreduce/test_run_local.py"],
     "ranks/failure": ["tests/ranks/test_failure.py", "tests/launch/test_outcome.py", "tests/allreduce/test_cause.py"],
     "ranks/records": ["tests/ranks/test_protocol.py", "tests/allreduce/test_cause.py",
                       "tests/allreduce/test_run_analyse.py"],
@@ -85,13 +87,14 @@ MODULES = {
 
 
 def venv_python() -> Path:
-    """mutmut's venv (made on first use): mutmut, envcheck's dependencies and test extras."""
+    """mutmut's venv (made on first use): mutmut, envcheck's dependencies, test and plot extras
+    (allreduce/render.py's --plot needs matplotlib; without it its tests skip, its mutants "no tests")."""
     home = Path(os.environ.get("ENVCHECK_MUTATION_VENV") or Path.home() / ".cache/envcheck-bench/mutmut")
     py = home / "bin" / "python"
     if not (home / "bin" / "mutmut").exists():
         print(f"bench/mutation.py: making {home} ({MUTMUT} and envcheck's test dependencies)", flush=True)
         subprocess.run([sys.executable, "-m", "venv", str(home)], check=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", MUTMUT, f"{REPO}[test]"], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", MUTMUT, f"{REPO}[test,plot]"], check=True)
         # the tests must import mutmut's mutated copy, never an installed envcheck
         subprocess.run([str(py), "-m", "pip", "uninstall", "-q", "-y", "envcheck"], check=True)
     return py

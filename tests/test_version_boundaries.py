@@ -226,3 +226,74 @@ def test_an_unreadable_printed_cuda_names_what():
     with pytest.raises(VersionError) as e:
         cuda_release("release twelve")
     assert e.value.message == "CUDA version: cannot parse version 'release twelve'"
+
+
+# The parsers' caches (lru_cache) are only speed: each test below reads the functions as if no
+# earlier call had been cached (mutmut runs each mutant in a fork of the process that ran the
+# tests clean, whose caches would otherwise answer for the mutated helpers they call).
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    import envcheck.versions as v
+    for f in (v._key, v.compare, v._major_minor, v._cu_tag, v.parse_torch):
+        f.cache_clear()
+
+
+def test_missing_trailing_fields_are_zero_in_every_prefix():
+    from envcheck.versions import compare, major_minor, same_prefix
+    # "missing fields are 0": as many fields as asked for, or more than either has
+    assert same_prefix("12.4", "12.4", 3) and same_prefix("12", "12.0.0", 4) and same_prefix("12.4.0", "12.4", 5)
+    assert (compare("12.4", "12.4.0"), compare("12.4.0", "12.4"), compare("12", "12.0.0.0")) == (0, 0, 0)
+    assert (major_minor("12"), major_minor("12.4.1"), major_minor("v9.2")) == ("12.0", "12.4", "9.2")
+
+
+def test_a_version_that_is_not_text_is_read_as_its_text_or_named():
+    from envcheck.versions import major_minor
+    # a facts file or YAML value may be a number: 12 and 12.4 are the versions they print as
+    assert (major_minor(12), major_minor(12.4)) == ("12.0", "12.4")
+    with pytest.raises(VersionError) as e:
+        major_minor(["12"])                       # garbage: a VersionError (vkey's), never a TypeError
+    assert (e.value.message, e.value.fix) == ("version: cannot parse version \"['12']\"",
+                                              "give version as digits and dots, e.g. 12.4")
+
+
+def test_pep440_refusals_whole_with_the_default_name():
+    from envcheck.versions import pep440
+    for text, message in (("", "version: no version given"), (None, "version: no version given"),
+                          ("x", "version: cannot parse version 'x'")):
+        with pytest.raises(VersionError) as e:
+            pep440(text)
+        assert (e.value.message, e.value.fix) == (message, "give version as a version (PEP 440), e.g. 12.4")
+    with pytest.raises(VersionError) as e:
+        pep440(" ", "--cuda", "13.0")
+    assert (e.value.message, e.value.fix) == ("--cuda: no version given", "give --cuda as a version (PEP 440), e.g. 13.0")
+    many = ".".join(str(i) for i in range(1, 21))       # 50 characters, 20 fields: past the 6 a release may have
+    with pytest.raises(VersionError) as e:
+        pep440(many, "--cuda")
+    assert e.value.message == f"--cuda: cannot parse version {many[:40]!r}"
+
+
+def cuda_refusal(text):
+    from envcheck.versions import cuda_release
+    with pytest.raises(VersionError) as e:
+        cuda_release(text)
+    return e.value.message, e.value.fix
+
+
+FIX = "give CUDA version as a version (PEP 440), e.g. 12.4"
+
+
+def test_cuda_release_refuses_nothing_a_newline_and_what_is_not_ascii_or_too_long():
+    assert cuda_refusal(None) == ("CUDA version: no version given", FIX)
+    # a control character anywhere, a trailing newline too, is refused with pep440's message
+    assert cuda_refusal("12.2\n") == ("CUDA version: cannot parse version '12.2\\n'", FIX)
+    assert cuda_refusal("12.2\x00") == ("CUDA version: cannot parse version '12.2\\x00'", FIX)
+    # ASCII only: a no-break space is not the space nvcc prints
+    assert cuda_refusal("release\u00a012.2") == ("CUDA version: cannot parse version 'release\\xa012.2'", FIX)
+    long = "release" + " " * 74 + "12.2"                                # 85 characters
+    assert cuda_refusal(long) == (f"CUDA version: cannot parse version {long[:40]!r}", FIX)
+
+
+def test_cuda_release_reads_printed_forms_of_up_to_80_characters_tabs_included():
+    from envcheck.versions import cuda_release
+    assert cuda_release("release" + " " * 69 + "12.2") == "12.2"       # 80 characters
+    assert cuda_release("release\t12.2") == "12.2" and cuda_release("\tV12.2.140 ") == "12.2"

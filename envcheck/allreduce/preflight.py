@@ -18,14 +18,14 @@ RANK_BUFFERS = 3
 def ranks_per_host(nodes: Sequence[NodeFacts], backend: str, nproc_per_node: Optional[int],
                    max_bytes: int) -> Tuple[str, List[int], List[PreflightError]]:
     """The backend (auto: nccl when every node has a GPU, else gloo) and the ranks per host: one
-    per GPU for nccl, never two on one GPU; 2 per node for gloo unless told."""
+    per GPU for nccl, never two on one GPU (nor one on a node without); 2 per node for gloo unless told."""
     if backend == "auto":
         backend = "nccl" if all(n.gpus > 0 for n in nodes) else "gloo"
     nprocs: List[int] = []
     errs: List[PreflightError] = []
     for n in nodes:
         k = nproc_per_node or (n.gpus if backend == "nccl" else 2)
-        if backend == "nccl" and k > n.gpus:
+        if backend == "nccl" and (k > n.gpus or not n.gpus):   # 0 GPUs: not 0 ranks, unsaid
             errs.append(PreflightError(
                 f"{n.host}: {k} rank(s) for nccl but {n.gpus} GPU(s): two ranks would share a GPU"
                 if n.gpus else f"{n.host}: --backend nccl but the node's driver lists no GPU",

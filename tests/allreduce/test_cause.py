@@ -156,3 +156,13 @@ def test_a_rank_that_timed_out_and_then_exited_is_a_timeout_not_a_lost_rank():
     # its exit followed its own timeout: it waited for someone, it did not bring the run down
     cause = first_cause(HOSTS, FAILED, {"node01": [timed_out(0), exited(0, 1)]}, HOST_OF, [], [])
     assert (cause.kind, cause.host, cause.rank) == ("timeout", "node01", 0)
+
+
+def test_a_timeout_that_names_no_phase_is_said_as_such():
+    # a record without its phase (an older worker, a cut line) still names the rank that waited
+    per_host = {"node01": [record(type="timeout", rank=0, seconds=5.0)], "node02": []}
+    cause = first_cause(HOSTS, FAILED, per_host, HOST_OF, [], ["node01"])
+    assert cause == Failure("timeout", "rank 0 on node01: ? did not finish in 5 s; rank(s) that never reported a "
+                            "timeout themselves (stuck or too slow): 1 (node02)", "node01", 0,
+                            "a peer rank died, hung or cannot reach the others: check --ifname and the firewall "
+                            "between the nodes; see the logs", ["node02"])

@@ -171,6 +171,28 @@ def test_a_minor_mismatch_from_cuda_11_is_a_warning_with_the_build_for_nvcc(m):
     assert found[0].remedies == ()
 
 
+def test_a_minor_mismatch_on_cuda_11_is_a_warning_too(m):
+    # CUDA 11 is the first major with minor-version compatibility: 11.7 against torch's 11.8 warns
+    f = facts(cuda=toolkits("11.7.1", used="11.7.1"), **torch("2.0.1", "cu118", "11.8"))
+    assert nvcc_vs_torch(f, m) == [Finding(
+        WARNING, "nvcc-torch-minor-mismatch", "cuda",
+        "nvcc is CUDA 11.7.1 but torch 2.0.1+cu118 was built with CUDA 11.8: extension builds warn 'The detected "
+        "CUDA version (11.7) has a minor version mismatch with the version that was used to compile PyTorch (11.8). "
+        "Most likely this shouldn't be a problem.'",
+        "pip install --force-reinstall torch==2.0.1 torchvision==0.15.2",   # cu117 is 2.0.1's plain PyPI build
+        source(m, "torch_previous"))]
+
+
+@pytest.mark.parametrize("cuda,torch_facts", [
+    (None, torch("2.4.0", "cu121", "12.1")),           # no nvcc in use: nothing to compare
+    ("12.4.1", torch("2.1.0", "cpu", None)),           # a CPU build: no CUDA to compare with
+    ("12.4.1", torch("not-a-version", None, None)),    # torch unreadable: cuda_unknown's and torch's rules say so
+])
+def test_nvcc_against_torch_needs_both_cudas(m, cuda, torch_facts):
+    tk = toolkits("12.4.1", used=cuda) if cuda else toolkits(used=None)
+    assert nvcc_vs_torch(facts(cuda=tk, **torch_facts), m) == []
+
+
 def test_a_plain_pypi_torch_says_which_build_it_is_taken_for(m):
     f = facts(cuda=toolkits("11.8.0", used="11.8.0"), python={"version": "3.10.12"}, **torch("2.4.0", None, None))
     found = nvcc_vs_torch(f, m)

@@ -436,3 +436,110 @@ def test_a_gpu_first_built_by_exactly_the_cuda_judged_can_run_it_forward(m):
     assert found.severity == WARNING and found.source == fc_source(m, "10.1")
     assert found.message.startswith("Driver 410.10 is older than CUDA 10.0.130 needs (410.48), but Tesla T4 is a "
                                     "data-center GPU and R410 a forward-compatible branch")
+
+
+# ---------------------------------------------------------------- driver_vs_gpu
+HOPPER = "https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2"
+DC = "https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html"
+NO_DEVICE = "(nvidia-smi: 'No devices were found'; CUDA: 'no CUDA-capable device is detected')."
+
+
+def gpu(name, cc, index=0):
+    return {"index": index, "name": name, "compute_capability": cc}
+
+
+@pytest.mark.parametrize("driver,severity,said", [
+    # Hopper arrived with CUDA 11.8, whose driver minimum is 520.61.05: R515 does not know it at all;
+    # an earlier R520 build may not (its branch gained the architecture late)
+    ("515.65.01", ERROR, "cannot drive it: the driver does not know this GPU"),
+    ("520.56.06", WARNING, "may not know it (its branch gained the architecture late)")])
+def test_a_driver_older_than_the_gpus_architecture(m, driver, severity, said):
+    up = "upgrade the NVIDIA driver to >= 520.61.05"
+    found = driver_vs_gpu(facts(driver, gpus=[gpu("H100", "9.0")]), m)
+    assert found == [Finding(
+        severity, "driver-too-old-for-gpu", "driver",
+        f"Driver {driver} predates H100 (Hopper, sm_90), which arrived with CUDA 11.8 (drivers >= 520.61.05), "
+        f"and {said} {NO_DEVICE}", up, HOPPER)]
+    assert found[0].remedies == (Remedy(up, up, (("driver", "520.61.05"),), "H100 needs driver >= 520.61.05"),)
+    # a GPU given by its architecture (--gpu sm_90, or 9.0) is named by it once
+    for name in ("sm_90", "9.0"):
+        assert driver_vs_gpu(facts(driver, gpus=[gpu(name, "9.0")]), m)[0].message.startswith(
+            f"Driver {driver} predates sm_90 (Hopper), which arrived")
+    assert driver_vs_gpu(facts("520.61.05", gpus=[gpu("H100", "9.0")]), m) == []
+
+
+def test_a_driver_branch_past_the_gpus_last_offers_that_branchs_newest_driver(m):
+    # Kepler's last driver branch is R470; the matrix's R470 drivers are the CUDA 11.4.x minimums,
+    # the newest 470.82.01 (11.4.3 and 11.4.4)
+    fix = "install an R470 driver (for example the one bundled with the newest CUDA it supports, CUDA <= 11.8)"
+    found = driver_vs_gpu(facts("535.104.05", gpus=[gpu("Tesla K80", "3.7")]), m)
+    assert found == [Finding(
+        ERROR, "driver-too-new-for-gpu", "driver",
+        "Driver 535.104.05 (R535) no longer supports Tesla K80 (Kepler, sm_37): the last driver branch for it is "
+        "R470; nvidia-smi shows 'No devices were found'.", fix, DC)]
+    assert found[0].remedies == (
+        Remedy("install driver 470.82.01", fix, (("driver", "470.82.01"),), "Tesla K80 needs an R470 driver"),)
+    # Fermi's last branch, R390, is no CUDA release's minimum in the matrix: no driver to offer
+    fermi = driver_vs_gpu(facts("535.104.05", gpus=[gpu("Quadro 6000", "2.0")]), m)
+    assert fermi == [Finding(
+        ERROR, "driver-too-new-for-gpu", "driver",
+        "Driver 535.104.05 (R535) no longer supports Quadro 6000 (Fermi, sm_20): the last driver branch for it is "
+        "R390; nvidia-smi shows 'No devices were found'.",
+        "install an R390 driver (for example the one bundled with the newest CUDA it supports, CUDA <= 8.0)",
+        "https://docs.nvidia.com/deploy/cuda-compatibility/index.html")]
+    assert fermi[0].remedies == ()
+    # R470's later updates (to 474.xx on Windows) are still R470
+    assert driver_vs_gpu(facts("479.99", gpus=[gpu("Tesla K80", "3.7")]), m) == []
+
+
+def test_each_gpu_is_judged_after_one_the_matrix_cannot(m):
+    found = driver_vs_gpu(facts("535.104.05", gpus=[gpu("Mystery", "99.9"), gpu("Odd", None, 1),
+                                                     gpu("Tesla K80", "3.7", 2)]), m)
+    assert found[:2] == [
+        Skipped("driver_vs_gpu", "driver", "architecture 99.9 not in the matrix", "update envcheck (or --matrix FILE)"),
+        Skipped("driver_vs_gpu", "driver", "compute capability of 'Odd' unknown",
+                "give --gpu sm_XY (or X.Y), or add the model to compat_matrix.yaml gpus")]
+    assert [x.code for x in found[2:]] == ["driver-too-new-for-gpu"]
+
+
+# where the driver cannot drive the host's GPU at all (it predates the architecture), no older CUDA
+# and no other torch build is a way out (_judge's stay): the driver upgrade is the one remedy
+def test_a_driver_that_predates_the_gpu_is_offered_nothing_but_an_upgrade(m):
+    h100 = [gpu("H100", "9.0")]
+    found = driver_vs_toolkit(facts("396.26", cuda={"version": "10.0.130"}, gpus=h100), m)
+    assert found == [Finding(
+        ERROR, "driver-too-old-for-toolkit", "driver",
+        "Driver 396.26 is older than CUDA 10.0.130 needs (410.48) (before CUDA 11 there is no minor-version "
+        f"compatibility): every program built with CUDA 10.0.130 fails with {INSUFFICIENT}.",
+        "upgrade the NVIDIA driver to >= 410.48", rn(m))]
+    assert found[0].remedies == (upgrade("410.48", "10.0.130"),)
+    # torch 2.4.0+cu121 on R450 with an H100: neither its cu118 build nor CUDA 11 runs the GPU there
+    found = driver_vs_torch(facts("450.80.02", gpus=h100, **torch("2.4.0", "cu121", "12.1")), m)
+    assert [x.code for x in found] == ["driver-too-old-for-torch"] and ", or stay at" not in found[0].fix
+    assert [e for r in found[0].remedies for e in r.edits if e[0] != "driver"] == []
+
+
+def test_a_driver_older_than_every_cuda_is_offered_no_toolkit(m):
+    found = driver_vs_toolkit(facts("300.10", cuda={"version": "10.0.130"}), m)
+    assert found[0].fix == "upgrade the NVIDIA driver to >= 410.48"
+    assert found[0].remedies == (upgrade("410.48", "10.0.130"),)
+
+
+@pytest.mark.parametrize("driver,torch_facts", [
+    (None, torch("2.4.0", "cu121", "12.1")),             # no driver: driver_missing's to say
+    ("450.80.02", torch("2.1.0", "cpu", None)),          # a CPU build needs no driver
+    ("450.80.02", torch("not-a-version", None, None)),   # torch unreadable: the torch rules say so
+])
+def test_driver_against_torch_needs_both(m, driver, torch_facts):
+    assert driver_vs_torch(facts(driver, **torch_facts), m) == []
+
+
+def test_forward_compatibility_is_never_offered_on_a_driver_that_predates_the_gpu(m):
+    # R470 is a forward-compatibility branch, but it predates Hopper (520.61.05): the cuda-compat
+    # libraries cannot make it drive an H100, so CUDA 12.4 on it is the plain error
+    found = driver_vs_toolkit(facts("470.57.02", cuda={"version": "12.4.0"}, gpus=[gpu("H100", "9.0")]), m)
+    assert [(x.severity, x.code, x.fix) for x in found] == [
+        (ERROR, "driver-too-old-for-toolkit", "upgrade the NVIDIA driver to >= 550.54.14")]
+    found = driver_vs_torch(facts("470.57.02", gpus=[gpu("H100", "9.0")], **torch("2.4.0", "cu124", "12.4")), m)
+    assert [(x.severity, x.code, x.fix) for x in found] == [
+        (ERROR, "driver-too-old-for-torch", "upgrade the NVIDIA driver to >= 550.54.14")]
