@@ -97,6 +97,9 @@ heldout11.yaml round 11 (85 texts, 62 positives, 23 negatives; collected after h
                heldout10 41/65 (two relabelled, was: in the file; one a negative whose thread's
                cause is invalid-device-ordinal's definition) and heldout11 42/62, no negative of
                either confident (in-sample; the key table learnt from them too).
+heldout12.yaml round 12 (84 texts, 64 positives, 20 negatives; collected after heldout11, by
+               the same rules, from 144 new queries; not run through `explain` by its
+               collector): unscored.
 """
 from __future__ import annotations
 
@@ -162,7 +165,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout12.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -202,7 +205,7 @@ def test_the_second_round_is_new_to_the_first():
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
-          "heldout11.yaml"]
+          "heldout11.yaml", "heldout12.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
