@@ -99,7 +99,9 @@ heldout11.yaml round 11 (85 texts, 62 positives, 23 negatives; collected after h
                either confident (in-sample; the key table learnt from them too).
 heldout12.yaml round 12 (84 texts, 64 positives, 20 negatives; collected after heldout11, by
                the same rules, from 144 new queries; not run through `explain` by its
-               collector): unscored.
+               collector): scored once at 7d90ef7, after the twelfth round merged, at 38/64 =
+               59.4 % with 0 of 20 negatives confident (out-of-sample; 6 positives are
+               `other:`: 38/58 = 65.5 %).
 """
 from __future__ import annotations
 
@@ -158,14 +160,19 @@ BARS = {
     # round (tests/explain/test_emitter_round12.py: the words behind two of the three mended in
     # general, the third and an `other:` relabelled as their ids' definitions, was: in the file;
     # emitter families; the key table learnt from this round too)
-    "heldout10.yaml": (41 / 65, 0),
+    # 42/65 once the key table learnt from heldout12 too (in-sample)
+    "heldout10.yaml": (42 / 65, 0),
     # scored once at 35/62 with no negative confident (out-of-sample) at e74c745, with heldout10;
     # held at the in-sample 42/62 and no negative confident after the twelfth round, as heldout10
     "heldout11.yaml": (42 / 62, 0),
+    # scored once at 38/64 with no negative confident (out-of-sample) at 7d90ef7, after the twelfth
+    # round merged; 41/64 once the key table learnt from it (in-sample), held there until the
+    # changes its misses prompt
+    "heldout12.yaml": (41 / 64, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout12.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
