@@ -64,7 +64,7 @@ MODULES = {
     "ranks/records": ["tests/ranks/test_protocol.py", "tests/allreduce/test_cause.py",
                       "tests/allreduce/test_run_analyse.py"],
     "ranks/start": ["tests/ranks/test_start.py"],
-    "rules/__init__": RULES + ["tests/rules/test_registry.py"],
+    "rules/__init__": RULES + ["tests/rules/test_registry.py", "tests/rules/test_fixcheck.py"],
     "rules/common": RULES + ["tests/rules/test_pci_gpus.py", "tests/rules/test_common_rules.py"],
     "rules/cuda": RULES + ["tests/rules/test_cuda_rules.py"],
     "rules/cudnn": RULES + ["tests/rules/test_facts_from_wheels.py", "tests/rules/test_cudnn_rules.py"],

@@ -10,6 +10,7 @@ import pytest
 
 import envcheck.rules as rules
 from envcheck.errors import VersionError
+from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding, Skipped
 from envcheck.rules.common import needs
@@ -53,9 +54,12 @@ def test_an_unreadable_version_is_a_skipped_check_naming_the_unknown_finding(reg
 
 
 def test_a_crash_is_a_warning_and_a_skipped_check_never_a_traceback(registry, m):
-    registry(_rule("torch_vs_y", "envcheck.rules.torch", _raise(KeyError("variants"))))
+    after = Finding(INFO, "after", "gcc", "the rule after the crash still ran")
+    registry(_rule("torch_vs_y", "envcheck.rules.torch", _raise(KeyError("variants"))),
+             _rule("next_rule", "envcheck.rules.gcc", lambda: [after]))
     got = rules.judge(FACTS, m)
-    assert got.findings == [Finding(
+    assert got.findings[1:] == [after]
+    assert got.findings[:1] == [Finding(
         WARNING, "rule-crashed", "torch",
         "envcheck's torch_vs_y rule could not judge these facts (KeyError: 'variants'); the torch checks are "
         "incomplete for this host.", "report this with the facts file (envcheck audit --json)", "")]
@@ -93,3 +97,14 @@ def test_what_rules_return_is_split_into_findings_errors_first_and_skipped(regis
     got = rules.judge(FACTS, m, verify_fixes=False)
     assert got.findings == [err, warn, info] and got.skipped == [skip]
     assert rules.evaluate(FACTS, m) == [err, warn, info]
+
+
+def test_judge_tries_each_errors_fix_and_evaluate_only_when_asked(m):
+    # CUDA 12.4 on driver 410.48: an error whose fixes judge() tries before offering them
+    facts = stack_facts(matrix=m, driver="410.48", cuda="12.4")
+    judged = [f for f in rules.judge(facts, m).findings if f.severity == ERROR]
+    assert judged and all(f.remedies and f.fix_check is not None for f in judged)
+    plain = [f for f in rules.evaluate(facts, m) if f.severity == ERROR]
+    assert [f.code for f in plain] == [f.code for f in judged] and all(f.fix_check is None for f in plain)
+    asked = [f for f in rules.evaluate(facts, m, verify_fixes=True) if f.severity == ERROR]
+    assert [(f.code, f.fix_check) for f in asked] == [(f.code, f.fix_check) for f in judged]
