@@ -7,19 +7,12 @@ from __future__ import annotations
 import pytest
 
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, EXTENDED, UNVERIFIED, WARNING, Finding
 from envcheck.rules import cudnn, fixcheck, health, judge, remedy
 from envcheck.rules.common import arch_runs, torch_build
 from envcheck.rules.driver import driver_vs_torch
 from envcheck.rules.gpu import _builds, gpu_vs_toolkit, gpu_vs_torch
-from tests.conftest import REPO
 from tests.rules.test_rules import probe_facts
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def codes(findings, severity=None):

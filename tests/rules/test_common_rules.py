@@ -10,19 +10,12 @@ import copy
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import Skipped
 from envcheck.rules.common import (TorchBuild, gpu_ccs, gpu_skip, installed_gcc, installed_toolkit, missing, needs,
                                    needs_text, norm_path, src, toolkit_of, toolkit_step, torch_build, torch_install_cmd,
                                    variant_for_cuda)
-from tests.conftest import REPO
 
 IDX = "https://download.pytorch.org/whl"
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def host(torch=None, local=None, cuda=None, cuda_source=None, package=None, deep_cuda=None, **sections):

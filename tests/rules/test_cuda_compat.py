@@ -8,18 +8,11 @@ import pytest
 
 from envcheck.errors import VersionError
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, INFO, WARNING, VERIFIED
 from envcheck.rules import judge
-from tests.conftest import REPO
 
 # pytorch/pytorch#43058: pip's torch 1.6.0 (CUDA 10.2) on V100s with driver 418.67 on a bare server
 STACK = dict(torch="1.6.0", gpu="Tesla V100-PCIE-16GB", driver="418.67", python="3.7")
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def verdict(m, **kw):

@@ -6,18 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding, Remedy
 from envcheck.rules.cuda import cuda_not_found, cuda_unknown, nvcc_vs_torch, torch_pypi_default
-from tests.conftest import REPO
 
 MATRIX_FIX = "update envcheck (or pass --matrix FILE with a newer compat_matrix.yaml)"
 IDX = "https://download.pytorch.org/whl"
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def source(m, name):

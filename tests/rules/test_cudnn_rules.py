@@ -8,20 +8,13 @@ from __future__ import annotations
 
 import copy
 
-import pytest
 
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import Matrix, load_matrix
+from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules import cudnn
 from envcheck.rules.common import src
-from tests.conftest import REPO
 from tests.rules.test_rules import probe_facts
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def remedies(finding):

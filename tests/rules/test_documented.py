@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
 
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import load_matrix
 from envcheck.rules import judge
 from tests.conftest import REPO
 from tests.rules.test_real_stacks import load_cases, stack_kwargs
@@ -19,11 +17,6 @@ from tests.rules.test_rules import FAILURES, probe_facts
 DOCS = ("check-and-matrix.md", "health.md")
 COMPONENTS = {"driver", "gpu", "cuda", "cudnn", "torch", "torchvision", "torchaudio", "python", "gcc", "env",
               "nccl", "health", "fabric"}
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def documented():

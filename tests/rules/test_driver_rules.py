@@ -9,18 +9,11 @@ import copy
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding, Remedy, Skipped
 from envcheck.rules.driver import (driver_missing, driver_unreadable, driver_vs_gpu, driver_vs_toolkit,
                                    driver_vs_torch)
-from tests.conftest import REPO
 
 INSUFFICIENT = "'CUDA driver version is insufficient for CUDA runtime version'"
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def source(m, name):

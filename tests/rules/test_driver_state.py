@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, INFO, WARNING
 from envcheck.rules import evaluate
-from tests.conftest import REPO
 
 A100 = {"bus_id": "0000:07:00.0", "device_id": "20b2", "name": "NVIDIA A100-SXM4-80GB"}
 UNKNOWN = object()  # no pci_gpus key at all
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def facts(state, pci=UNKNOWN, **driver):

@@ -9,18 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, WARNING, Finding
 from envcheck.rules.env import env_nvcc_not_on_path, env_points_at_missing_toolkit, env_toolkits_disagree
-from tests.conftest import REPO
 
 INSTALLED_BOTH = "/usr/local/cuda-11.8, /usr/local/cuda-12.4"
 NOT_FOUND = "nothing is found there ('nvcc: command not found', 'libcudart.so: cannot open shared object file')."
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 @pytest.fixture(scope="module")

@@ -11,17 +11,11 @@ import pytest
 from envcheck.audit.fleet import compare
 from envcheck.facts.from_flags import stack_facts
 from envcheck.facts.load import derive_cudnn, derive_nccl
-from envcheck.matrix.load import Matrix, load_matrix
+from envcheck.matrix.load import Matrix
 from envcheck.model import ERROR, WARNING, HostResult
 from envcheck.report import render_facts
 from envcheck.rules import cudnn, judge
 from envcheck.rules.driver import _newest_supported
-from tests.conftest import REPO
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def by_code(v, code):

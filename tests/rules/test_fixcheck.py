@@ -12,19 +12,12 @@ import pytest
 
 from envcheck.facts import edit
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import load_matrix
 from envcheck.model import (ERROR, EXTENDED, INFO, NO_FIX, REPLACED, UNVERIFIED, VERIFIED, WARNING, Finding,
                             FixCheck)
 from envcheck.rules import fixcheck, judge, remedy
 from envcheck.rules.common import torch_install_cmd
-from tests.conftest import REPO
 from tests.rules.test_real_stacks import load_cases, stack_kwargs
 from tests.rules.test_rules import probe_facts
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def errors(m, facts):
@@ -227,8 +220,6 @@ def test_a_fix_offered_with_a_warning_goes_through_the_same_check(m):
     f = stack_facts(driver="535.54.03", cuda="12.4", matrix=m)  # minor-version compatibility: text only
     (w,) = [x for x in judge(f, m).findings if x.code == "driver-too-old-for-toolkit"]
     assert w.severity == "warning" and w.fix_check is None and "fix_check" not in w.to_dict()
-
-
 
 
 # ---- each remedy constructor whole: label, fix, edits and why (each seen to fail on a planted

@@ -8,19 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, WARNING, Finding, Remedy, Skipped
 from envcheck.rules.gcc import gcc_vs_toolkit
-from tests.conftest import REPO
 
 MATRIX_FIX = "update envcheck (or --matrix FILE)"
 OVERRIDE = " (CUDA >= 11 also takes -allow-unsupported-compiler, at your own risk)"
 NVCC_STD_FUNCTION = "std_function.h:435:145: error: parameter packs not expanded with '...'"
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def facts(cuda, gcc=None, host=None, installed=()):

@@ -22,11 +22,6 @@ from tests.rules.test_rules import probe_facts
 NO_KERNEL = "'CUDA error: no kernel image is available for execution on the device'"
 
 
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
-
-
 def arch_source(m, cc):
     return next(a["source"] for a in m.data["archs"] if a["cc"] == cc)
 

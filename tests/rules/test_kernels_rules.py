@@ -9,15 +9,9 @@ import copy
 
 import pytest
 
-from envcheck.matrix.load import Matrix, load_matrix
+from envcheck.matrix.load import Matrix
 from envcheck.rules import kernels
 from envcheck.rules.kernels import CERTAIN, POSSIBLE, PTX_ONLY, Derived
-from tests.conftest import REPO
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 # compat_matrix.yaml archs, (cc, first_cuda, last_cuda): Kepler 3.0/3.2 until 10.2, 3.5/3.7 until

@@ -9,18 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, WARNING, Finding, Skipped
 from envcheck.rules.nccl import renamed_env, socket_ifname, torch_nccl
-from tests.conftest import REPO
 
 NAMES = ["lo", "eth0", "eth1", "ib0"]
 SYSTEM = {"version": "2.18.3", "source": "libnccl", "path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2"}
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def facts(env=None, names=NAMES, torch=None, nccl=None, **packages):

@@ -6,16 +6,9 @@ import pytest
 
 from envcheck.facts.from_flags import stack_facts
 from envcheck.matrix import pci
-from envcheck.matrix.load import load_matrix
 from envcheck.report import render_facts
 from envcheck.rules import evaluate
 from envcheck.rules.common import gpu_ccs
-from tests.conftest import REPO
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def _on_bus(*devices):

@@ -10,18 +10,11 @@ import copy
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, Finding, Remedy, Skipped
 from envcheck.rules.python import python_has_torch_wheel
-from tests.conftest import REPO
 
 PIP = ("pip fails with 'ERROR: Could not find a version that satisfies the requirement torch=={}' / 'No "
        "matching distribution found'.")
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def facts(python, torch):

@@ -11,15 +11,8 @@ import pytest
 import envcheck.rules as rules
 from envcheck.errors import VersionError
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, INFO, WARNING, Finding, Skipped
 from envcheck.rules.common import needs
-from tests.conftest import REPO
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def _rule(name, module, body, *needed):

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, INFO, WARNING
 from envcheck.rules import REGISTRY, evaluate
 from envcheck.rules import judge as judge_stack
 from envcheck.facts.from_flags import stack_facts
-from tests.conftest import REPO
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 # the stack of the original setup notes (shared/origin-notes): CUDA 10.0.130 runfile with driver

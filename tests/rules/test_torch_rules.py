@@ -9,21 +9,14 @@ import copy
 import pytest
 
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import load_matrix
 from envcheck.model import ERROR, WARNING, Finding, Remedy, Skipped
 from envcheck.rules.torch import (numpy_older_than_build, numpy_vs_torch, torch_cpu_with_gpus, torch_unknown,
                                   torchaudio_pairing, torchvision_pairing)
-from tests.conftest import REPO
 
 MATRIX_FIX = "update envcheck (or pass --matrix FILE with a newer compat_matrix.yaml)"
 IDX = "https://download.pytorch.org/whl"
 NMS = "import fails with 'RuntimeError: operator torchvision::nms does not exist' or \"Couldn't load custom C++ ops\""
 SYMBOL = "import fails with 'OSError: .../libtorchaudio.so: undefined symbol: ...'"
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def source(m, name):

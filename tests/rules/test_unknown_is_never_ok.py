@@ -9,19 +9,13 @@ import copy
 import pytest
 
 from envcheck.facts.from_flags import stack_facts
-from envcheck.matrix.load import Matrix, load_matrix
-from envcheck.model import ERROR, WARNING, Skipped, skipped_summary
+from envcheck.matrix.load import Matrix
+from envcheck.model import ERROR, Skipped, skipped_summary
 from envcheck.rules import REGISTRY, judge
 from envcheck.rules import kernels
-from tests.conftest import REPO
 
 FULL = dict(driver="550.54.15", cuda="12.4", cudnn="9.1.0", torch="2.4.0+cu124", torchvision="0.19.0",
             python="3.11", gpu="NVIDIA H100 80GB HBM3", gcc="11.4.0")
-
-
-@pytest.fixture(scope="module")
-def m():
-    return load_matrix(REPO / "compat_matrix.yaml")
 
 
 def run(m, **kw):
