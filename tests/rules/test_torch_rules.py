@@ -68,7 +68,7 @@ def test_a_plain_release_pypi_never_served_has_no_known_variant(m):
     assert torch_unknown(f, m) == [Finding(
         WARNING, "torch-variant-unknown", "torch",
         "torch 1.8.2 is not on PyPI and carries no +cuXYZ tag, so which CUDA build it is is unknown; the CUDA checks "
-        f"for torch were skipped.", f"give the variant, e.g. --torch 1.8.2+{list(rec['variants'])[-1]}", rec["source"])]
+        "for torch were skipped.", f"give the variant, e.g. --torch 1.8.2+{list(rec['variants'])[-1]}", rec["source"])]
 
 
 def test_a_build_the_release_does_not_have(m):
