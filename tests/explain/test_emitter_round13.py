@@ -67,3 +67,60 @@ def test_torch_s_nvrtc_refusing_the_arch_stays_torch_s_arch_list(text):
 def test_look_alikes_name_no_confident_arch_cause(text):
     got = _answers(text)
     assert "nvcc-arch-unsupported" not in got and got.get("arch-not-compatible") != "likely"
+
+
+# --- CPU-only frameworks named by another emitter's words ---------------------------------------
+
+def _whole(text):
+    from envcheck.explain.match import explain
+    e = next(e for e in explain(text) if e.kind == "environment")
+    return {"id": e.id, "confidence": e.confidence, "title": e.title, "values": e.values, "fix": e.fix}
+
+
+TORCH_FIX = "Install the CUDA build from the PyTorch index that matches your driver (`envcheck plan --gpu GPU --driver V`)."
+JAX_FIX = 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'
+
+
+def test_xformers_built_for_a_cuda_torch_beside_a_cpu_torch_is_a_cpu_only_torch():
+    # xformers/_cpp_lib.py: "xFormers was built for:\n    PyTorch %s with CUDA %s (you have %s)"
+    text = ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+            "    PyTorch 2.4.0+cu118 with CUDA 1108 (you have 2.4.0+cpu)\n"
+            "    Python  3.12.4 (you have 3.12.4)\n")
+    assert _whole(text) == {"id": "torch-not-cuda", "confidence": "likely", "title": "A CPU-only torch is installed",
+                            "values": {"torch_version": "2.4.0+cpu"}, "fix": TORCH_FIX}
+
+
+@pytest.mark.parametrize("text", [
+    # built for another CUDA torch: a build for another torch, not a CPU-only one
+    "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+    "    PyTorch 2.3.1+cu121 with CUDA 1201 (you have 2.5.0+cu124)\n",
+    # the Python line's "(you have ...)" is not torch's
+    "xFormers was built for:\n    PyTorch 2.3.1+cu121 with CUDA 1201 (you have 2.3.1+cu121)\n    Python  3.10.0 (you have 3.11.2+cpu)",
+])
+def test_xformers_built_for_another_cuda_torch_is_not_a_cpu_only_torch(text):
+    assert "torch-not-cuda" not in _answers(text)
+
+
+@pytest.mark.parametrize("text", [
+    'jaxlib.xla_extension.XlaRuntimeError: NOT_FOUND: Could not find registered platform with name: "cuda". '
+    "Available platform names are: Interpreter Host",
+    # JAX's error wrapped across lines, no platform left but the CPU's
+    "RuntimeError: Unable to initialize backend 'cuda': NOT_FOUND: Could not find\nregistered platform with "
+    'name: "cuda". Available platform names are:\nHost',
+])
+def test_xla_without_a_cuda_platform_is_a_cpu_only_jaxlib(text):
+    got = _whole(text)
+    assert got == {"id": "torch-not-cuda", "confidence": "likely", "title": "A CPU-only jaxlib is installed",
+                   "values": {"jax": ""}, "fix": JAX_FIX}
+
+
+@pytest.mark.parametrize("text", [
+    # every CUDA jaxlib's start-up notice: no ROCm platform beside the registered CUDA one
+    "I0412 09:14:03.112 xla_bridge.py:863] Unable to initialize backend 'rocm': NOT_FOUND: Could not find "
+    'registered platform with name: "rocm". Available platform names are: CUDA',
+    # "cuda" asked for and registered under another spelling of the list: not missing
+    "Unable to initialize backend 'cuda': NOT_FOUND: Could not find registered platform with name: \"cuda\". "
+    "Available platform names are: Interpreter CUDA Host",
+])
+def test_xla_with_a_cuda_platform_registered_names_no_cpu_only_build(text):
+    assert "torch-not-cuda" not in _answers(text)
