@@ -193,8 +193,8 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     if g.get("pkg", "").lower() == "mxnet":
         return {"pkg": "MXNet", "pkg_fix": "Install MXNet's CUDA build for your CUDA (`pip install mxnet-cuXYZ`, e.g. "
                                            "mxnet-cu112, in place of the CPU `mxnet`), or build it with USE_CUDA=1."}
-    if g.get("pkg") == "jaxlib":
-        return {"pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
+    if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
+        return {"pkg": "jaxlib", "pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}
 
 

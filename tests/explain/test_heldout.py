@@ -101,7 +101,8 @@ heldout12.yaml round 12 (84 texts, 64 positives, 20 negatives; collected after h
                the same rules, from 144 new queries; not run through `explain` by its
                collector): scored once at 7d90ef7, after the twelfth round merged, at 38/64 =
                59.4 % with 0 of 20 negatives confident (out-of-sample; 6 positives are
-               `other:`: 38/58 = 65.5 %).
+               `other:`: 38/58 = 65.5 %); 41/64 with the key table learnt from it, 45/64 after
+               the thirteenth round (tests/explain/test_emitter_round13.py; in-sample).
 """
 from __future__ import annotations
 
@@ -166,9 +167,11 @@ BARS = {
     # held at the in-sample 42/62 and no negative confident after the twelfth round, as heldout10
     "heldout11.yaml": (42 / 62, 0),
     # scored once at 38/64 with no negative confident (out-of-sample) at 7d90ef7, after the twelfth
-    # round merged; 41/64 once the key table learnt from it (in-sample), held there until the
-    # changes its misses prompt
-    "heldout12.yaml": (41 / 64, 0),
+    # round merged; 41/64 once the key table learnt from it (in-sample); 43/64 after the thirteenth
+    # round (tests/explain/test_emitter_round13.py: NVRTC refusing another program's arch option is
+    # the toolkit older than the GPU; in-sample); 45/64 with its CPU-only builds named by xFormers'
+    # and XLA's words (in-sample)
+    "heldout12.yaml": (45 / 64, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
