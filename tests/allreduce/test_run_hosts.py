@@ -1,0 +1,154 @@
+"""envcheck/allreduce/run.py's ranks stage (_run_ranks) over stand-in hosts: LocalRemotes that
+write down every command the controller runs on them (the launcher's start, the stops) and, in
+place of the launcher, run a small shell command (one that exits 0, one that exits 3), report a
+lost connection, or raise. The stops run for real (kill_cmd finds no launcher and removes
+nothing that exists). What is compared is whole: every command with its timeout, the payload
+shipped on stdin (pairs.json's content as envcheck/allreduce/pairs.py documents it), the report's
+host status, logs and failure. The module docstring's promise is what is tested: "as soon as one
+host's launcher fails, the controller stops the launchers on every other host"; a lost
+connection also stops that host's own launcher; a host whose thread raised is a failed host,
+not a crash; every host starts at once, whatever --forks says."""
+import json
+import threading
+
+from envcheck.allreduce import run as ar
+from envcheck.allreduce.pairs import BUDGET, ITERS, SLOW, STOP, pair_spec
+from envcheck.ranks.failure import Failure
+from envcheck.ranks.plan import RankPlan
+from envcheck.ranks.start import kill_cmd, launcher_cmd
+from envcheck.remote import LocalRemote, RunResult
+
+OPTS = dict(timeout=20.0, rendezvous_timeout=20.0, run_timeout=60.0, connect_timeout=10.0)
+
+
+class Host(LocalRemote):
+    """A stand-in host: `launcher` is the shell command run in place of the launcher; `lost`, a
+    connection error returned instead; `raises`, an exception raised instead. Every call is
+    written down as (host, "start"|"stop", command, timeout)."""
+
+    def __init__(self, name, log, launcher="exit 0", lost=None, raises=None, barriers=None):
+        super().__init__(name)
+        self.log, self.launcher, self.lost, self.raises, self.barriers = log, launcher, lost, raises, barriers
+        self.stdin = None
+
+    def run(self, command, *, stdin=None, timeout=30.0, env=None, on_stdout=None):
+        kind = "stop" if command.startswith('d="') else "start"
+        self.log.append((self.name, kind, command, timeout))
+        if self.barriers is not None:   # (start, stop): every host's call must be running at once
+            try:
+                self.barriers[kind == "stop"].wait()
+            except threading.BrokenBarrierError:
+                self.log.append((self.name, kind, "not all at once"))
+        if kind == "stop":
+            return super().run(command, timeout=timeout)
+        self.stdin = stdin
+        if self.raises:
+            raise self.raises
+        if self.lost:
+            return RunResult(self.name, command, None, error=self.lost)
+        return super().run(self.launcher, env=env, timeout=timeout, on_stdout=on_stdout)
+
+
+def run_ranks(hosts, **opts):
+    said = []
+    options = ar.Options(node_python="/opt/py/bin/python", nproc_per_node=1, max_bytes=64, **dict(OPTS, **opts))
+    names = [h.name for h in hosts]
+    report = ar.Report(hosts=names, backend="gloo", world_size=len(hosts), master_addr="127.0.0.1",
+                       master_port=29500)
+    plan = RankPlan(names, [1] * len(hosts), None, "127.0.0.1", 29500)
+    return ar._run_ranks(hosts, options, report, plan, said.append), said
+
+
+def start(rid, i, timeout=90.0, extra=()):
+    """Host i's launcher command, as allreduce_launcher.py's arguments are documented in run.py's
+    launcher_args: the ranks, then the worker's; under the --node-python given."""
+    args = ["--nproc", 1, "--rank-base", i, "--deadline", 60.0, "--run-id", rid, "--",
+            "--backend", "gloo", "--min-bytes", 8, "--max-bytes", 64, "--factor", 2, "--dtype", "float32",
+            "--warmup", 5, "--iters", 20, "--timeout", 20.0, "--rendezvous-timeout", 20.0, "--run-id", rid,
+            *extra]
+    return launcher_cmd("/opt/py/bin/python", "allreduce_launcher.py", rid, i, args), timeout
+
+
+def stop(rid, i):
+    """A stop: TERM, 5 s (50 tenths) for the launcher to end its ranks, then KILL; bounded by
+    --connect-timeout + 15 s."""
+    return kill_cmd(rid, i, 5.0), 25.0
+
+
+def calls(log, kind):
+    return sorted((name, cmd, t) for name, k, *rest in log if k == kind for cmd, t in [rest])
+
+
+def test_the_first_host_to_fail_stops_every_other_host_and_only_those(tmp_path):
+    log = []
+    hosts = [Host("n1", log), Host("n2", log, launcher="echo launcher died >&2; exit 3"), Host("n3", log)]
+    rep, said = run_ranks(hosts, pairs=pair_spec(1 << 20))
+    rid = rep.run_id
+    assert rid.startswith(ar.MARKER) and len(rid) == len(ar.MARKER) + 12
+    pairs = ["--pairs", "pairs.json"]
+    assert calls(log, "start") == [("n1", *start(rid, 0, extra=pairs)), ("n2", *start(rid, 1, extra=pairs)),
+                                   ("n3", *start(rid, 2, extra=pairs))]
+    assert calls(log, "stop") == [("n1", *stop(rid, 0)), ("n3", *stop(rid, 2))]
+    # the payload: the node files, and the pair rounds for three hosts of one rank each (a ring
+    # of pairs: 0-1, then 1-2, then 2-0), at 1 MiB, first measured at 64 KiB
+    payload = json.loads(hosts[0].stdin)
+    assert all(json.loads(h.stdin) == payload for h in hosts)
+    assert sorted(payload) == ["allreduce_launcher.py", "allreduce_pairs.py", "allreduce_worker.py",
+                               "pairs.json", "rank_protocol.py", "rank_supervisor.py"]
+    assert json.loads(payload["pairs.json"]) == {"rounds": [[[0, 1]], [[1, 2]], [[2, 0]]], "bytes": 1 << 20,
+                                                 "first_bytes": 64 << 10, "budget": BUDGET, "iters": ITERS,
+                                                 "stop": STOP, "retry": 1 / SLOW}
+    assert rep.host_status == {"n1": "ok", "n2": "exit 3", "n3": "ok"}
+    assert rep.logs == {"n1": "", "n2": "launcher died", "n3": ""}
+    assert rep.failure == Failure("host", "n2: the launcher exited with code 3; ranks that never joined: "
+                                  "0 (n1), 1 (n2), 2 (n3)", "n2", None, "see that host's log below")
+    assert said == ["running: 3 ranks on 3 host(s), backend gloo",
+                    "n2 failed: stopping the ranks on every other host"]
+
+
+def test_a_lost_connection_also_stops_that_hosts_own_launcher(tmp_path):
+    log = []
+    lost = "ssh: Connection to n1 closed by remote host"
+    hosts = [Host("n1", log, lost=lost), Host("n2", log)]
+    rep, said = run_ranks(hosts, sweep=False, pairs=pair_spec(1 << 20), run_timeout=100.0)
+    rid = rep.run_id
+    # the ranks' deadline is --run-timeout; the controller's own bound on a launcher 30 s more
+    extra = ["--pairs", "pairs.json", "--no-sweep"]
+    want = [start(rid, i, 130.0, extra) for i in (0, 1)]
+    want = [(n, c.replace("--deadline 60.0", "--deadline 100.0"), t) for n, (c, t) in zip(("n1", "n2"), want)]
+    assert calls(log, "start") == want
+    assert calls(log, "stop") == [("n1", *stop(rid, 0)), ("n2", *stop(rid, 1))]
+    assert json.loads(json.loads(hosts[1].stdin)["pairs.json"])["rounds"] == []   # two hosts: no pair rounds
+    assert rep.host_status == {"n1": lost, "n2": "ok"} and rep.logs == {"n1": lost, "n2": ""}
+    assert rep.failure == Failure("host", f"n1: {lost}; ranks that never joined: 0 (n1), 1 (n2)", "n1", None,
+                                  "see that host's log below")
+    assert said == ["running: 2 ranks on 2 host(s), backend gloo",
+                    "n1 failed: stopping the ranks on every other host"]
+
+
+def test_a_host_whose_thread_raises_is_a_failed_host_not_a_crash(tmp_path):
+    log = []
+    hosts = [Host("n1", log), Host("n2", log, raises=OSError("no route to host"))]
+    rep, said = run_ranks(hosts)
+    rid = rep.run_id
+    assert calls(log, "start") == [("n1", *start(rid, 0)), ("n2", *start(rid, 1))]
+    assert calls(log, "stop") == []
+    assert json.loads(hosts[0].stdin) == {k: v for k, v in ar.node_sources().items()}   # no pairs.json
+    assert rep.host_status == {"n1": "ok", "n2": "OSError: no route to host"}
+    assert rep.logs == {"n1": "", "n2": "OSError: no route to host"}
+    assert rep.failure == Failure("host", "n2: OSError: no route to host; ranks that never joined: 0 (n1), 1 (n2)",
+                                  "n2", None, "see that host's log below")
+    assert said == ["running: 2 ranks on 2 host(s), backend gloo"]
+
+
+def test_every_host_starts_and_is_stopped_at_once_beyond_the_default_forks(tmp_path):
+    """34 hosts, more than fan_out's default 32 at once: all 34 launchers must be running
+    together (ranks of a host not yet started would leave the others waiting in the rendezvous),
+    and the 33 stops too."""
+    log, n = [], 34
+    barriers = (threading.Barrier(n, timeout=5), threading.Barrier(n - 1, timeout=5))
+    hosts = [Host(f"n{i}", log, launcher="exit 3" if i == 0 else "exit 0", barriers=barriers) for i in range(n)]
+    rep, _ = run_ranks(hosts, forks=2)
+    assert [x for x in log if x[2] == "not all at once"] == []
+    assert sorted(x[0] for x in log if x[1] == "stop") == sorted(f"n{i}" for i in range(1, n))
+    assert rep.host_status == dict({f"n{i}": "ok" for i in range(1, n)}, n0="exit 3")
