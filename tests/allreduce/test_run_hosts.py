@@ -9,13 +9,15 @@ host's launcher fails, the controller stops the launchers on every other host"; 
 connection also stops that host's own launcher; a host whose thread raised is a failed host,
 not a crash; every host starts at once, whatever --forks says."""
 import json
+import re
+import shlex
 import threading
 
 from envcheck.allreduce import run as ar
 from envcheck.allreduce.pairs import BUDGET, ITERS, SLOW, STOP, pair_spec
 from envcheck.ranks.failure import Failure
 from envcheck.ranks.plan import RankPlan
-from envcheck.ranks.start import kill_cmd, launcher_cmd
+from envcheck.ranks.start import kill_cmd, launcher_cmd, run_dir
 from envcheck.remote import LocalRemote, RunResult
 
 OPTS = dict(timeout=20.0, rendezvous_timeout=20.0, run_timeout=60.0, connect_timeout=10.0)
@@ -152,3 +154,80 @@ def test_every_host_starts_and_is_stopped_at_once_beyond_the_default_forks(tmp_p
     assert [x for x in log if x[2] == "not all at once"] == []
     assert sorted(x[0] for x in log if x[1] == "stop") == sorted(f"n{i}" for i in range(1, n))
     assert rep.host_status == dict({f"n{i}": "ok" for i in range(1, n)}, n0="exit 3")
+
+
+class Stoppable(Host):
+    """A stand-in launcher that a real stop reaches: it writes its pid where kill_cmd looks
+    (launcher.pid in the run's directory on the host), and `launcher` may name {dir} (its own
+    run directory) and {dir0} (host 0's)."""
+
+    def __init__(self, name, log, index, launcher):
+        super().__init__(name, log, launcher)
+        self.index, self.template = index, launcher
+
+    def run(self, command, **kw):
+        if not command.startswith('d="'):
+            rid = re.search(ar.MARKER + "[0-9a-f]{12}", command).group(0)
+            self.launcher = (self.template.replace("{dir}", run_dir(rid, self.index))
+                             .replace("{dir0}", run_dir(rid, 0)))
+        return super().run(command, **kw)
+
+
+def record(**rec):
+    return shlex.quote(json.dumps(rec))
+
+
+def test_the_host_that_failed_first_is_the_cause_not_the_first_in_the_list(tmp_path):
+    """n2's rank dies; the controller stops n1, whose rank then also dies (as a rank whose peer
+    vanished would): the cause is n2's, the host that failed first, though n1 comes first. n2
+    fails once n1's launcher is up (its pid written), so that the stop finds it."""
+    log = []
+    joined = [record(type="rank", rank=k, local_rank=0, world_size=3) for k in range(3)]
+    n1 = (f"stopped() {{ echo {record(type='exit', rank=0, local_rank=0, code=1)}; exit 3; }}; trap stopped TERM; "
+          f'echo {joined[0]}; d="{{dir}}"; mkdir -p "$d"; echo $$ > "$d/launcher.pid"; sleep 10 & wait')
+    n2 = ('i=0; while [ ! -e "{dir0}/launcher.pid" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; '
+          f"echo {joined[1]}; echo {record(type='exit', rank=1, local_rank=0, code=1)}; exit 3")
+    hosts = [Stoppable("n1", log, 0, n1), Stoppable("n2", log, 1, n2), Host("n3", log, launcher=f"echo {joined[2]}")]
+    rep, said = run_ranks(hosts)
+    rid = rep.run_id
+    assert calls(log, "stop") == [("n1", *stop(rid, 0)), ("n3", *stop(rid, 2))]
+    assert rep.host_status == {"n1": "exit 3", "n2": "exit 3", "n3": "ok"}
+    assert [(r["rank"], r["node"]) for r in rep.ranks] == [(0, "n1"), (1, "n2"), (2, "n3")]
+    assert rep.failure == Failure("rank_lost", "rank 1 on n2 exited with code 1 mid-run; every other rank was "
+                                  "stopped", "n2", 1, "see that host's log below (out of memory? killed?)")
+    assert said == ["running: 3 ranks on 3 host(s), backend gloo",
+                    "n2 failed: stopping the ranks on every other host"]
+
+
+class Probed(LocalRemote):
+    """This machine under a host name, writing down each command's timeout and how many of the
+    controller's commands were running on any host at the time (the real probe runs)."""
+
+    def __init__(self, name, log, running):
+        super().__init__(name)
+        self.log, self.running = log, running
+
+    def run(self, command, **kw):
+        with self.running["lock"]:
+            self.running["now"] += 1
+            self.running["most"] = max(self.running["most"], self.running["now"])
+        try:
+            return super().run(command, **kw)
+        finally:
+            self.log.append((self.name, kw.get("timeout")))
+            with self.running["lock"]:
+                self.running["now"] -= 1
+
+
+def test_the_node_facts_are_read_under_the_connect_timeout_plus_the_torch_import_and_forks_hosts_at_once(tmp_path):
+    """The probe's bound: --connect-timeout + 30 s, + the 60 s the probe gives `import torch`
+    (preflight.TORCH_TIMEOUT); at most --forks hosts probed at once. A node_python whose torch
+    does not import ends the run after the facts: nothing else runs."""
+    from tests.allreduce.test_run_local import node_python
+    py = node_python(tmp_path, "raise ImportError('no torch here')\n")
+    log, running = [], {"lock": threading.Lock(), "now": 0, "most": 0}
+    rep = ar.run_allreduce([Probed("n1", log, running), Probed("n2", log, running)],
+                           ar.Options(node_python=py, max_bytes=64, **dict(OPTS, connect_timeout=7.0), forks=1))
+    assert sorted(log) == [("n1", 97.0), ("n2", 97.0)]
+    assert running["most"] == 1
+    assert [e["host"] for e in rep.preflight_errors] == ["n1", "n2"] and rep.failure.kind == "preflight"
