@@ -231,3 +231,50 @@ def test_the_node_facts_are_read_under_the_connect_timeout_plus_the_torch_import
     assert sorted(log) == [("n1", 97.0), ("n2", 97.0)]
     assert running["most"] == 1
     assert [e["host"] for e in rep.preflight_errors] == ["n1", "n2"] and rep.failure.kind == "preflight"
+
+
+H100 = {"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "memory_total_mib": 81559}
+
+
+class Amended(LocalRemote):
+    """This machine under a host name, its probe's answer amended with what a GPU node has and
+    this machine lacks (GPUs, their NVLinks, InfiniBand ports, an interface's speed): the rest
+    of the answer, and every other command, is this machine's own."""
+
+    def __init__(self, name, **facts):
+        super().__init__(name)
+        self.facts = facts
+
+    def run(self, command, **kw):
+        res = super().run(command, **kw)
+        if "# ---- probe " in command and res.ok:
+            doc = json.loads(res.stdout)
+            for k, v in self.facts.items():
+                if k == "speeds":
+                    doc["interfaces"] = [dict(i, speed=v.get(i["name"], i.get("speed"))) for i in doc["interfaces"]]
+                else:
+                    doc[k] = v
+            res.stdout = json.dumps(doc) + "\n"
+        return res
+
+
+def test_each_nodes_link_and_nvlink_are_read_on_the_path_its_ranks_use(tmp_path):
+    """linkrate.node_link: NCCL's InfiniBand ports when a node has active ones, else the
+    interface the ranks were told to use (--ifname lo here) at its speed; nvlink.node_nvlink: the
+    node's GPUs' NVLink figure (H100: NVLink 4, 18 links of 25 GB/s; 16 of them up here), None for GPUs without."""
+    from tests.allreduce.test_run_local import node_python
+    py = node_python(tmp_path, "__version__ = '2.4.0'\n")
+    nv = dict(H100, nvlink={"links": 18, "up": 16, "nvml_version": 4})
+    hosts = [Amended("n1", gpus=[nv], ib_ports=[{"name": "mlx5_0", "port": 1, "rate_gbps": 400.0}],
+                     speeds={"lo": 100000}),
+             Amended("n2", gpus=[dict(H100, nvlink=None)], speeds={"lo": 25000})]
+    rep = ar.run_allreduce(hosts, ar.Options(node_python=py, nproc_per_node=1, max_bytes=64, ifname="lo",
+                                             master_addr="127.0.0.1", **OPTS))
+    assert (rep.backend, rep.preflight_errors) == ("nccl", [])
+    assert rep.links == {"n1": {"gbps": 50.0, "source": "1 InfiniBand port(s), 400 Gb/s each"},
+                         "n2": {"gbps": 3.125, "source": "lo 25 Gb/s"}}
+    assert rep.nvlinks == {"n1": {"gpu": "NVIDIA H100 80GB HBM3", "gpus": 1, "generation": 4, "links": 16,
+                                  "links_max": 18, "per_link_gbps": 25.0, "nvml_version": 4, "gbps": 400.0,
+                                  "source": "https://www.nvidia.com/en-us/data-center/nvlink/",
+                                  "label": "NVLink 4 × 16"},
+                           "n2": None}
