@@ -15,6 +15,7 @@ import threading
 
 from envcheck.allreduce import run as ar
 from envcheck.allreduce.pairs import BUDGET, ITERS, SLOW, STOP, pair_spec
+from envcheck.allreduce.preflight import TORCH_FIX
 from envcheck.ranks.failure import Failure
 from envcheck.ranks.plan import RankPlan
 from envcheck.ranks.start import kill_cmd, launcher_cmd, run_dir
@@ -278,3 +279,15 @@ def test_each_nodes_link_and_nvlink_are_read_on_the_path_its_ranks_use(tmp_path)
                                   "source": "https://www.nvidia.com/en-us/data-center/nvlink/",
                                   "label": "NVLink 4 × 16"},
                            "n2": None}
+
+
+def test_a_node_whose_interpreter_cannot_name_itself_is_refused_under_the_node_python_given(tmp_path):
+    """sys.executable may be empty (Python cannot always find its own path): the refusal then
+    names the interpreter the user gave, --node-python."""
+    from tests.allreduce.test_run_local import node_python
+    py = node_python(tmp_path, "__version__ = '2.4.0'\n")
+    no_torch = {"version": None, "error": "ModuleNotFoundError: No module named 'torch'", "executable": ""}
+    rep = ar.run_allreduce([Amended("n1", torch_import=no_torch)],
+                           ar.Options(node_python=py, max_bytes=64, **OPTS))
+    assert rep.failure == Failure("preflight", f"n1: torch does not import under {py}: "
+                                  "ModuleNotFoundError: No module named 'torch'", "n1", None, TORCH_FIX)
