@@ -59,7 +59,7 @@ MODULES = {
     "allreduce/linkrate": ["tests/allreduce/test_linkrate.py", "tests/allreduce/test_nvlink.py"],
     "allreduce/nvlink": ["tests/allreduce/test_nvlink.py"],
     "allreduce/run": ["tests/allreduce/test_preflight.py", "tests/allreduce/test_run_analyse.py",
-                      "tests/allreduce/test_run_local.py"],
+                      "tests/allreduce/test_run_local.py", "tests/allreduce/test_run_hosts.py"],
     "ranks/failure": ["tests/ranks/test_failure.py", "tests/launch/test_outcome.py", "tests/allreduce/test_cause.py"],
     "ranks/records": ["tests/ranks/test_protocol.py", "tests/allreduce/test_cause.py",
                       "tests/allreduce/test_run_analyse.py"],
