@@ -196,8 +196,11 @@ def _run_ranks(remotes: Sequence[Remote], opts: Options, report: Report, plan: R
 
     def one(i: int) -> RunResult:
         r = remotes[i]
-        res = starter.start(i, launcher_args(opts, report.backend, nprocs[i], bases[i], report.run_id),
-                            env, opts.run_timeout + 30)
+        try:
+            res = starter.start(i, launcher_args(opts, report.backend, nprocs[i], bases[i], report.run_id),
+                                env, opts.run_timeout + 30)
+        except Exception as e:  # noqa: BLE001 - a Remote that raises is a failed host: the others are stopped
+            res = RunResult(r.name, "", None, error=f"{type(e).__name__}: {e}")
         if not res.ok:
             with lock:
                 first = not aborted.is_set()

@@ -135,15 +135,16 @@ def test_a_host_whose_thread_raises_is_a_failed_host_not_a_crash(tmp_path):
     rep, said = run_ranks(hosts)
     rid = rep.run_id
     assert calls(log, "start") == [("n1", *start(rid, 0)), ("n2", *start(rid, 1))]
-    # as the code is: the start raised before the failure handling, so no host is stopped (the
-    # others' ranks would end at their rendezvous timeout); Remote.run never raises by contract
-    assert calls(log, "stop") == []
+    # Remote.run never raises by contract; one that does is a failed host all the same: the
+    # others are stopped at once (not left to their rendezvous timeout), then its own launcher
+    assert calls(log, "stop") == [("n1", *stop(rid, 0)), ("n2", *stop(rid, 1))]
     assert json.loads(hosts[0].stdin) == {k: v for k, v in ar.node_sources().items()}   # no pairs.json
     assert rep.host_status == {"n1": "ok", "n2": "OSError: no route to host"}
     assert rep.logs == {"n1": "", "n2": "OSError: no route to host"}
     assert rep.failure == Failure("host", "n2: OSError: no route to host; ranks that never joined: 0 (n1), 1 (n2)",
                                   "n2", None, "see that host's log below")
-    assert said == ["running: 2 ranks on 2 host(s), backend gloo"]
+    assert said == ["running: 2 ranks on 2 host(s), backend gloo",
+                    "n2 failed: stopping the ranks on every other host"]
 
 
 def test_every_host_starts_and_is_stopped_at_once_beyond_the_default_forks(tmp_path):
