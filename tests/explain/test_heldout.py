@@ -102,8 +102,8 @@ heldout12.yaml round 12 (84 texts, 64 positives, 20 negatives; collected after h
                collector): scored once at 7d90ef7, after the twelfth round merged, at 38/64 =
                59.4 % with 0 of 20 negatives confident (out-of-sample; 6 positives are
                `other:`: 38/58 = 65.5 %).
-heldout13.yaml round 13 (65 texts, 48 positives, 17 negatives; collected after heldout12, by
-               the same rules, from 96 new queries; not run through `explain` by its
+heldout13.yaml round 13 (82 texts, 62 positives, 20 negatives; collected after heldout12, by
+               the same rules, from 128 new queries; not run through `explain` by its
                collector): unscored.
 """
 from __future__ import annotations
