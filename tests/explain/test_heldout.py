@@ -103,6 +103,9 @@ heldout12.yaml round 12 (84 texts, 64 positives, 20 negatives; collected after h
                59.4 % with 0 of 20 negatives confident (out-of-sample; 6 positives are
                `other:`: 38/58 = 65.5 %); 41/64 with the key table learnt from it, 45/64 after
                the thirteenth round (tests/explain/test_emitter_round13.py; in-sample).
+heldout13.yaml round 13 (82 texts, 62 positives, 20 negatives; collected after heldout12, by
+               the same rules, from 128 new queries; not run through `explain` by its
+               collector): unscored.
 """
 from __future__ import annotations
 
@@ -175,7 +178,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout13.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -215,7 +218,7 @@ def test_the_second_round_is_new_to_the_first():
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
-          "heldout11.yaml", "heldout12.yaml"]
+          "heldout11.yaml", "heldout12.yaml", "heldout13.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
