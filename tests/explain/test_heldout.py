@@ -160,8 +160,8 @@ BARS = {
     # eleventh round's key fallback (in-sample, and also with the table built without this round);
     # 53/67 with the twelfth round's key table (learnt from heldout10 and heldout11 too; in-sample);
     # 52/67 again once the table learnt from heldout13 as well: the key weights are shares over
-    # every labelled text holding a key, so new texts move a fallback answer either way (the one
-    # back to the eleventh round's figure)
+    # every labelled text holding a key, so new texts move a fallback answer either way (back to
+    # the eleventh round's figure)
     "heldout9.yaml": (52 / 67, 0),
     # scored once at 29/64 with 3 negatives answered with a confident cause (out-of-sample) at
     # e74c745, after the eleventh round's key fallback merged; held there until the changes its
