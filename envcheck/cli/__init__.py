@@ -144,7 +144,7 @@ def main() -> None:
         code = _say("interrupted", EXIT_INTERRUPTED)
     lost = streams.flush()
     if lost is not None:
-        code = max(code, _say(lost.one_line(), lost.exit_code))
+        code = max(code, lost.exit_code if getattr(lost, "quiet", False) else _say(lost.one_line(), lost.exit_code))
     sys.exit(code)
 
 
@@ -177,5 +177,7 @@ def _run() -> int:
         return _say("interrupted", EXIT_INTERRUPTED)
     except EnvcheckError as e:   # raised outside a command's guard (stdout lost while help printed)
         e.reported = True   # type: ignore[attr-defined]
+        if getattr(e, "quiet", False):   # the pipe's reader stopped reading (`| head`)
+            return e.exit_code
         return _say(" ".join(e.one_line().split()), e.exit_code)
     return rv if isinstance(rv, int) else 0

@@ -76,6 +76,8 @@ def guard(fn: F) -> F:
             return fn(*args, **kwargs)
         except EnvcheckError as e:
             e.reported = True   # type: ignore[attr-defined]  # (a lost stdout is said once)
+            if getattr(e, "quiet", False):   # the pipe's reader stopped reading: nobody to tell
+                raise typer.Exit(e.exit_code)
             # one line whatever the message quoted (a file's text, a parser's caret diagram)
             raise die(" ".join(part.strip() for part in e.one_line().splitlines() if part.strip()), e.exit_code)
         except KeyboardInterrupt:

@@ -4,10 +4,13 @@
   its number (a report must never land in "stdout"); a closed stdout stays unwritable;
 - stdout is a writer whose failure (a full disk, a closed pipe or descriptor) raises OutputError
   once, then discards: the CLI turns it into one line on stderr and a non-zero exit, instead of a
-  traceback or Python's "Exception ignored … Errno 28" and exit 0 or 120;
+  traceback or Python's "Exception ignored … Errno 28" and exit 0 or 120; a pipe whose reader has
+  stopped reading (`envcheck … | head`: EPIPE) is the reader's choice, as for every Unix filter:
+  the same non-zero exit, without the line;
 - COLUMNS and LINES are held to what a terminal can be: `COLUMNS=2000000000` would make every
   renderer that trusts them build gigabyte lines.
 """
+import errno
 import io
 import os
 import sys
@@ -33,7 +36,9 @@ def sane_terminal_size() -> None:
 
 
 class StdoutLost(OutputError):
-    pass
+    """quiet: the reader of a pipe stopped reading (EPIPE), so there is nothing to tell it."""
+
+    quiet = False
 
 
 class _Raw(io.RawIOBase):
@@ -61,6 +66,7 @@ class _Raw(io.RawIOBase):
             self.lost = StdoutLost(f"cannot write the output to stdout: {why}",
                                    "write it where there is room (or leave stdout open), e.g. "
                                    "> report.json")
+            self.lost.quiet = e.errno == errno.EPIPE and not self._closed_at_start
             raise self.lost from None
 
 

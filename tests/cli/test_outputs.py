@@ -144,6 +144,19 @@ def test_any_output_to_a_full_disk_or_a_closed_stdout_is_one_line(argv):
     assert "Exception ignored" not in r.stderr + closed.stderr
 
 
+
+@pytest.mark.parametrize("argv", [["check", "--cuda", "10.0", "--json"], ["--help"], ["version"]])
+def test_a_pipe_whose_reader_has_gone_is_a_quiet_non_zero_exit(argv):
+    # `envcheck … | head`: the reader stopped reading (EPIPE), as every Unix filter treats it: no
+    # line for a reader that is gone, and still never exit 0 with the output lost
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([envcheck_exe(), *argv], stdout=w, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(w)
+    assert (p.returncode, p.stderr) == (2, "")
+
 def test_ctrl_c_while_the_cli_loads_is_one_line_and_130(tmp_path):
     # a KeyboardInterrupt raised by the import of typer, as a Ctrl-C during start-up would be
     (tmp_path / "sitecustomize.py").write_text(
