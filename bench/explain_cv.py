@@ -30,7 +30,6 @@ the table learnt from them). Never reads a round that has not been scored (gen_k
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
+from _replay import old_tree  # noqa: E402
 from gen_keys import CORPUS, HELDOUT, ROUNDS, build, environment_ids, labelled  # noqa: E402
 
 from envcheck.explain.keys import Model, guess  # noqa: E402
@@ -133,15 +133,10 @@ def replay(rounds) -> None:
     for name in rounds:
         commit, k = REPLAY[name]
         with tempfile.TemporaryDirectory() as tmp:
-            old = Path(tmp)
-            paths = ["envcheck", "compat_matrix.yaml", "tests/fixtures/errors", f"tests/fixtures/errors-heldout/{name}",
-                     *(f"tests/fixtures/errors-heldout/{r}" for r in ROUNDS[:k])]
-            tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, *paths], capture_output=True)
-            if tar.returncode:
-                print(f"{name[:-5]:<10} at {commit}: not replayed ({tar.stderr.decode().strip()[:100]})")
+            why = old_tree(commit, name, ROUNDS[:k], Path(tmp))
+            if why:
+                print(f"{name[:-5]:<10} at {commit}: not replayed ({why})")
                 continue
-            subprocess.run(["tar", "-x", "-C", tmp], input=tar.stdout, check=True)
-            shutil.copy(REPO / "envcheck" / "explain" / "keys.py", old / "envcheck" / "explain" / "keys.py")
             out = subprocess.run([sys.executable, __file__, "--child", tmp, name, *ROUNDS[:k]], cwd=tmp,
                                  capture_output=True, text=True, check=True).stdout.split()
         pos, hit, rescued, fired, neg, conf, anyb, anya = map(int, out)

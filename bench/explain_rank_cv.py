@@ -32,7 +32,6 @@ replay whose commit this clone lacks (a shallow clone) is said and skipped.
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -152,20 +151,17 @@ def child(old: Path, name: str, earlier) -> None:
 
 
 def replay(quick: bool = False) -> None:
+    from _replay import old_tree
     from gen_keys import ROUNDS
     print("\nreplay: explain at the commit R was scored once at, table from the rounds before R")
     means: dict = {}
     items = list(REPLAY.items())[-1:] if quick else list(REPLAY.items())
     for name, (commit, k) in items:
         with tempfile.TemporaryDirectory() as tmp:
-            paths = ["envcheck", "compat_matrix.yaml", "tests/fixtures/errors", f"tests/fixtures/errors-heldout/{name}",
-                     *(f"tests/fixtures/errors-heldout/{r}" for r in ROUNDS[:k])]
-            tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, *paths], capture_output=True)
-            if tar.returncode:
-                print(f"{name[:-5]} at {commit}: not replayed ({tar.stderr.decode().strip()[:100]})")
+            why = old_tree(commit, name, ROUNDS[:k], Path(tmp))
+            if why:
+                print(f"{name[:-5]} at {commit}: not replayed ({why})")
                 continue
-            subprocess.run(["tar", "-x", "-C", tmp], input=tar.stdout, check=True)
-            shutil.copy(REPO / "envcheck" / "explain" / "keys.py", Path(tmp) / "envcheck" / "explain" / "keys.py")
             out = subprocess.run([sys.executable, __file__, "--child", tmp, name, *ROUNDS[:k]], cwd=tmp,
                                  capture_output=True, text=True, check=True).stdout
         _line(f"{name[:-5]} ({commit})", yaml.safe_load(out), means, len(items))

@@ -1,0 +1,22 @@
+"""The tree `explain` had at an older commit, for the benches that replay a held-out round as it
+was scored once (bench/explain_cv.py, bench/explain_rank_cv.py)."""
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Optional, Sequence
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def old_tree(commit: str, name: str, earlier: Sequence[str], dest: Path) -> Optional[str]:
+    """Make `dest` the tree at `commit`: envcheck, the matrix, the corpus, the round `name` and the
+    `earlier` rounds, with today's keys.py (the key table is built from what existed then). None,
+    or why not: a shallow clone lacks the commit."""
+    paths = ["envcheck", "compat_matrix.yaml", "tests/fixtures/errors", f"tests/fixtures/errors-heldout/{name}",
+             *(f"tests/fixtures/errors-heldout/{r}" for r in earlier)]
+    tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, *paths], capture_output=True)
+    if tar.returncode:
+        return tar.stderr.decode().strip()[:100]
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=tar.stdout, check=True)
+    shutil.copy(REPO / "envcheck" / "explain" / "keys.py", Path(dest) / "envcheck" / "explain" / "keys.py")
+    return None
