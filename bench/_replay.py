@@ -2,8 +2,10 @@
 was scored once (bench/explain_cv.py, bench/explain_rank_cv.py)."""
 import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,3 +22,14 @@ def old_tree(commit: str, name: str, earlier: Sequence[str], dest: Path) -> Opti
     subprocess.run(["tar", "-x", "-C", str(dest)], input=tar.stdout, check=True)
     shutil.copy(REPO / "envcheck" / "explain" / "keys.py", Path(dest) / "envcheck" / "explain" / "keys.py")
     return None
+
+
+def run_at(script: str, commit: str, name: str, earlier: Sequence[str]) -> Tuple[Optional[str], str]:
+    """`script --child TREE name earlier…` run in the tree at `commit` (old_tree): (its stdout,
+    "") or (None, why it could not be made)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        why = old_tree(commit, name, earlier, Path(tmp))
+        if why:
+            return None, why
+        return subprocess.run([sys.executable, script, "--child", tmp, name, *earlier], cwd=tmp,
+                              capture_output=True, text=True, check=True).stdout, ""

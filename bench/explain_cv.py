@@ -30,9 +30,7 @@ the table learnt from them). Never reads a round that has not been scored (gen_k
 """
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -41,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
-from _replay import old_tree  # noqa: E402
+from _replay import run_at  # noqa: E402
 from gen_keys import CORPUS, HELDOUT, ROUNDS, build, environment_ids, labelled  # noqa: E402
 
 from envcheck.explain.keys import Model, guess  # noqa: E402
@@ -132,14 +130,11 @@ def replay(rounds) -> None:
     before = after = 0.0
     for name in rounds:
         commit, k = REPLAY[name]
-        with tempfile.TemporaryDirectory() as tmp:
-            why = old_tree(commit, name, ROUNDS[:k], Path(tmp))
-            if why:
-                print(f"{name[:-5]:<10} at {commit}: not replayed ({why})")
-                continue
-            out = subprocess.run([sys.executable, __file__, "--child", tmp, name, *ROUNDS[:k]], cwd=tmp,
-                                 capture_output=True, text=True, check=True).stdout.split()
-        pos, hit, rescued, fired, neg, conf, anyb, anya = map(int, out)
+        out, why = run_at(__file__, commit, name, ROUNDS[:k])
+        if out is None:
+            print(f"{name[:-5]:<10} at {commit}: not replayed ({why})")
+            continue
+        pos, hit, rescued, fired, neg, conf, anyb, anya = map(int, out.split())
         before += hit / pos / len(rounds)
         after += (hit + rescued) / pos / len(rounds)
         print(f"{name[:-5]:<10} at {commit} {hit:>8}/{pos} {hit / pos:5.1%} {hit + rescued:>3}/{pos} "

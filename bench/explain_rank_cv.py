@@ -32,9 +32,7 @@ replay whose commit this clone lacks (a shallow clone) is said and skipped.
 """
 from __future__ import annotations
 
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -151,19 +149,16 @@ def child(old: Path, name: str, earlier) -> None:
 
 
 def replay(quick: bool = False) -> None:
-    from _replay import old_tree
+    from _replay import run_at
     from gen_keys import ROUNDS
     print("\nreplay: explain at the commit R was scored once at, table from the rounds before R")
     means: dict = {}
     items = list(REPLAY.items())[-1:] if quick else list(REPLAY.items())
     for name, (commit, k) in items:
-        with tempfile.TemporaryDirectory() as tmp:
-            why = old_tree(commit, name, ROUNDS[:k], Path(tmp))
-            if why:
-                print(f"{name[:-5]} at {commit}: not replayed ({why})")
-                continue
-            out = subprocess.run([sys.executable, __file__, "--child", tmp, name, *ROUNDS[:k]], cwd=tmp,
-                                 capture_output=True, text=True, check=True).stdout
+        out, why = run_at(__file__, commit, name, ROUNDS[:k])
+        if out is None:
+            print(f"{name[:-5]} at {commit}: not replayed ({why})")
+            continue
         _line(f"{name[:-5]} ({commit})", yaml.safe_load(out), means, len(items))
     if means:   # empty when no commit could be replayed
         print(f"{'mean':<24} " + " | ".join(f"{means[v]:>20.1%}" for v in LEVERS))
