@@ -127,7 +127,7 @@ def child(old: Path, name: str, earlier) -> None:
 def replay(rounds) -> None:
     print(f"\nreplay at the scoring commits: {'scored once':>12} {'+ keys':>12} {'fired':>6} {'neg conf':>9} "
           f"{'neg any env':>12}")
-    before = after = 0.0
+    rates = []    # (scored once, + keys) of each round replayed; a shallow clone may lack a commit
     for name in rounds:
         commit, k = REPLAY[name]
         out, why = run_at(__file__, commit, name, ROUNDS[:k])
@@ -135,11 +135,11 @@ def replay(rounds) -> None:
             print(f"{name[:-5]:<10} at {commit}: not replayed ({why})")
             continue
         pos, hit, rescued, fired, neg, conf, anyb, anya = map(int, out.split())
-        before += hit / pos / len(rounds)
-        after += (hit + rescued) / pos / len(rounds)
+        rates.append((hit / pos, (hit + rescued) / pos))
         print(f"{name[:-5]:<10} at {commit} {hit:>8}/{pos} {hit / pos:5.1%} {hit + rescued:>3}/{pos} "
               f"{(hit + rescued) / pos:5.1%} {fired:>6} {conf:>6}/{neg} {anyb:>5} -> {anya}")
-    print(f"{'mean':<21} {before:>12.1%} {after:>12.1%}")
+    if rates:
+        print(f"{'mean':<21} {sum(r[0] for r in rates) / len(rates):>12.1%} {sum(r[1] for r in rates) / len(rates):>12.1%}")
 
 
 def main(quick: bool) -> int:
