@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from envcheck.errors import EXIT_OK
 from envcheck.launch.stream import HostStream, RankState, stack_dump, waits_in_torch
 from envcheck.ranks import records as rr
-from envcheck.ranks.failure import Failure, external_kill, first_failed, peer_gone
+from envcheck.ranks.failure import Failure, external_kill, first_failed, peer_gone, raised
 from envcheck.remote import fan_out
 
 # reasons the controller itself stops a run for: a rank exit it hears of after one of these was
@@ -129,11 +129,13 @@ def failure(states: Dict[int, RankState], streams: Sequence[HostStream], stop: S
             timeout: float) -> Optional[Failure]:
     """The first cause: a rank that ended badly on its own beats what the stop then caused (the
     harness's rule, envcheck/ranks/failure.py, among the exits heard before the controller
-    itself stopped the run)."""
+    itself stopped the run, and those of ranks whose log holds their own Python exception: a
+    rank that raised is still exiting when a victim of its closed connection is heard first and
+    the controller's stop reaches it)."""
     ctrl = stop.controller()
     x = first_failed((rr.Exit(s.rank, s.local_rank, s.exit_code, s.end, s.stopped)
                       for s in states.values() if s.exit_code is not None
-                      and (ctrl is None or (s.arrived or 0) <= ctrl[3])),
+                      and (ctrl is None or (s.arrived or 0) <= ctrl[3] or raised(list(s.tail)))),
                      {k: list(s.tail) for k, s in states.items()})
     if x is not None:
         return _rank_failure(states[x.rank], x)

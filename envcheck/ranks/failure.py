@@ -40,8 +40,9 @@ WINDOW = 0.5   # seconds: peers fail this soon after the rank that brought them 
 # victim of that peer, not a cause
 PEER_GONE = ("connection closed by peer", "remote worker crashing", "connection reset by peer",
              "remote process exited or there was a network error")
-# a Python exception's own lines: the traceback's head, or its last line ("RuntimeError: boom")
-RAISED = re.compile(r"^(Traceback \(most recent call last\):|[A-Za-z_][\w.]*(Error|Exception)(: |$))")
+# a Python exception's own lines: the traceback's head, or its last line ("RuntimeError: boom"),
+# also as torch >= 2.2 prints an uncaught exception in a process group: each line "[rankN]: "-prefixed
+RAISED = re.compile(r"^(?:\[rank\d+\]:\s*)?(Traceback \(most recent call last\):|[A-Za-z_][\w.]*(Error|Exception)(: |$))")
 
 # kind -> (whether `host` is the culprit, the exit code, what it means)
 KINDS: Dict[str, tuple] = {

@@ -93,6 +93,25 @@ def test_the_failure_a_controller_stop_caused_is_not_the_cause():
     assert failure(st, [], stop, 60).kind == "rank_failed"
 
 
+
+def test_a_rank_that_raised_and_was_heard_after_the_controllers_stop_is_still_the_cause():
+    # rank 1 raised; rank 0, in a collective with it, aborted at once on the closed connection and
+    # was heard first, so the controller stopped the run (at 5.0) before rank 1's exit arrived
+    st = states(-6, -15)
+    st[0].tail.extend(["[rank0]: RuntimeError: [pair.cc:553] Connection closed by peer [10.0.0.2]:3243",
+                       "terminate called without an active exception"])
+    st[1].tail.extend(["[rank1]: Traceback (most recent call last):", "[rank1]: RuntimeError: boom from rank 1"])
+    st[1].stopped, st[1].arrived = True, 9.0
+    stop = quiet_stop()
+    stop.reasons.append(("rank", "rank 0 on node01 ended (signal 6)", "node01", 5.0))
+    f = failure(st, [], stop, 60)
+    assert (f.kind, f.rank, f.host) == ("rank_failed", 1, "node02")
+    assert f.message == ("rank 1 on node02 raised (its log ends in a Python traceback) and was stopped while "
+                         "exiting; every other rank was stopped")
+    # without its own traceback, an exit heard after the stop is still no cause
+    st[1].tail.clear()
+    assert failure(st, [], stop, 60).rank == 0
+
 def test_a_rank_that_never_reported_its_exit_is_lost_and_a_clean_run_has_no_failure():
     assert failure(states(0, 0), [], quiet_stop(), 60) is None
     st = states(0, None)

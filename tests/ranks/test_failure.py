@@ -126,6 +126,15 @@ def test_a_stopped_rank_that_raised_is_named_before_the_peer_its_exit_brought_do
     assert first_failed([ex(2, -15, 10.3, stopped=True)], {2: RAISER}) is None
 
 
+
+def test_a_traceback_torch_prefixes_with_its_rank_is_the_ranks_own():
+    # torch >= 2.2 prints an uncaught exception in a process group line by line as "[rankN]: ..."
+    prefixed = ["[rank2]: " + line for line in RAISER]
+    exits = [ex(3, -6, 10.0), ex(2, -15, 10.3, stopped=True)]
+    assert first_failed(exits, {3: ["[rank3]: " + line for line in GLOO_VICTIM], 2: prefixed}).rank == 2
+    # a rank word inside a message is not that prefix: it is still no exception of the rank's own
+    assert first_failed(exits, {3: GLOO_VICTIM, 2: ["step 4 [rank2]: RuntimeError: x"]}).rank == 3
+
 def test_a_rank_brought_down_by_a_peer_ranks_after_one_that_ended_on_its_own():
     # an error exit heard later (within the window) beats the victim that was heard first
     assert first_failed([ex(3, 1, 10.0), ex(2, 1, 10.2)], {3: GLOO_VICTIM, 2: RAISER}).rank == 2
