@@ -16,7 +16,9 @@ where they were.
   driver is not loaded" (NVML_ERROR_DRIVER_NOT_LOADED) is the kernel module not loaded.
 - TensorRT 5-7's deserialize assertion on the engine's size is the program's engine
   (tensorrt-engine-mismatch, workload), only possibly another release's.
-"""
+- New ids, each from its emitter: jax-plugin-mismatch (jaxlib's plugin version check, XLA's PJRT
+  struct-size check), container-toolkit-too-old (libnvidia-container before 1.8 on cgroup v2),
+  mpi-slurm-pmi (Open MPI started by srun without a PMI shared with Slurm)."""
 from __future__ import annotations
 
 import pytest
@@ -153,3 +155,76 @@ def test_tensorrt_s_engine_size_assertion_is_the_program_s_engine_and_no_confide
     first = explain(text)[0]
     assert (first.id, first.kind, first.confidence) == ("tensorrt-engine-mismatch", "workload", "possible")
     assert confident(text) == []
+
+
+# --- new ids ------------------------------------------------------------------------------------
+
+JAX_FIX = ('Install them together, `pip install -U "jax[cuda12]"` (or `jax[cuda13]`, `jax[tpu]`), or pin '
+           "jax-cuda12-plugin and jax-cuda12-pjrt to jaxlib's exact version (`pip list | grep -i jax`).")
+JAX_TITLE = "JAX's PJRT plugin is from another release than jaxlib"
+
+
+@pytest.mark.parametrize("text, values", [
+    ("/usr/local/lib/python3.11/dist-packages/jax/_src/xla_bridge.py:1021: RuntimeWarning: JAX plugin "
+     "jax_cuda12_plugin version 0.6.2 is installed, but it is not compatible with the installed jaxlib version 0.6.0, "
+     "so it will not be used.",
+     {"plugin": "jax_cuda12_plugin", "plugin_version": "0.6.2", "jaxlib": "0.6.0"}),
+    ("RuntimeWarning: JAX plugin jax_cuda13_plugin version 0.8.1 is installed, but it is not compatible with the "
+     "installed jaxlib version 0.8.0, so it will not be used.\n  warnings.warn(",
+     {"plugin": "jax_cuda13_plugin", "plugin_version": "0.8.1", "jaxlib": "0.8.0"}),
+])
+def test_jaxlib_refusing_a_plugin_of_another_release_is_the_plugin_mismatch(text, values):
+    assert _whole(text) == {"id": "jax-plugin-mismatch", "confidence": "exact", "title": JAX_TITLE,
+                            "values": values, "fix": JAX_FIX}
+
+
+def test_pjrt_s_struct_size_check_is_the_plugin_mismatch_likely():
+    text = ("jaxlib._jax.XlaRuntimeError: INVALID_ARGUMENT: Unexpected PJRT_Plugin_Attributes_Args size: expected 32, "
+            "got 24. The plugin is likely built with a later version than the framework. This plugin is built with "
+            "PJRT API version 0.61.")
+    assert _whole(text) == {"id": "jax-plugin-mismatch", "confidence": "likely", "title": JAX_TITLE,
+                            "values": {}, "fix": JAX_FIX}
+
+
+def test_jax_and_jaxlib_of_different_releases_is_not_the_plugin():
+    text = ("RuntimeError: jaxlib version 0.4.30 is newer than and incompatible with jax version 0.4.26. Please update "
+            "your jax and/or jaxlib packages.")
+    assert "jax-plugin-mismatch" not in answers(text)
+
+
+def test_libnvidia_container_without_cgroup_v2_is_a_toolkit_too_old():
+    text = ("docker: Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container "
+            "process caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit "
+            "status 1, stdout: , stderr: nvidia-container-cli: container error: cgroup subsystem devices not found: "
+            "unknown.")
+    assert _whole(text) == {
+        "id": "container-toolkit-too-old", "confidence": "exact",
+        "title": "The NVIDIA Container Toolkit is too old for this host's cgroup v2", "values": {},
+        "fix": "Upgrade nvidia-container-toolkit, libnvidia-container-tools and libnvidia-container1 to 1.8 or later "
+               "(the current release from NVIDIA's repository) and restart Docker; booting with "
+               "systemd.unified_cgroup_hierarchy=0 is the old workaround."}
+
+
+def test_another_nvidia_container_cli_error_is_not_the_cgroup_one():
+    assert "container-toolkit-too-old" not in answers(
+        "nvidia-container-cli: container error: file lookup failed: /proc/2231/ns/mnt: no such file or directory")
+
+
+def test_open_mpi_direct_launched_without_a_pmi_is_the_slurm_pmi_mismatch():
+    text = ("[gpu-07:41213] OPAL ERROR: Unreachable in file pmix3x_client.c at line 112\n"
+            "--------------------------------------------------------------------------\n"
+            "The application appears to have been direct launched using \"srun\",\n"
+            "but OMPI was not built with SLURM's PMI support and therefore cannot\n"
+            "execute. There are several options for building PMI support under\n"
+            "SLURM, depending upon the SLURM version you are using:\n")
+    assert _whole(text) == {
+        "id": "mpi-slurm-pmi", "confidence": "exact",
+        "title": "Open MPI started by srun finds no PMI it shares with Slurm", "values": {},
+        "fix": "Launch with `srun --mpi=pmix` where `srun --mpi=list` offers it, or with the Open MPI's own `mpirun` "
+               "inside the allocation; otherwise rebuild Slurm --with-pmix or Open MPI --with-pmix / --with-pmi "
+               "pointing at Slurm's PMI library. A single process outside srun: unset the SLURM_* variables first."}
+
+
+def test_a_rank_that_exited_under_srun_is_not_the_pmi():
+    assert answers("srun: error: gpu-07: task 3: Exited with exit code 1\n"
+                   "srun: launch/slurm: _step_signal: Terminating StepId=41213.0") == {}
