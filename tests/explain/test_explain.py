@@ -127,6 +127,14 @@ CASES = [
     # TensorRT's runtime on an engine another release serialised (written from its message)
     ("[E] [TRT] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version "
      "8.6.1 got 8.5.3, please rebuild.", "tensorrt-engine-mismatch", {"expected": "8.6.1", "got": "8.5.3"}),
+    # the fourteenth round's new causes (tests/explain/test_emitter_round14_dist.py), from their emitters
+    ("RuntimeWarning: JAX plugin jax_cuda12_plugin version 0.7.1 is installed, but it is not compatible with the "
+     "installed jaxlib version 0.7.0, so it will not be used.", "jax-plugin-mismatch",
+     {"plugin": "jax_cuda12_plugin", "plugin_version": "0.7.1", "jaxlib": "0.7.0"}),
+    ("stderr: nvidia-container-cli: container error: cgroup subsystem devices not found: unknown.",
+     "container-toolkit-too-old", {}),
+    ('The application appears to have been direct launched using "srun",\nbut OMPI was not built with SLURM\'s PMI '
+     "support and therefore cannot\nexecute.", "mpi-slurm-pmi", {}),
 ]
 
 
