@@ -75,3 +75,21 @@ def test_torch_s_own_cuda_header_missing_its_thc_header_is_a_cpu_only_torch(text
 def test_other_missing_headers_are_not_the_th_family(text):
     got = _answers(text)
     assert got.get("extension-torch-incompatible") in (None, "possible") and "torch-not-cuda" not in got
+
+
+# --- torchvision's CUDA check, 0.16 on ---------------------------------------------------------
+
+def test_torchvision_s_major_version_check_names_torchvision_built_for_another_cuda():
+    # torchvision/extension.py _check_cuda_version() (0.16 - 0.24 read): majors only
+    text = ("RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major "
+            "versions. PyTorch has CUDA Version=13.0 and torchvision has CUDA Version=12.6. Please reinstall "
+            "the torchvision that matches your PyTorch install.")
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"]) == (
+        "torchvision-undefined-symbol", "exact", "torchvision was built for another torch")
+
+
+def test_pyg_s_own_check_in_the_same_words_stays_its_compiled_ops():
+    text = ("RuntimeError: Detected that PyTorch and torch_cluster were compiled with different CUDA major "
+            "versions. PyTorch has CUDA version 12.1 and torch_cluster has CUDA version 11.8.")
+    assert "torchvision-undefined-symbol" not in _answers(text)
