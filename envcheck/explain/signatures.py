@@ -193,6 +193,15 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     if g.get("pkg", "").lower() == "mxnet":
         return {"pkg": "MXNet", "pkg_fix": "Install MXNet's CUDA build for your CUDA (`pip install mxnet-cuXYZ`, e.g. "
                                            "mxnet-cu112, in place of the CPU `mxnet`), or build it with USE_CUDA=1."}
+    if g.get("faiss") is not None:
+        return {"pkg": "faiss", "pkg_fix": "Uninstall faiss-cpu and install a GPU build of faiss alone (`pip install "
+                                           "faiss-gpu-cu12` for CUDA 12, or conda's faiss-gpu): the CPU and GPU packages "
+                                           "install the same `faiss` module, and the one installed last replaces the other."}
+    if g.get("tf") is not None:
+        return {"pkg": "TensorFlow",
+                "pkg_fix": "TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
+                           "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
+                           "`tensorflow[and-cuda]` (tensorflow-cpu and the macOS builds have no CUDA)."}
     if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
         return {"pkg": "jaxlib", "pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}

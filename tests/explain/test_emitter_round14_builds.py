@@ -93,3 +93,69 @@ def test_pyg_s_own_check_in_the_same_words_stays_its_compiled_ops():
     text = ("RuntimeError: Detected that PyTorch and torch_cluster were compiled with different CUDA major "
             "versions. PyTorch has CUDA version 12.1 and torch_cluster has CUDA version 11.8.")
     assert "torchvision-undefined-symbol" not in _answers(text)
+
+
+# --- CPU-only builds named by faiss's and TensorFlow's own words --------------------------------
+
+FAISS_FIX = ("Uninstall faiss-cpu and install a GPU build of faiss alone (`pip install faiss-gpu-cu12` for CUDA 12, "
+             "or conda's faiss-gpu): the CPU and GPU packages install the same `faiss` module, and the one "
+             "installed last replaces the other.")
+
+
+@pytest.mark.parametrize("text", [
+    "    index = faiss.GpuIndexFlatL2(res, 768, cfg)\nAttributeError: module 'faiss' has no attribute 'GpuIndexFlatL2'",
+    "AttributeError: module 'faiss' has no attribute 'index_cpu_to_gpu'",
+    "AttributeError: module 'faiss' has no attribute 'GpuClonerOptions'",
+    # faiss's own gpu_wrappers.py in a CPU build (get_num_gpus() is 0 there; the GPU classes are absent)
+    '  File "/opt/venv/lib/python3.11/site-packages/faiss/gpu_wrappers.py", line 27, in index_cpu_to_gpu_multiple_py\n'
+    "    vres = GpuResourcesVector()\nNameError: name 'GpuResourcesVector' is not defined",
+])
+def test_faiss_without_its_gpu_classes_is_a_cpu_only_faiss(text):
+    assert _whole(text) == {"id": "torch-not-cuda", "confidence": "likely", "title": "A CPU-only faiss is installed",
+                            "values": {"faiss": ""}, "fix": FAISS_FIX}
+
+
+DGL_FIX = "Install DGL's CUDA build for your torch and CUDA from DGL's wheel index (the PyPI dgl is CPU-only)."
+
+
+@pytest.mark.parametrize("text", [
+    # DGL < 1.0 named the device "gpu" (TVM's DeviceName), 1.0 on "cuda"
+    "dgl._ffi.base.DGLError: [09:12:41] /opt/dgl/src/runtime/c_runtime_api.cc:87: Check failed: allow_missing: "
+    "Device API gpu is not enabled. Please install the cuda version of dgl.",
+    "DGLError: Check failed: allow_missing: Device API cuda is not enabled. Please install the cuda version of dgl.",
+])
+def test_dgl_without_its_cuda_device_api_is_a_cpu_only_dgl(text):
+    assert _whole(text) == {"id": "torch-not-cuda", "confidence": "likely", "title": "A CPU-only dgl is installed",
+                            "values": {"pkg": "dgl"}, "fix": DGL_FIX}
+
+
+@pytest.mark.parametrize("text", [
+    # attributes every faiss has, and another module's GPU names
+    "AttributeError: module 'faiss' has no attribute 'IndexHNSWFlat'",
+    "AttributeError: module 'faiss' has no attribute 'get_num_gpus'",
+    "AttributeError: module 'annoy' has no attribute 'StandardGpuResources'",
+])
+def test_faiss_look_alikes_name_no_cpu_only_build(text):
+    assert "torch-not-cuda" not in _answers(text)
+
+
+TF_FIX = ("TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
+          "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
+          "`tensorflow[and-cuda]` (tensorflow-cpu and the macOS builds have no CUDA).")
+
+
+@pytest.mark.parametrize("text", [
+    ">>> import tensorflow as tf\n>>> tf.test.is_built_with_cuda()\nFalse\n>>> tf.config.list_physical_devices('GPU')\n[]",
+    "In [3]: print(tf.test.is_built_with_cuda())\nFalse",
+])
+def test_tensorflow_saying_it_was_built_without_cuda_is_a_cpu_only_tensorflow(text):
+    assert _whole(text) == {"id": "torch-not-cuda", "confidence": "likely",
+                            "title": "A CPU-only TensorFlow is installed", "values": {"tf": ""}, "fix": TF_FIX}
+
+
+@pytest.mark.parametrize("text", [
+    ">>> tf.test.is_built_with_cuda()\nTrue\n>>> tf.config.list_physical_devices('GPU')\n[]",
+    "if not tf.test.is_built_with_cuda(): raise SystemExit('no CUDA')",
+])
+def test_tensorflow_built_with_cuda_or_only_asked_names_no_cpu_only_build(text):
+    assert "torch-not-cuda" not in _answers(text)
