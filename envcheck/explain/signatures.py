@@ -207,9 +207,24 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {}
 
 
+# a library's name and its development package (dev-package-missing), by what the text names
+_DEV_PACKAGES = {
+    "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
+    "nvrtc": ("NVRTC", "cuda-nvrtc-dev-X-Y for the CUDA X.Y installed (the toolkit's own installer has it)"),
+    "libaio": ("libaio", "libaio-dev (libaio-devel on RHEL)"),
+}
+
+
+def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    lib = (g.get("lib") or "").lower()
+    name, pkg = _DEV_PACKAGES.get("libaio" if lib in ("aio", "async_io") else lib,
+                                  ("the library", "its -dev (-devel) package"))
+    return {"lib_name": name, "dev_pkg": pkg}
+
+
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
-    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build,
+    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "dev_package": _dev_package,
 }
 
 

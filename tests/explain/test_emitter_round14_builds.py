@@ -159,3 +159,63 @@ def test_tensorflow_saying_it_was_built_without_cuda_is_a_cpu_only_tensorflow(te
 ])
 def test_tensorflow_built_with_cuda_or_only_asked_names_no_cpu_only_build(text):
     assert "torch-not-cuda" not in _answers(text)
+
+
+# --- a library's development package missing at build --------------------------------------------
+
+DEV_TITLE = "A library's development files (headers, link library) are not installed for the build"
+
+
+@pytest.mark.parametrize("text, lib", [
+    ("csrc/comm/nccl_comm.cpp:4:10: fatal error: nccl.h: No such file or directory\n #include <nccl.h>", "nccl"),
+    ("/usr/bin/ld: cannot find -lnccl: No such file or directory\ncollect2: error: ld returned 1 exit status",
+     "nccl"),
+    ("src/jit/kernel_cache.cpp:12:10: fatal error: nvrtc.h: No such file or directory", "nvrtc"),
+    ("C:/src/rtc.cpp(3): fatal error C1083: Cannot open include file: 'nvrtc.h': No such file or directory", "nvrtc"),
+    ("/usr/bin/ld: cannot find -lnvrtc", "nvrtc"),
+    ("csrc/aio/py_lib/deepspeed_aio_thread.h:9:10: fatal error: libaio.h: No such file or directory", "libaio"),
+])
+def test_a_header_or_link_library_of_a_runtime_without_its_dev_package(text, lib):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"], got["values"]) == (
+        "dev-package-missing", "likely", DEV_TITLE, {"lib": lib})
+
+
+@pytest.mark.parametrize("text", [
+    # DeepSpeed's jit_load() for its async_io op: is_compatible() is libaio's development files
+    "RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to hardware/software "
+    "issue. async_io requires the dev libaio .so object and headers but these were not found.",
+    "  File \"/opt/conda/lib/python3.10/site-packages/deepspeed/ops/op_builder/builder.py\", line 446, in jit_load\n"
+    "RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to hardware/software issue.",
+])
+def test_deepspeed_s_async_io_not_compatible_is_libaio_s_dev_package(text):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["values"]) == ("dev-package-missing", "likely", {"lib": "async_io"})
+    assert "libaio-dev" in got["fix"]
+
+
+@pytest.mark.parametrize("text", [
+    # ds_report lists every op; its libaio warning is printed on every machine without libaio,
+    # whatever failed: possible only
+    "[WARNING]  async_io requires the dev libaio .so object and headers but these were not found.\n"
+    "[WARNING]  async_io: please install the libaio-dev package with apt\n"
+    "async_io ............... [NO] ....... [NO]",
+    "[WARNING]  async_io requires the libraries: ['libaio-dev'] but are missing.",
+])
+def test_deepspeed_s_libaio_warning_alone_is_only_possible(text):
+    assert _confident(text) == [] and _answers(text).get("dev-package-missing") == "possible"
+
+
+@pytest.mark.parametrize("text, cause", [
+    # another op not compatible (its own reasons: a GPU arch, triton, a torch version) stays the
+    # compiled-ops cause; the toolkit's own headers stay the toolkit's
+    ("RuntimeError: Unable to JIT load the evoformer_attn op due to it not being compatible due to "
+     "hardware/software issue.", "extension-ops-missing"),
+    ("kernel.cu:1:10: fatal error: cuda_runtime.h: No such file or directory", "cuda-home-unset"),
+    ("src/conv.cpp:3:10: fatal error: cudnn.h: No such file or directory", "cudnn-lib-missing"),
+    ("ImportError: libnccl.so.2: cannot open shared object file: No such file or directory", None),
+])
+def test_look_alikes_keep_their_causes(text, cause):
+    if cause:
+        assert _top_id(text) == cause
+    assert "dev-package-missing" not in _answers(text)

@@ -127,6 +127,9 @@ CASES = [
     # TensorRT's runtime on an engine another release serialised (written from its message)
     ("[E] [TRT] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version "
      "8.6.1 got 8.5.3, please rebuild.", "tensorrt-engine-mismatch", {"expected": "8.6.1", "got": "8.5.3"}),
+    # the fourteenth round's new cause (tests/explain/test_emitter_round14_builds.py)
+    ("src/comm.cpp:7:10: fatal error: nccl.h: No such file or directory\ncompilation terminated.",
+     "dev-package-missing", {"lib": "nccl"}),
 ]
 
 
