@@ -193,14 +193,38 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     if g.get("pkg", "").lower() == "mxnet":
         return {"pkg": "MXNet", "pkg_fix": "Install MXNet's CUDA build for your CUDA (`pip install mxnet-cuXYZ`, e.g. "
                                            "mxnet-cu112, in place of the CPU `mxnet`), or build it with USE_CUDA=1."}
+    if g.get("faiss") is not None:
+        return {"pkg": "faiss", "pkg_fix": "Uninstall faiss-cpu and install a GPU build of faiss alone (`pip install "
+                                           "faiss-gpu-cu12` for CUDA 12, or conda's faiss-gpu): the CPU and GPU packages "
+                                           "install the same `faiss` module, and the one installed last replaces the other."}
+    if g.get("tf") is not None:
+        return {"pkg": "TensorFlow",
+                "pkg_fix": "TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
+                           "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
+                           "`tensorflow[and-cuda]` (tensorflow-cpu and the macOS builds have no CUDA)."}
     if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
         return {"pkg": "jaxlib", "pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}
 
 
+# a library's name and its development package (dev-package-missing), by what the text names
+_DEV_PACKAGES = {
+    "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
+    "nvrtc": ("NVRTC", "cuda-nvrtc-dev-X-Y for the CUDA X.Y installed (the toolkit's own installer has it)"),
+    "libaio": ("libaio", "libaio-dev (libaio-devel on RHEL)"),
+}
+
+
+def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    lib = (g.get("lib") or "").lower()
+    name, pkg = _DEV_PACKAGES.get("libaio" if lib in ("aio", "async_io") else lib,
+                                  ("the library", "its -dev (-devel) package"))
+    return {"lib_name": name, "dev_pkg": pkg}
+
+
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
-    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build,
+    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "dev_package": _dev_package,
 }
 
 
