@@ -108,7 +108,7 @@ heldout13.yaml round 13 (82 texts, 62 positives, 20 negatives; collected after h
                collector): scored once at 65ed21e, after the thirteenth round merged, at 27/62
                = 43.5 % with 0 of 20 negatives confident (out-of-sample; 13 positives are
                `other:`: 27/49 = 55.1 %).
-heldout14.yaml round 14 (68 texts, 53 positives, 15 negatives, from 79 new queries; collected after
+heldout14.yaml round 14 (73 texts, 54 positives, 19 negatives, from 82 new queries; collected after
                heldout13 was scored, by the same rules, not run through `explain` by its collector;
                scope: single-node PyTorch ecosystem): not yet scored (UNSCORED).
 """
