@@ -108,6 +108,10 @@ heldout13.yaml round 13 (82 texts, 62 positives, 20 negatives; collected after h
                collector): scored once at 65ed21e, after the thirteenth round merged, at 27/62
                = 43.5 % with 0 of 20 negatives confident (out-of-sample; 13 positives are
                `other:`: 27/49 = 55.1 %).
+heldout15.yaml round 15 (70 texts, 53 positives, 17 negatives; collected after heldout13 was
+               scored, alongside heldout14, by the same rules, from 89 new queries; not run
+               through `explain` by its collector; scope: multi-node, containers, other
+               frameworks): not yet scored (UNSCORED).
 """
 from __future__ import annotations
 
@@ -186,7 +190,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout15.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -226,7 +230,7 @@ def test_the_second_round_is_new_to_the_first():
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
-          "heldout11.yaml", "heldout12.yaml", "heldout13.yaml"]
+          "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout15.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
