@@ -108,8 +108,8 @@ heldout13.yaml round 13 (82 texts, 62 positives, 20 negatives; collected after h
                collector): scored once at 65ed21e, after the thirteenth round merged, at 27/62
                = 43.5 % with 0 of 20 negatives confident (out-of-sample; 13 positives are
                `other:`: 27/49 = 55.1 %).
-heldout15.yaml round 15 (70 texts, 53 positives, 17 negatives; collected after heldout13 was
-               scored, alongside heldout14, by the same rules, from 89 new queries; not run
+heldout15.yaml round 15 (81 texts, 60 positives, 21 negatives; collected after heldout13 was
+               scored, alongside heldout14, by the same rules, from 108 new queries; not run
                through `explain` by its collector; scope: multi-node, containers, other
                frameworks): not yet scored (UNSCORED).
 """
