@@ -1,6 +1,6 @@
 """Leave-one-round-out cross-validation of explain's fallback from a text's keys
 (envcheck/explain/keys.py, its table built by tools/explain_catalogue/gen_keys.py). For each scored
-held-out round R from heldout2 to heldout9: the key table is built from the corpus and every other
+held-out round R from heldout2 to heldout15: the key table is built from the corpus and every other
 scored round, never from R, and R is scored with it, as test_heldout.py scores (recall: the first
 environment cause is the thread's; a negative fails on an exact/likely environment cause). Prints
 per round:
@@ -26,7 +26,7 @@ reproduces docs/doctor.md's figures.
 Then the corpus's negatives (tests/fixtures/errors/_negatives.yaml) with the full table (in-sample:
 the table learnt from them). Never reads a round that has not been scored (gen_keys.ROUNDS).
 
-    python bench/explain_cv.py [--quick]     (--quick: heldout9's fold and replay only, what CI runs)
+    python bench/explain_cv.py [--quick]     (--quick: the last round's fold and replay only, what CI runs)
 """
 from __future__ import annotations
 
@@ -48,7 +48,9 @@ from envcheck.explain.normalise import Normalised  # noqa: E402
 
 SCORED_ONCE = {"heldout2.yaml": (28, 49), "heldout3.yaml": (23, 40), "heldout4.yaml": (40, 50),
                "heldout5.yaml": (39, 46), "heldout6.yaml": (42, 65), "heldout7.yaml": (41, 64),
-               "heldout8.yaml": (33, 65), "heldout9.yaml": (38, 67)}
+               "heldout8.yaml": (33, 65), "heldout9.yaml": (38, 67), "heldout10.yaml": (29, 64),
+               "heldout11.yaml": (35, 62), "heldout12.yaml": (38, 64), "heldout13.yaml": (27, 62),
+               "heldout14.yaml": (17, 54), "heldout15.yaml": (30, 60)}
 
 
 NONE = Model({"tools": [], "phrases": [], "weights": {}})     # no key has a weight: no fallback
@@ -92,7 +94,9 @@ def score_round(name: str, weights) -> dict:
 
 # round: (the commit it was scored once at, the rounds scored before it)
 REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "heldout6.yaml": ("9d85a87", 5),
-          "heldout7.yaml": ("9bf9739", 6), "heldout8.yaml": ("0917e07", 7), "heldout9.yaml": ("0917e07", 7)}
+          "heldout7.yaml": ("9bf9739", 6), "heldout8.yaml": ("0917e07", 7), "heldout9.yaml": ("0917e07", 7),
+          "heldout10.yaml": ("e74c745", 9), "heldout11.yaml": ("e74c745", 9), "heldout12.yaml": ("7d90ef7", 11),
+          "heldout13.yaml": ("65ed21e", 12), "heldout14.yaml": ("58cf552", 13), "heldout15.yaml": ("58cf552", 13)}
 
 
 def child(old: Path, name: str, earlier) -> None:
