@@ -141,3 +141,32 @@ def test_openmmlab_s_version_check_is_the_package_version_refused(text, pkg, hav
 
 def test_mmcv_without_its_ops_stays_extension_ops_missing():
     assert answers("ModuleNotFoundError: No module named 'mmcv._ext'") == {"extension-ops-missing": "exact"}
+
+
+# --- ops modules built by hand and never built ------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    # Deformable-DETR's models/ops CUDAExtension, copied by DINO, Mask2Former, MaskDINO ...
+    '  File "/work/mask2former/modeling/pixel_decoder/ops/functions/ms_deform_attn_func.py", line 22, in <module>\n'
+    "    import MultiScaleDeformableAttention as MSDA\nModuleNotFoundError: No module named "
+    "'MultiScaleDeformableAttention'",
+    # InternImage's ops_dcnv3
+    '  File "/work/segmentation/ops_dcnv3/functions/dcnv3_func.py", line 14, in <module>\n    import DCNv3\n'
+    "ModuleNotFoundError: No module named 'DCNv3'",
+    # NATTEN's own check of its compiled library, both of its wordings
+    "ImportError: Failed to import libnatten. Did you build / download NATTEN with the CUDA backend (libnatten)? "
+    "Please make sure you built NATTEN correctly, or refer to https://shi-labs.com/natten for more information.",
+    "ImportError: Failed to import libnatten. This could be due to an invalid/incomplete install. Please make sure "
+    "you built NATTEN correctly, or refer to https://shi-labs.com/natten for more information.",
+])
+def test_ops_modules_never_built_are_the_extension_ops_missing(text):
+    assert answers(text) == {"extension-ops-missing": "likely"}
+
+
+@pytest.mark.parametrize("text", [
+    # a submodule of the package (the package is there; its Python code moved) and another module
+    "ModuleNotFoundError: No module named 'DCNv3.functions'",
+    "ModuleNotFoundError: No module named 'MultiScaleDeformableAttention_v2'",
+])
+def test_other_modules_of_those_names_stay_unnamed(text):
+    assert answers(text) == {}
