@@ -170,3 +170,31 @@ def test_ops_modules_never_built_are_the_extension_ops_missing(text):
 ])
 def test_other_modules_of_those_names_stay_unnamed(text):
     assert answers(text) == {}
+
+
+# --- a GPU no build of the extension is for; half precision on the CPU ------------------------------
+
+def test_tiny_cuda_nn_built_for_other_gpus_is_no_kernel_image():
+    text = ('  File "/opt/venv/lib/python3.10/site-packages/tinycudann/modules.py", line 51, in <module>\n'
+            '    raise EnvironmentError(f"Could not find compatible tinycudann extension for compute capability '
+            '{system_compute_capability}.")\nOSError: Could not find compatible tinycudann extension for compute '
+            "capability 52.")
+    assert answers(text) == {"no-kernel-image": "likely"}
+
+
+@pytest.mark.parametrize("text", [
+    "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'",
+    "  File \"/env/lib/python3.10/site-packages/torch/nn/functional.py\", line 2515, in layer_norm\n"
+    "RuntimeError: \"LayerNormKernelImpl\" not implemented for 'Half'",
+])
+def test_a_cpu_kernel_without_float16_is_only_possibly_a_torch_without_cuda(text):
+    # the model ran on the CPU: most often torch cannot use CUDA, but a program's own .half() reads the same
+    assert answers(text) == {"torch-not-cuda": "possible"}
+
+
+@pytest.mark.parametrize("text", [
+    "RuntimeError: \"histogram_cuda\" not implemented for 'Half'",      # a CUDA kernel: the op's own limit
+    "RuntimeError: \"slow_conv2d_cpu\" not implemented for 'Long'",     # another dtype: the program's tensors
+])
+def test_other_dispatch_errors_stay_unnamed(text):
+    assert answers(text) == {}
