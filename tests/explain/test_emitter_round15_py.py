@@ -198,3 +198,26 @@ def test_a_cpu_kernel_without_float16_is_only_possibly_a_torch_without_cuda(text
 ])
 def test_other_dispatch_errors_stay_unnamed(text):
     assert answers(text) == {}
+
+
+# --- an ATen symbol undefined in a session that never imported torch -------------------------------
+
+SESSION = (">>> import lltm_cpp\nTraceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n"
+           "ImportError: /home/u/.local/lib/python3.8/site-packages/lltm_cpp-0.0.0-py3.8-linux-x86_64.egg/lltm_cpp."
+           "cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN2at6detail10empty_cpuEN3c108ArrayRefIlEE")
+
+
+def test_an_aten_symbol_undefined_before_torch_was_imported_is_no_confident_environment_cause():
+    # torch's libraries are not loaded until `import torch`: the session's order, or an ABI mismatch
+    assert [(e.id, e.kind, e.confidence) for e in explain(SESSION)] == [
+        ("extension-imported-before-torch", "workload", "possible"), ("undefined-symbol", "environment", "possible")]
+
+
+@pytest.mark.parametrize("text", [
+    # torch imported first in the same session: the symbol names the ABI mismatch, as before
+    ">>> import torch\n" + SESSION,
+    # a program's traceback, not a session
+    SESSION.split("\n", 1)[1],
+])
+def test_the_same_symbol_after_import_torch_or_outside_a_session_stays_confident(text):
+    assert confident(text) == ["undefined-symbol"]
