@@ -138,6 +138,13 @@ CASES = [
     # and the builds half's (tests/explain/test_emitter_round14_builds.py)
     ("src/comm.cpp:7:10: fatal error: nccl.h: No such file or directory\ncompilation terminated.",
      "dev-package-missing", {"lib": "nccl"}),
+    # the fifteenth round's package versions (tests/explain/test_emitter_round15_py.py), from their emitters
+    ("RuntimeError: module compiled against API version 0xf but this version of numpy is 0xe", "numpy-abi-mismatch",
+     {"built_api": "f", "numpy_api": "e"}),
+    ("ImportError: cannot import name 'container_abcs' from 'torch._six' (/env/lib/python3.9/site-packages/torch/"
+     "_six.py)", "package-torch-mismatch", {"api": "container_abcs"}),
+    ("AssertionError: MMCV==1.2.4 is used but incompatible. Please install mmcv>=1.3.8, <=1.4.0.",
+     "package-version-refused", {"named": "MMCV", "have": "1.2.4", "want": "mmcv>=1.3.8, <=1.4.0", "pkg": "mmcv"}),
 ]
 
 
