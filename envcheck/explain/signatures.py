@@ -202,6 +202,11 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                 "pkg_fix": "TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
                            "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
                            "`tensorflow[and-cuda]` (tensorflow-cpu and the macOS builds have no CUDA)."}
+    if g.get("lgbm"):
+        return {"pkg": "LightGBM (no GPU learner)",
+                "pkg_fix": "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
+                           "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
+                           "OpenCL), or use device='cpu'."}
     if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
         return {"pkg": "jaxlib", "pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}
