@@ -212,6 +212,16 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {}
 
 
+def _nccl_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # which framework's build without NCCL the words name (torch's by default)
+    if g.get("tf") is not None:
+        return {"fw": "TensorFlow", "fw_ask": "TensorFlow for its NCCL all-reduce (MirroredStrategy's default on GPUs)",
+                "fw_fix": "Give MirroredStrategy another cross-device reduction there "
+                          "(`cross_device_ops=tf.distribute.HierarchicalCopyAllReduce()` or "
+                          "`tf.distribute.ReductionToOneDevice()`), or run on Linux/WSL2, whose GPU build has NCCL."}
+    return {}
+
+
 # a library's name and its development package (dev-package-missing), by what the text names
 _DEV_PACKAGES = {
     "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
@@ -229,7 +239,7 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
-    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "dev_package": _dev_package,
+    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "dev_package": _dev_package,
 }
 
 

@@ -101,3 +101,48 @@ def test_jetson_libraries_left_empty_are_the_nvidia_runtime_not_used(text):
 ])
 def test_the_file_too_short_look_alikes_are_not_the_container_runtime(text):
     assert "container-toolkit-missing" not in answers(text)
+
+
+# --- TensorFlow's NCCL ops in a build without them ------------------------------------------------
+
+TF_FIX = ("Give MirroredStrategy another cross-device reduction there "
+          "(`cross_device_ops=tf.distribute.HierarchicalCopyAllReduce()` or `tf.distribute.ReductionToOneDevice()`), "
+          "or run on Linux/WSL2, whose GPU build has NCCL.")
+
+
+@pytest.mark.parametrize("text", [
+    "tensorflow.python.framework.errors_impl.NotFoundError: No OpKernel was registered to support Op "
+    "'NcclAllReduce' used by {{node NcclAllReduce_1}} with these attrs: [reduction=\"sum\", shared_name=\"c0\", "
+    "T=DT_HALF, num_devices=4]\nRegistered devices: [CPU, GPU]\nRegistered kernels:\n  <no registered kernels>\n\n"
+    "\t [[NcclAllReduce_1]] [Op:__inference_train_step_4410]",
+    "No OpKernel was registered to support Op 'NcclAllReduce' used by {{node Adam/NcclAllReduce}} with these attrs: "
+    "[num_devices=2, reduction=\"sum\", shared_name=\"c3\", T=DT_FLOAT]\nRegistered devices: [CPU, GPU, XLA_CPU, "
+    "XLA_GPU]\nRegistered kernels:\n  <no registered kernels>",
+])
+def test_tensorflow_without_its_nccl_kernels_is_a_build_without_nccl(text):
+    got = _whole(text)
+    assert got == {"id": "nccl-not-built", "confidence": "likely",
+                   "title": "TensorFlow on Windows or macOS has no NCCL", "values": {"tf": ""}, "fix": TF_FIX}
+
+
+def test_torch_without_nccl_keeps_its_whole_answer():
+    got = _whole("  File \"C:\\work\\train.py\", line 12, in main\n"
+                 "RuntimeError: Distributed package doesn't have NCCL built in")
+    assert got == {"id": "nccl-not-built", "confidence": "exact", "title": "torch on Windows or macOS has no NCCL",
+                   "values": {}, "fix": "Use the gloo backend there (`init_process_group(backend=\"gloo\")`, PL's "
+                   "`DDPStrategy(process_group_backend=\"gloo\")`, or the program's own backend option), or run the "
+                   "training on Linux/WSL2 for NCCL."}
+
+
+@pytest.mark.parametrize("text", [
+    # a CPU-only TensorFlow: no GPU among the devices (not a build without NCCL alone)
+    "No OpKernel was registered to support Op 'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: "
+    "[reduction=\"sum\", shared_name=\"c1\", T=DT_FLOAT, num_devices=2]\nRegistered devices: [CPU]\n"
+    "Registered kernels:\n  <no registered kernels>",
+    # the kernel exists for the GPU, the op was placed on the CPU: placement, not the build
+    "No OpKernel was registered to support Op 'NcclAllReduce' used by {{node NcclAllReduce}} with these attrs: "
+    "[reduction=\"sum\", shared_name=\"c1\", T=DT_FLOAT, num_devices=2]\nRegistered devices: [CPU, GPU]\n"
+    "Registered kernels:\n  device='GPU'; T in [DT_HALF]\n  device='GPU'; T in [DT_FLOAT]",
+])
+def test_the_opkernel_look_alikes_are_not_a_build_without_nccl(text):
+    assert "nccl-not-built" not in answers(text)
