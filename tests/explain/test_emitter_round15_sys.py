@@ -146,3 +146,51 @@ def test_torch_without_nccl_keeps_its_whole_answer():
 ])
 def test_the_opkernel_look_alikes_are_not_a_build_without_nccl(text):
     assert "nccl-not-built" not in answers(text)
+
+
+# --- new ids: GLOO_SOCKET_IFNAME in NCCL's syntax; a MIG device in the pre-R470 form ---------------
+
+@pytest.mark.parametrize("text, ifname", [
+    ("[rank2]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84] ifa != nullptr. "
+     "Unable to find address for: ^lo", "^lo"),
+    ("RuntimeError: [enforce fail at /pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+     "Unable to find address for: =ens5", "=ens5"),
+])
+def test_gloo_given_nccls_interface_syntax_is_named(text, ifname):
+    got = _whole(text)
+    assert got == {"id": "gloo-ifname-nccl-syntax", "confidence": "exact",
+                   "title": f"GLOO_SOCKET_IFNAME given NCCL's ^/= syntax ({ifname}), which gloo reads as an interface "
+                            "name",
+                   "values": {"ifname": ifname},
+                   "fix": "Set GLOO_SOCKET_IFNAME to the name of the interface the nodes share (`ip -br addr`; "
+                          "several names comma-separated), not a copy of NCCL_SOCKET_IFNAME's exclusion list, or "
+                          "unset it."}
+
+
+@pytest.mark.parametrize("text, want", [
+    # a plain interface name that is not there stays the missing interface
+    ("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:84] ifa != nullptr. Unable to "
+     "find address for: eth0", {"nccl-no-socket-interface": "likely"}),
+    # the host-name lookup stays the host name's
+    ("RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/device.cc:127] rp != nullptr. Unable to "
+     "find address for: trainer-0", {"hostname-resolution": "exact"}),
+])
+def test_the_gloo_interface_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
+
+
+@pytest.mark.parametrize("dev", ["MIG-GPU-0f3c2a91-7b6e-4d2f-a8c5-19e0d4b7a6f3/1/0",
+                                 "MIG-GPU-e4b1c7d2-55aa-4c3e-9f10-2b8d6a0c9e71/13/0"])
+def test_a_mig_device_in_the_pre_r470_form_is_named(dev):
+    got = _whole(f"nvidia-container-cli: device error: {dev}: unknown device: unknown")
+    assert got == {"id": "mig-device-old-name", "confidence": "exact",
+                   "title": f"A MIG device named in the pre-R470 form ({dev}), which this driver does not know",
+                   "values": {"dev": dev},
+                   "fix": "Name the MIG device by the MIG-<uuid> that `nvidia-smi -L` lists (NVIDIA_VISIBLE_DEVICES, "
+                          "`--gpus device=`, CUDA_VISIBLE_DEVICES), or upgrade the device plugin or tool that wrote "
+                          "the old form."}
+
+
+def test_an_unknown_device_in_the_current_form_is_not_the_old_name():
+    text = "nvidia-container-cli: device error: MIG-0f3c2a91-7b6e-5d2f-a8c5-19e0d4b7a6f3: unknown device: unknown"
+    assert "mig-device-old-name" not in answers(text)

@@ -138,6 +138,12 @@ CASES = [
     # and the builds half's (tests/explain/test_emitter_round14_builds.py)
     ("src/comm.cpp:7:10: fatal error: nccl.h: No such file or directory\ncompilation terminated.",
      "dev-package-missing", {"lib": "nccl"}),
+    # the fifteenth round's new causes (tests/explain/test_emitter_round15_sys.py), from their emitters
+    ("RuntimeError: [enforce fail at /opt/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+     "Unable to find address for: ^docker0", "gloo-ifname-nccl-syntax", {"ifname": "^docker0"}),
+    ("docker: Error response from daemon: failed to create shim task: nvidia-container-cli: device error: "
+     "MIG-GPU-5a1e0b7c-3f42-11ee-9d1a-0242ac120002/3/0: unknown device: unknown.", "mig-device-old-name",
+     {"dev": "MIG-GPU-5a1e0b7c-3f42-11ee-9d1a-0242ac120002/3/0"}),
 ]
 
 
