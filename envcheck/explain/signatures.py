@@ -222,6 +222,12 @@ def _nccl_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {}
 
 
+def _sm_digits(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # a compute capability written as digits (50, 120) read as major.minor
+    sm = g.get("sm")
+    return {"cc": f"{sm[:-1]}.{sm[-1]}"} if sm else {}
+
+
 # a library's name and its development package (dev-package-missing), by what the text names
 _DEV_PACKAGES = {
     "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
@@ -239,7 +245,8 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
-    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "dev_package": _dev_package,
+    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
+    "dev_package": _dev_package,
 }
 
 

@@ -194,3 +194,22 @@ def test_a_mig_device_in_the_pre_r470_form_is_named(dev):
 def test_an_unknown_device_in_the_current_form_is_not_the_old_name():
     text = "nvidia-container-cli: device error: MIG-0f3c2a91-7b6e-5d2f-a8c5-19e0d4b7a6f3: unknown device: unknown"
     assert "mig-device-old-name" not in answers(text)
+
+
+# --- cuDF's UDF module on a GPU below RAPIDS' lowest architecture --------------------------------
+
+@pytest.mark.parametrize("text, cc", [
+    ("  File \"/opt/conda/lib/python3.10/site-packages/cudf/core/udf/utils.py\", line 95, in _get_ptx_file\n"
+     "    raise RuntimeError(\nRuntimeError: This cuDF installation is missing the necessary PTX files that are <=52.",
+     "5.2"),
+    ("RuntimeError: This cuDF installation is missing the necessary PTX files that are <=61.", "6.1"),
+])
+def test_cudf_without_ptx_for_the_gpu_is_a_gpu_too_old(text, cc):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"]) == (
+        "gpu-too-old", "exact", f"GPU too old for this torch build or the feature asked for (compute capability {cc})")
+
+
+def test_cudf_without_any_ptx_is_not_the_gpu():
+    # no PTX file at all ("Missing PTX files for cc=NN"): a broken install, not the GPU's age
+    assert "gpu-too-old" not in answers("RuntimeError: Missing PTX files for cc=75")
