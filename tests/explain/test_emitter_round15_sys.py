@@ -213,3 +213,19 @@ def test_cudf_without_ptx_for_the_gpu_is_a_gpu_too_old(text, cc):
 def test_cudf_without_any_ptx_is_not_the_gpu():
     # no PTX file at all ("Missing PTX files for cc=NN"): a broken install, not the GPU's age
     assert "gpu-too-old" not in answers("RuntimeError: Missing PTX files for cc=75")
+
+
+# --- Jittor not finding cuDNN's header --------------------------------------------------------------
+
+def test_jittor_not_finding_cudnn_h_is_cudnn_missing():
+    text = ("[w 1108 09:14:02.551320 12 compile_extern.py:203] CUDA found but cudnn is not loaded:\n"
+            "RuntimeError: [f 1108 09:14:02.551102 12 compile_extern.py:29] file cudnn.h not found in "
+            "['/usr/local/cuda-11.3/include', '/usr/include', '/usr/local/cuda/include']")
+    got = _whole(text)
+    assert (got["id"], got["confidence"]) == ("cudnn-lib-missing", "likely")
+
+
+def test_jittor_not_finding_another_header_is_not_cudnn():
+    text = ("RuntimeError: [f 1108 09:14:02.551102 12 compile_extern.py:29] file cublas_v2.h not found in "
+            "['/usr/local/cuda/include', '/usr/include']")
+    assert "cudnn-lib-missing" not in answers(text)
