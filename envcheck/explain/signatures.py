@@ -228,6 +228,16 @@ def _sm_digits(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {"cc": f"{sm[:-1]}.{sm[-1]}"} if sm else {}
 
 
+def _l4t_note(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # Jetson: the NVIDIA runtime mounts the device's own JetPack libraries into the container
+    if g.get("l4t") is None:
+        return {}
+    return {"l4t_note": "On Jetson run the container with `--runtime nvidia` (or \"default-runtime\": \"nvidia\" in "
+                        "/etc/docker/daemon.json, for `docker build` too), and install JetPack's CUDA, cuDNN and TensorRT "
+                        "on the device itself: the runtime mounts them from there (the csv lists in "
+                        "/etc/nvidia-container-runtime/host-files-for-container.d/). Elsewhere: "}
+
+
 # a library's name and its development package (dev-package-missing), by what the text names
 _DEV_PACKAGES = {
     "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
@@ -246,7 +256,7 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
     "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
-    "dev_package": _dev_package,
+    "dev_package": _dev_package, "l4t_note": _l4t_note,
 }
 
 

@@ -80,6 +80,12 @@ def test_the_gethostbyname_look_alikes_keep_their_answers(text, want):
 
 # --- Jetson containers run without the NVIDIA runtime ---------------------------------------------
 
+L4T_NOTE = ("On Jetson run the container with `--runtime nvidia` (or \"default-runtime\": \"nvidia\" in "
+            "/etc/docker/daemon.json, for `docker build` too), and install JetPack's CUDA, cuDNN and TensorRT on the "
+            "device itself: the runtime mounts them from there (the csv lists in "
+            "/etc/nvidia-container-runtime/host-files-for-container.d/). Elsewhere: ")
+
+
 @pytest.mark.parametrize("text", [
     "./detectnet: error while loading shared libraries: /usr/lib/aarch64-linux-gnu/libcudnn.so.8: file too short",
     "python3: error while loading shared libraries: /usr/lib/aarch64-linux-gnu/tegra/libnvos.so file too short",
@@ -88,9 +94,15 @@ def test_the_gethostbyname_look_alikes_keep_their_answers(text, want):
 ])
 def test_jetson_libraries_left_empty_are_the_nvidia_runtime_not_used(text):
     got = _whole(text)
-    assert (got["id"], got["confidence"], got["title"]) == (
+    assert (got["id"], got["confidence"], got["title"], got["values"]) == (
         "container-toolkit-missing", "likely",
-        "Docker has no NVIDIA runtime (the container toolkit is not installed or not configured)")
+        "Docker has no NVIDIA runtime (the container toolkit is not installed or not configured)", {"l4t": ""})
+    assert got["fix"].startswith(L4T_NOTE + "Install nvidia-container-toolkit, run ")
+
+
+def test_dockers_own_missing_runtime_keeps_its_fix_without_the_jetson_note():
+    got = _whole('docker: Error response from daemon: unknown or invalid runtime name: nvidia.')
+    assert got["id"] == "container-toolkit-missing" and got["fix"].startswith("Install nvidia-container-toolkit, run ")
 
 
 @pytest.mark.parametrize("text", [
