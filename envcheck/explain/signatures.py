@@ -202,9 +202,40 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                 "pkg_fix": "TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
                            "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
                            "`tensorflow[and-cuda]` (tensorflow-cpu and the macOS builds have no CUDA)."}
+    if g.get("lgbm"):
+        return {"pkg": "LightGBM (no GPU learner)",
+                "pkg_fix": "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
+                           "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
+                           "OpenCL), or use device='cpu'."}
     if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
         return {"pkg": "jaxlib", "pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}
+
+
+def _nccl_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # which framework's build without NCCL the words name (torch's by default)
+    if g.get("tf") is not None:
+        return {"fw": "TensorFlow", "fw_ask": "TensorFlow for its NCCL all-reduce (MirroredStrategy's default on GPUs)",
+                "fw_fix": "Give MirroredStrategy another cross-device reduction there "
+                          "(`cross_device_ops=tf.distribute.HierarchicalCopyAllReduce()` or "
+                          "`tf.distribute.ReductionToOneDevice()`), or run on Linux/WSL2, whose GPU build has NCCL."}
+    return {}
+
+
+def _sm_digits(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # a compute capability written as digits (50, 120) read as major.minor
+    sm = g.get("sm")
+    return {"cc": f"{sm[:-1]}.{sm[-1]}"} if sm else {}
+
+
+def _l4t_note(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # Jetson: the NVIDIA runtime mounts the device's own JetPack libraries into the container
+    if g.get("l4t") is None:
+        return {}
+    return {"l4t_note": "On Jetson run the container with `--runtime nvidia` (or \"default-runtime\": \"nvidia\" in "
+                        "/etc/docker/daemon.json, for `docker build` too), and install JetPack's CUDA, cuDNN and TensorRT "
+                        "on the device itself: the runtime mounts them from there (the csv lists in "
+                        "/etc/nvidia-container-runtime/host-files-for-container.d/). Elsewhere: "}
 
 
 # a library's name and its development package (dev-package-missing), by what the text names
@@ -224,7 +255,8 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
-    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "dev_package": _dev_package,
+    "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
+    "dev_package": _dev_package, "l4t_note": _l4t_note,
 }
 
 

@@ -145,6 +145,12 @@ CASES = [
      "_six.py)", "package-torch-mismatch", {"api": "container_abcs"}),
     ("AssertionError: MMCV==1.2.4 is used but incompatible. Please install mmcv>=1.3.8, <=1.4.0.",
      "package-version-refused", {"named": "MMCV", "have": "1.2.4", "want": "mmcv>=1.3.8, <=1.4.0", "pkg": "mmcv"}),
+    # the fifteenth round's new causes (tests/explain/test_emitter_round15_sys.py), from their emitters
+    ("RuntimeError: [enforce fail at /opt/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+     "Unable to find address for: ^docker0", "gloo-ifname-nccl-syntax", {"ifname": "^docker0"}),
+    ("docker: Error response from daemon: failed to create shim task: nvidia-container-cli: device error: "
+     "MIG-GPU-5a1e0b7c-3f42-11ee-9d1a-0242ac120002/3/0: unknown device: unknown.", "mig-device-old-name",
+     {"dev": "MIG-GPU-5a1e0b7c-3f42-11ee-9d1a-0242ac120002/3/0"}),
 ]
 
 

@@ -122,7 +122,11 @@ heldout15.yaml round 15 (81 texts, 60 positives, 21 negatives; collected after h
                scored, alongside heldout14, by the same rules, from 108 new queries; not run
                through `explain` by its collector; scope: multi-node, containers, other
                frameworks): scored once with heldout14, at 30/60 = 50.0 % with 2 of 21 negatives
-               confident (out-of-sample; 11 positives are `other:`: 30/49 = 61.2 %).
+               confident (out-of-sample; 11 positives are `other:`: 30/49 = 61.2 %); then
+               40/61 and 1 of 20 negatives confident after the fifteenth round's systems half
+               (in-sample; tests/explain/test_emitter_round15_sys.py): general classes read from
+               their emitters, two `other:` causes that got an id and one negative whose text is
+               an id's definition relabelled (was: in the file).
 """
 from __future__ import annotations
 
@@ -199,7 +203,7 @@ BARS = {
     # thirteenth round merged; held there until the changes its misses prompt
     "heldout13.yaml": (50 / 61, 0),
     "heldout14.yaml": (44 / 54, 0),
-    "heldout15.yaml": (30 / 60, 2),
+    "heldout15.yaml": (40 / 61, 1),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
