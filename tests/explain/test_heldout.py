@@ -121,6 +121,9 @@ heldout15.yaml round 15 (81 texts, 60 positives, 21 negatives; collected after h
                through `explain` by its collector; scope: multi-node, containers, other
                frameworks): scored once with heldout14, at 30/60 = 50.0 % with 2 of 21 negatives
                confident (out-of-sample; 11 positives are `other:`: 30/49 = 61.2 %).
+heldout16.yaml round 16 (60 texts, 45 positives, 15 negatives, from 191 new queries; collected
+               after heldout14 and heldout15 were scored, alongside heldout17, by the same rules,
+               not run through `explain` by its collector; owners a-m).
 """
 from __future__ import annotations
 
@@ -201,7 +204,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout16.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -241,7 +244,8 @@ def test_the_second_round_is_new_to_the_first():
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
-          "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml"]
+          "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
+          "heldout16.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
