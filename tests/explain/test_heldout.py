@@ -121,7 +121,7 @@ heldout15.yaml round 15 (81 texts, 60 positives, 21 negatives; collected after h
                through `explain` by its collector; scope: multi-node, containers, other
                frameworks): scored once with heldout14, at 30/60 = 50.0 % with 2 of 21 negatives
                confident (out-of-sample; 11 positives are `other:`: 30/49 = 61.2 %).
-heldout16.yaml round 16 (60 texts, 45 positives, 15 negatives, from 191 new queries; collected
+heldout16.yaml round 16 (70 texts, 53 positives, 17 negatives, from 224 new queries; collected
                after heldout14 and heldout15 were scored, alongside heldout17, by the same rules,
                not run through `explain` by its collector; owners a-m).
 """
