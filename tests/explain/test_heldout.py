@@ -121,6 +121,10 @@ heldout15.yaml round 15 (81 texts, 60 positives, 21 negatives; collected after h
                through `explain` by its collector; scope: multi-node, containers, other
                frameworks): scored once with heldout14, at 30/60 = 50.0 % with 2 of 21 negatives
                confident (out-of-sample; 11 positives are `other:`: 30/49 = 61.2 %).
+heldout17.yaml round 17 (56 texts, 42 positives, 14 negatives, from 183 new queries; collected
+               after heldout14 and heldout15 were scored, alongside heldout16, by the same rules,
+               not run through `explain` by its collector; owners n-z; 10 positives are
+               `other:`; below the brief's 60-text minimum, the corpus being mined out).
 """
 from __future__ import annotations
 
@@ -201,7 +205,9 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {
+    "heldout17.yaml": (0.90, 0),
+}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -241,7 +247,8 @@ def test_the_second_round_is_new_to_the_first():
 
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
-          "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml"]
+          "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
+          "heldout17.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
