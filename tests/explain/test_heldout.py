@@ -121,10 +121,10 @@ heldout15.yaml round 15 (81 texts, 60 positives, 21 negatives; collected after h
                through `explain` by its collector; scope: multi-node, containers, other
                frameworks): scored once with heldout14, at 30/60 = 50.0 % with 2 of 21 negatives
                confident (out-of-sample; 11 positives are `other:`: 30/49 = 61.2 %).
-heldout17.yaml round 17 (56 texts, 42 positives, 14 negatives, from 183 new queries; collected
+heldout17.yaml round 17 (61 texts, 47 positives, 14 negatives, from 188 new queries; collected
                after heldout14 and heldout15 were scored, alongside heldout16, by the same rules,
-               not run through `explain` by its collector; owners n-z; 10 positives are
-               `other:`; below the brief's 60-text minimum, the corpus being mined out).
+               not run through `explain` by its collector; owners n-z; 12 positives are
+               `other:`).
 """
 from __future__ import annotations
 
