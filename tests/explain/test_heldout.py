@@ -129,11 +129,14 @@ heldout15.yaml round 15 (81 texts, 60 positives, 21 negatives; collected after h
                an id's definition relabelled (was: in the file).
 heldout16.yaml round 16 (70 texts, 53 positives, 17 negatives, from 224 new queries; collected
                after heldout14 and heldout15 were scored, alongside heldout17, by the same rules,
-               not run through `explain` by its collector; owners a-m).
+               not run through `explain` by its collector; owners a-m): scored once at d7705ab, after
+               the fifteenth round merged, at 24/53 = 45.3 % with 1 of 17 negatives confident
+               (out-of-sample; 11 positives are `other:`: 24/42 = 57.1 %).
 heldout17.yaml round 17 (61 texts, 47 positives, 14 negatives, from 188 new queries; collected
                after heldout14 and heldout15 were scored, alongside heldout16, by the same rules,
-               not run through `explain` by its collector; owners n-z; 12 positives are
-               `other:`).
+               not run through `explain` by its collector; owners n-z): scored once with heldout16,
+               at 19/47 = 40.4 % with 0 of 14 negatives confident (out-of-sample; 12 positives
+               are `other:`: 19/35 = 54.3 %).
 """
 from __future__ import annotations
 
@@ -211,10 +214,12 @@ BARS = {
     "heldout13.yaml": (50 / 61, 0),
     "heldout14.yaml": (44 / 54, 0),
     "heldout15.yaml": (40 / 61, 1),
+    "heldout16.yaml": (24 / 53, 1),
+    "heldout17.yaml": (19 / 47, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout16.yaml": (0.90, 0), "heldout17.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
