@@ -230,6 +230,10 @@ def _sm_digits(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 
 def _l4t_note(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     # Jetson: the NVIDIA runtime mounts the device's own JetPack libraries into the container
+    if g.get("containerd") is not None:
+        return {"l4t_note": "With containerd (Kubernetes) register the runtime: `sudo nvidia-ctk runtime configure "
+                            "--runtime=containerd` and `sudo systemctl restart containerd` (microk8s: `microk8s enable "
+                            "gpu`; the GPU Operator does it for the cluster). Elsewhere: "}
     if g.get("l4t") is None:
         return {}
     return {"l4t_note": "On Jetson run the container with `--runtime nvidia` (or \"default-runtime\": \"nvidia\" in "
@@ -243,11 +247,19 @@ _DEV_PACKAGES = {
     "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
     "nvrtc": ("NVRTC", "cuda-nvrtc-dev-X-Y for the CUDA X.Y installed (the toolkit's own installer has it)"),
     "libaio": ("libaio", "libaio-dev (libaio-devel on RHEL)"),
+    "tensorrt": ("TensorRT", "libnvinfer-dev with libnvinfer-plugin-dev, libnvparsers-dev and libnvonnxparsers-dev "
+                             "of the TensorRT installed (or the TensorRT tar's include/ and lib/)"),
+    "opencl": ("OpenCL", "opencl-headers and ocl-icd-opencl-dev (RHEL: opencl-headers, ocl-icd-devel; Windows: "
+                         "the CUDA toolkit's or another vendor's OpenCL SDK)"),
+    "cudart": ("the CUDA runtime", "cuda-cudart-dev-X-Y for the CUDA X.Y installed (pip: nvidia-cuda-runtime-cuXX; "
+                                             "conda: cuda-cudart-dev)"),
 }
 
 
 def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     lib = (g.get("lib") or "").lower()
+    lib = "tensorrt" if lib.startswith("nv") and lib != "nvrtc" else "opencl" if lib.startswith("cl/") else lib
+    lib = "cudart" if lib.startswith(("cuda", "vector_", "crt/", "host_", "driver_")) else lib
     name, pkg = _DEV_PACKAGES.get("libaio" if lib in ("aio", "async_io") else lib,
                                   ("the library", "its -dev (-devel) package"))
     return {"lib_name": name, "dev_pkg": pkg}
