@@ -242,6 +242,23 @@ def _l4t_note(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                         "/etc/nvidia-container-runtime/host-files-for-container.d/). Elsewhere: "}
 
 
+def _native_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # a framework that downloads native builds for a few CUDA versions only (DJL's engines, R's torch)
+    if g.get("flavor"):
+        return {"native_cause": f"DJL downloads its engine's native library for the CUDA it detects (flavor "
+                                f"{g['flavor']}) and publishes builds for a few CUDA versions per engine release; with "
+                                f"none for this CUDA on {g.get('djl_os')} it falls back to the CPU. Elsewhere: ",
+                "native_fix": "Install a CUDA the DJL engine release has native builds for (its engine page lists them), "
+                              "or pin one it has with PYTORCH_FLAVOR or the engine's -native-cuXXX dependency. Elsewhere: "}
+    if g.get("r_cuda"):
+        return {"native_cause": "R's torch (and packages built like it) downloads libtorch and lantern for the CUDA named "
+                                "by `type` (or the CUDA variable) from the builds its release lists; CUDA "
+                                f"{g['r_cuda']} is not one of them. Elsewhere: ",
+                "native_fix": "Install alongside a CUDA the release has builds for (its installation docs list them) "
+                              "and point CUDA_HOME at it, or pass `type = \"cpu\"`. Elsewhere: "}
+    return {}
+
+
 # a library's name and its development package (dev-package-missing), by what the text names
 _DEV_PACKAGES = {
     "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
@@ -269,6 +286,7 @@ DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
     "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
     "dev_package": _dev_package, "l4t_note": _l4t_note,
+    "native_build": _native_build,
 }
 
 

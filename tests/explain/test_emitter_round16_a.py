@@ -124,3 +124,55 @@ def test_a_missing_library_header_is_its_development_package(text, lib_name):
 ])
 def test_the_header_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- native builds published for a few CUDA versions only: DJL's engines, R's torch ----------------
+
+DJL_NOTE = ("DJL downloads its engine's native library for the CUDA it detects (flavor {flavor}) and publishes "
+            "builds for a few CUDA versions per engine release; with none for this CUDA on {os} it falls back to "
+            "the CPU. ")
+R_NOTE = ("R's torch (and packages built like it) downloads libtorch and lantern for the CUDA named by `type` "
+          "(or the CUDA variable) from the builds its release lists; CUDA {cuda} is not one of them. ")
+
+
+@pytest.mark.parametrize("text, flavor, os", [
+    ("12:01:44.310 [main] WARN ai.djl.pytorch.jni.LibUtils - No matching cuda flavor for linux-x86_64 found: "
+     "cu101.\n12:01:47.002 [main] INFO ai.djl.examples.training.TrainMnist - Training on: cpu().", "cu101", "linux-x86_64"),
+    ("[main] WARN ai.djl.mxnet.jna.LibUtils -- No matching cuda flavor for linux found: cu102mkl/sm_89.",
+     "cu102mkl", "linux"),
+])
+def test_djl_without_a_native_build_for_the_cuda_found_is_no_build_for_the_platform(text, flavor, os):
+    got = _whole(text)
+    assert (got["id"], got["confidence"]) == ("no-wheel-for-platform", "likely")
+    assert got["cause"].startswith(DJL_NOTE.format(flavor=flavor, os=os) + "Elsewhere: pip found no file of ")
+    assert got["fix"].startswith("Install a CUDA the DJL engine release has native builds for (its engine page lists "
+                                 "them), or pin one it has with PYTORCH_FLAVOR or the engine's -native-cuXXX "
+                                 "dependency. Elsewhere: Pick a release")
+
+
+@pytest.mark.parametrize("cuda", ["11.6", "12.2"])
+def test_r_torch_asked_for_a_cuda_it_has_no_build_for_is_no_build_for_the_platform(cuda):
+    text = (f"> torch::install_torch(type = \"{cuda}\")\nError in lantern_install_libs(version, type, path, "
+            f"install_config) : \n  The {cuda} installation type is currently unsupported.")
+    got = _whole(text)
+    assert (got["id"], got["confidence"]) == ("no-wheel-for-platform", "likely")
+    assert got["cause"].startswith(R_NOTE.format(cuda=cuda) + "Elsewhere: pip found no file of ")
+    assert got["fix"].startswith("Install alongside a CUDA the release has builds for (its installation docs list "
+                                 "them) and point CUDA_HOME at it, or pass `type = \"cpu\"`. "
+                                 "Elsewhere: Pick a release")
+
+
+@pytest.mark.parametrize("text, want", [
+    # the words' other halves: an operating system unsupported, a flavor that is not CUDA: not named
+    ("Error in lantern_install_libs(version, type, path, install_config) : \n  The sunos operating system is "
+     "currently unsupported.", {}),
+    ("The cpu installation type is currently unsupported.", {}),
+    ("java.io.IOException: No matching flavor for osx-aarch64 found: cpu-precxx11", {}),
+    # pip's own words keep pip's answer (no note)
+    ("ERROR: Could not find a version that satisfies the requirement torch==2.1.0+cu121 (from versions: none)\n"
+     "ERROR: No matching distribution found for torch==2.1.0+cu121", {"no-wheel-for-platform": "likely"}),
+])
+def test_the_native_build_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
+    if want:
+        assert _whole(text)["cause"].startswith("pip found no file of torch==2.1.0+cu121")
