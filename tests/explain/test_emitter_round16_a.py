@@ -176,3 +176,23 @@ def test_the_native_build_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
     if want:
         assert _whole(text)["cause"].startswith("pip found no file of torch==2.1.0+cu121")
+
+
+# --- the store's port taken: also by another process of the same job that started it as rank 0 ----
+
+ADDR_CAUSE = ("The rendezvous TCPStore cannot listen on MASTER_ADDR:MASTER_PORT because another process holds the "
+              "port: an earlier run that did not exit, a second job, or another process of this job that also "
+              "started the store (torch starts it in the process whose RANK is 0, so a launcher that gives several "
+              "processes RANK=0 makes all but one fail here).")
+
+
+def test_address_in_use_names_every_holder_of_the_port_its_words_allow():
+    # the words mean the port is held; which process holds it they do not say, so the cause names each
+    got = _whole("  File \"train.py\", line 12, in <module>\n    dist.init_process_group(\"nccl\")\n"
+                 "    store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)\n"
+                 "RuntimeError: Address already in use")
+    assert (got["id"], got["confidence"], got["title"], got["cause"]) == (
+        "address-in-use", "exact", "MASTER_PORT already taken on the master node", ADDR_CAUSE)
+    assert got["fix"] == ("Pick a free MASTER_PORT (or stop the stray process: `ss -ltnp | grep PORT`); when every "
+                          "process of the job fails so, give each its own RANK (torchrun, or the launcher's rank "
+                          "variables). `envcheck nccl-test` picks a free port itself.")
