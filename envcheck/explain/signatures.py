@@ -207,6 +207,12 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                 "pkg_fix": "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
                            "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
                            "OpenCL), or use device='cpu'."}
+    if g.get("colmap") is not None:
+        return {"pkg": "COLMAP (SiftGPU on OpenGL, no CUDA)",
+                "pkg_fix": "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
+                           "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
+                           "`--SiftExtraction.use_gpu 0` / `--SiftMatching.use_gpu 0` (newer releases: "
+                           "`--FeatureExtraction.use_gpu 0` / `--FeatureMatching.use_gpu 0`)."}
     if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
         return {"pkg": "jaxlib", "pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}

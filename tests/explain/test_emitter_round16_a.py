@@ -196,3 +196,34 @@ def test_address_in_use_names_every_holder_of_the_port_its_words_allow():
     assert got["fix"] == ("Pick a free MASTER_PORT (or stop the stray process: `ss -ltnp | grep PORT`); when every "
                           "process of the job fails so, give each its own RANK (torchrun, or the launcher's rank "
                           "variables). `envcheck nccl-test` picks a free port itself.")
+
+
+# --- COLMAP's SiftGPU on OpenGL: a COLMAP built without CUDA ----------------------------------------
+
+COLMAP_FIX = ("Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
+              "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
+              "`--SiftExtraction.use_gpu 0` / `--SiftMatching.use_gpu 0` (newer releases: `--FeatureExtraction.use_gpu 0` / "
+              "`--FeatureMatching.use_gpu 0`).")
+
+
+@pytest.mark.parametrize("text", [
+    "==============================================================================\nFeature extraction\n"
+    "==============================================================================\n\nShader not supported by your "
+    "hardware!\nERROR: SiftGPU not fully supported.",
+    "$ colmap sequential_matcher --database_path db.db\nShader not supported by your hardware!\n"
+    "ERROR: SiftGPU not fully supported\nElapsed time: 0.002 [minutes]",
+])
+def test_colmaps_siftgpu_on_opengl_is_a_colmap_without_cuda(text):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"], got["fix"]) == (
+        "torch-not-cuda", "likely", "A CPU-only COLMAP (SiftGPU on OpenGL, no CUDA) is installed", COLMAP_FIX)
+
+
+@pytest.mark.parametrize("text, want", [
+    # SiftGPU failing without its OpenGL shader line (a CUDA build's own failure): not named
+    ("ERROR: SiftGPU not fully supported.", {}),
+    # another program's shader check: not named
+    ("ShowMessage('shader not supported by your hardware'); Halt;", {}),
+])
+def test_the_siftgpu_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
