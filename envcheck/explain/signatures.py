@@ -207,6 +207,12 @@ def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                 "pkg_fix": "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
                            "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
                            "OpenCL), or use device='cpu'."}
+    if g.get("colmap") is not None:
+        return {"pkg": "COLMAP (SiftGPU on OpenGL, no CUDA)",
+                "pkg_fix": "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
+                           "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
+                           "`--SiftExtraction.use_gpu 0` / `--SiftMatching.use_gpu 0` (newer releases: "
+                           "`--FeatureExtraction.use_gpu 0` / `--FeatureMatching.use_gpu 0`)."}
     if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
         return {"pkg": "jaxlib", "pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}
@@ -230,6 +236,10 @@ def _sm_digits(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 
 def _l4t_note(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     # Jetson: the NVIDIA runtime mounts the device's own JetPack libraries into the container
+    if g.get("containerd") is not None:
+        return {"l4t_note": "With containerd (Kubernetes) register the runtime: `sudo nvidia-ctk runtime configure "
+                            "--runtime=containerd` and `sudo systemctl restart containerd` (microk8s: `microk8s enable "
+                            "gpu`; the GPU Operator does it for the cluster). Elsewhere: "}
     if g.get("l4t") is None:
         return {}
     return {"l4t_note": "On Jetson run the container with `--runtime nvidia` (or \"default-runtime\": \"nvidia\" in "
@@ -238,16 +248,41 @@ def _l4t_note(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                         "/etc/nvidia-container-runtime/host-files-for-container.d/). Elsewhere: "}
 
 
+def _native_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # a framework that downloads native builds for a few CUDA versions only (DJL's engines, R's torch)
+    if g.get("flavor"):
+        return {"native_cause": f"DJL downloads its engine's native library for the CUDA it detects (flavor "
+                                f"{g['flavor']}) and publishes builds for a few CUDA versions per engine release; with "
+                                f"none for this CUDA on {g.get('djl_os')} it falls back to the CPU. Elsewhere: ",
+                "native_fix": "Install a CUDA the DJL engine release has native builds for (its engine page lists them), "
+                              "or pin one it has with PYTORCH_FLAVOR or the engine's -native-cuXXX dependency. Elsewhere: "}
+    if g.get("r_cuda"):
+        return {"native_cause": "R's torch (and packages built like it) downloads libtorch and lantern for the CUDA named "
+                                "by `type` (or the CUDA variable) from the builds its release lists; CUDA "
+                                f"{g['r_cuda']} is not one of them. Elsewhere: ",
+                "native_fix": "Install alongside a CUDA the release has builds for (its installation docs list them) "
+                              "and point CUDA_HOME at it, or pass `type = \"cpu\"`. Elsewhere: "}
+    return {}
+
+
 # a library's name and its development package (dev-package-missing), by what the text names
 _DEV_PACKAGES = {
     "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
     "nvrtc": ("NVRTC", "cuda-nvrtc-dev-X-Y for the CUDA X.Y installed (the toolkit's own installer has it)"),
     "libaio": ("libaio", "libaio-dev (libaio-devel on RHEL)"),
+    "tensorrt": ("TensorRT", "libnvinfer-dev with libnvinfer-plugin-dev, libnvparsers-dev and libnvonnxparsers-dev "
+                             "of the TensorRT installed (or the TensorRT tar's include/ and lib/)"),
+    "opencl": ("OpenCL", "opencl-headers and ocl-icd-opencl-dev (RHEL: opencl-headers, ocl-icd-devel; Windows: "
+                         "the CUDA toolkit's or another vendor's OpenCL SDK)"),
+    "cudart": ("the CUDA runtime", "cuda-cudart-dev-X-Y for the CUDA X.Y installed (pip: nvidia-cuda-runtime-cuXX; "
+                                             "conda: cuda-cudart-dev)"),
 }
 
 
 def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     lib = (g.get("lib") or "").lower()
+    lib = "tensorrt" if lib.startswith("nv") and lib != "nvrtc" else "opencl" if lib.startswith("cl/") else lib
+    lib = "cudart" if lib.startswith(("cuda", "vector_", "crt/", "host_", "driver_")) else lib
     name, pkg = _DEV_PACKAGES.get("libaio" if lib in ("aio", "async_io") else lib,
                                   ("the library", "its -dev (-devel) package"))
     return {"lib_name": name, "dev_pkg": pkg}
@@ -257,6 +292,7 @@ DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
     "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
     "dev_package": _dev_package, "l4t_note": _l4t_note,
+    "native_build": _native_build,
 }
 
 
