@@ -119,3 +119,34 @@ def test_ultralytics_refusing_cuda_with_a_cpu_torch_is_the_cpu_build(version, to
 @pytest.mark.parametrize("torch_version", ["2.1.0+cu121", "2.1.0"])
 def test_ultralytics_refusing_cuda_with_a_cuda_torch_is_not_the_cpu_build(torch_version):
     assert "torch-not-cuda" not in answers(_ultra("8.1.3", torch_version, "0", "0"))
+
+
+# --- the MPI launcher's daemon not found by a remote node's shell ---------------------------------
+
+MPI_FIX_START = "Install the MPI at the same path on every node and either run mpirun by its absolute path"
+
+
+@pytest.mark.parametrize("text, daemon", [
+    ("bash: line 1: orted: command not found\n------------------------------------------------------------------"
+     "--------\nORTE was unable to reliably start one or more daemons.\nThis usually is caused by:", "orted"),
+    ("bash: /opt/intel/oneapi/mpi/2021.9.0/bin/hydra_pmi_proxy: No such file or directory\n"
+     "[mpiexec@login01] HYD_sock_write (../../../../../src/pm/i_hydra/libhydra/sock/hydra_sock_intel.c:353): "
+     "write error (Bad file descriptor)", "hydra_pmi_proxy"),
+    ("orted: Command not found.\nORTE was unable to reliably start one or more daemons.", "orted"),
+])
+def test_the_mpi_daemon_not_found_by_the_remote_shell(text, daemon):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"], got["values"]) == (
+        "mpi-daemon-not-on-remote-path", "likely",
+        f"The MPI launcher's daemon ({daemon}) is not found on a remote node", {"daemon": daemon})
+    assert got["fix"].startswith(MPI_FIX_START) and got["fix"].endswith(f"`ssh NODE which {daemon}`.")
+
+
+@pytest.mark.parametrize("text, want", [
+    # ORTE's help text alone has other causes (ssh refused, a firewall, /tmp): not named
+    ("ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:", {}),
+    # mpirun itself missing on the local node
+    ("bash: mpirun: command not found", {}),
+])
+def test_the_mpi_daemon_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
