@@ -150,3 +150,25 @@ def test_the_mpi_daemon_not_found_by_the_remote_shell(text, daemon):
 ])
 def test_the_mpi_daemon_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- NVML's Unknown Error in a container just started with --gpus ---------------------------------
+
+@pytest.mark.parametrize("text", [
+    "$ docker run --rm --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n"
+    "Failed to initialize NVML: Unknown Error",
+    "ci@runner-3:~$ sudo podman run -it --gpus=all docker.io/pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime bash\n"
+    "root@4f1e2a9c:/workspace# nvidia-smi\nFailed to initialize NVML: Unknown Error",
+])
+def test_nvml_unknown_error_in_a_container_just_started_is_its_setup(text):
+    assert answers(text) == {"container-toolkit-missing": "likely", "container-lost-gpus": "possible"}
+
+
+@pytest.mark.parametrize("text", [
+    # a running container (no docker run in the text): the cgroup rules rewritten under it
+    "root@7d2c:/workspace# nvidia-smi\nFailed to initialize NVML: Unknown Error",
+    # a container started earlier, without the GPU request in the text
+    "$ docker exec -it trainer nvidia-smi\nFailed to initialize NVML: Unknown Error",
+])
+def test_nvml_unknown_error_elsewhere_stays_a_lost_gpu(text):
+    assert answers(text) == {"container-lost-gpus": "likely"}
