@@ -243,6 +243,8 @@ _DEV_PACKAGES = {
     "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
     "nvrtc": ("NVRTC", "cuda-nvrtc-dev-X-Y for the CUDA X.Y installed (the toolkit's own installer has it)"),
     "libaio": ("libaio", "libaio-dev (libaio-devel on RHEL)"),
+    "nvjpeg": ("nvJPEG", "libnvjpeg-dev-X-Y for the CUDA X.Y installed (libnvjpeg-devel-X-Y on RHEL; CUDA before 10.0 "
+               "has none in the toolkit)"),
 }
 
 

@@ -172,3 +172,41 @@ def test_nvml_unknown_error_in_a_container_just_started_is_its_setup(text):
 ])
 def test_nvml_unknown_error_elsewhere_stays_a_lost_gpu(text):
     assert answers(text) == {"container-lost-gpus": "likely"}
+
+
+# --- CMake's find modules not finding NCCL's or nvJPEG's development files ---------------------------
+
+NVJPEG_CAUSE_START = "The build includes nvJPEG's header or links its unversioned .so; both come in its development package (libnvjpeg-dev-X-Y"
+
+
+@pytest.mark.parametrize("text, lib", [
+    ("CMake Error at /usr/share/cmake-3.22/Modules/FindPackageHandleStandardArgs.cmake:230 (message):\n"
+     "  Could NOT find NCCL (missing: NCCL_INCLUDE_DIR NCCL_LIBRARY)\nCall Stack (most recent call first):\n"
+     "  cmake/Modules/FindNCCL.cmake:52 (find_package_handle_standard_args)", "NCCL"),
+    ("CMake Error at /opt/cmake/share/cmake-3.16/Modules/FindPackageHandleStandardArgs.cmake:146 (message):\n"
+     "  Could NOT find NVJPEG (missing: NVJPEG_INCLUDE_DIR NVJPEG_LIBRARY)", "nvJPEG"),
+    # DALI's FindNVJPEG reads the version from nvjpeg.h: an empty one is the header not found
+    ("CMake Error at /usr/local/share/cmake-3.14/Modules/FindPackageHandleStandardArgs.cmake:137 (message):\n"
+     "  Could NOT find NVJPEG: Found unsuitable version \"\", but required is at least\n  \"10.0\" (found "
+     "/opt/nvjpeg/lib64/libnvjpeg.so)", "nvJPEG"),
+])
+def test_cmake_not_finding_a_cuda_librarys_dev_files(text, lib):
+    got = explain(text)
+    e = next(e for e in got if e.kind == "environment")
+    assert (e.id, e.confidence, e.title) == (
+        "dev-package-missing", "likely",
+        "A library's development files (headers, link library) are not installed for the build")
+    assert f"includes {lib}'s header" in e.cause
+    if lib == "nvJPEG":
+        assert e.cause.startswith(NVJPEG_CAUSE_START)
+
+
+@pytest.mark.parametrize("text, want", [
+    # a version found and refused: an older NCCL installed, not its files missing
+    ("Could NOT find NCCL: Found unsuitable version \"2.4.8\", but required is at least \"2.7\" (found "
+     "/usr/lib/x86_64-linux-gnu/libnccl.so)", {"cuda-lib-missing": "possible"}),
+    # another package's find module
+    ("Could NOT find PNG (missing: PNG_LIBRARY PNG_PNG_INCLUDE_DIR)", {}),
+])
+def test_the_cmake_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
