@@ -210,3 +210,31 @@ def test_cmake_not_finding_a_cuda_librarys_dev_files(text, lib):
 ])
 def test_the_cmake_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- onnxruntime's available providers without a GPU one ------------------------------------------
+
+ORT_TITLE = "A CPU-only onnxruntime (no GPU provider) is installed"
+
+
+@pytest.mark.parametrize("text", [
+    ">>> import onnxruntime as ort\n>>> ort.get_available_providers()\n['AzureExecutionProvider', "
+    "'CPUExecutionProvider']\n>>> ort.get_device()\n'CPU'\n# but the model was exported for CUDA",
+    "available providers: ['AzureExecutionProvider', 'CPUExecutionProvider']\nRuntimeError: CUDA inference "
+    "requested (providers=['CUDAExecutionProvider']) but it is unavailable",
+])
+def test_ort_listing_no_gpu_provider_is_the_cpu_package(text):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"]) == ("torch-not-cuda", "likely", ORT_TITLE)
+    assert got["fix"].startswith("Uninstall `onnxruntime` and install `onnxruntime-gpu` alone")
+
+
+@pytest.mark.parametrize("text, want", [
+    # a GPU package's list: CUDA is there
+    ("['TensorrtExecutionProvider', 'CUDAExecutionProvider', 'AzureExecutionProvider', 'CPUExecutionProvider'] "
+     "with CUDA 12.4", {}),
+    # a CPU-only list where nobody asked for CUDA
+    ("ort.get_available_providers() -> ['AzureExecutionProvider', 'CPUExecutionProvider'] on the laptop", {}),
+])
+def test_the_provider_list_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
