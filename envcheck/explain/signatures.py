@@ -276,12 +276,16 @@ _DEV_PACKAGES = {
                          "the CUDA toolkit's or another vendor's OpenCL SDK)"),
     "cudart": ("the CUDA runtime", "cuda-cudart-dev-X-Y for the CUDA X.Y installed (pip: nvidia-cuda-runtime-cuXX; "
                                              "conda: cuda-cudart-dev)"),
+    "nvjpeg": ("nvJPEG", "libnvjpeg-dev-X-Y for the CUDA X.Y installed (libnvjpeg-devel-X-Y on RHEL; CUDA before 10.0 "
+               "has none in the toolkit)"),
 }
 
 
 def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     lib = (g.get("lib") or "").lower()
-    lib = "tensorrt" if lib.startswith("nv") and lib != "nvrtc" else "opencl" if lib.startswith("cl/") else lib
+    # TensorRT's headers by their own names (nvjpeg and nvrtc are CUDA's, also nv-)
+    lib = "tensorrt" if lib.startswith(("nvinfer", "nvcaffeparser", "nvonnxparser", "nvuffparser", "nvparsers")) \
+        else "opencl" if lib.startswith("cl/") else lib
     lib = "cudart" if lib.startswith(("cuda", "vector_", "crt/", "host_", "driver_")) else lib
     name, pkg = _DEV_PACKAGES.get("libaio" if lib in ("aio", "async_io") else lib,
                                   ("the library", "its -dev (-devel) package"))

@@ -135,6 +135,8 @@ CASES = [
      "container-toolkit-too-old", {}),
     ('The application appears to have been direct launched using "srun",\nbut OMPI was not built with SLURM\'s PMI '
      "support and therefore cannot\nexecute.", "mpi-slurm-pmi", {}),
+    ("sh: 1: prted: not found\n--------------------------------------------------------------------------\n"
+     "PRTE has lost communication with a remote daemon.", "mpi-daemon-not-on-remote-path", {"daemon": "prted"}),
     # and the builds half's (tests/explain/test_emitter_round14_builds.py)
     ("src/comm.cpp:7:10: fatal error: nccl.h: No such file or directory\ncompilation terminated.",
      "dev-package-missing", {"lib": "nccl"}),

@@ -131,12 +131,16 @@ heldout16.yaml round 16 (70 texts, 53 positives, 17 negatives, from 224 new quer
                after heldout14 and heldout15 were scored, alongside heldout17, by the same rules,
                not run through `explain` by its collector; owners a-m): scored once at d7705ab, after
                the fifteenth round merged, at 24/53 = 45.3 % with 1 of 17 negatives confident
-               (out-of-sample; 11 positives are `other:`: 24/42 = 57.1 %).
+               (out-of-sample; 11 positives are `other:`: 24/42 = 57.1 %); then 33/53 and 1 of 17 negatives
+               confident after the sixteenth round read it (in-sample; tests/explain/
+               test_emitter_round16_a.py).
 heldout17.yaml round 17 (61 texts, 47 positives, 14 negatives, from 188 new queries; collected
                after heldout14 and heldout15 were scored, alongside heldout16, by the same rules,
                not run through `explain` by its collector; owners n-z): scored once with heldout16,
                at 19/47 = 40.4 % with 0 of 14 negatives confident (out-of-sample; 12 positives
-               are `other:`: 19/35 = 54.3 %).
+               are `other:`: 19/35 = 54.3 %); then 27/47 and 0 of 14 negatives confident after the
+               sixteenth round read it (in-sample; tests/explain/test_emitter_round16_b.py; one
+               `other:` cause that got an id relabelled, was: in the file).
 """
 from __future__ import annotations
 
@@ -214,8 +218,8 @@ BARS = {
     "heldout13.yaml": (50 / 61, 0),
     "heldout14.yaml": (44 / 54, 0),
     "heldout15.yaml": (40 / 61, 1),
-    "heldout16.yaml": (24 / 53, 1),
-    "heldout17.yaml": (19 / 47, 0),
+    "heldout16.yaml": (33 / 53, 1),
+    "heldout17.yaml": (27 / 47, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
