@@ -137,6 +137,9 @@ heldout17.yaml round 17 (61 texts, 47 positives, 14 negatives, from 188 new quer
                not run through `explain` by its collector; owners n-z): scored once with heldout16,
                at 19/47 = 40.4 % with 0 of 14 negatives confident (out-of-sample; 12 positives
                are `other:`: 19/35 = 54.3 %).
+heldout18.yaml round 18 (62 texts, 45 positives, 17 negatives, from 90 new queries; collected
+               after heldout16 and heldout17 were scored, alongside heldout19, by the same rules,
+               not run through `explain` by its collector; owners 0-9, a-f, n-s).
 """
 from __future__ import annotations
 
@@ -219,7 +222,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout18.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -260,7 +263,7 @@ def test_the_second_round_is_new_to_the_first():
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
-          "heldout16.yaml", "heldout17.yaml"]
+          "heldout16.yaml", "heldout17.yaml", "heldout18.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
