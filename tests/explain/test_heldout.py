@@ -141,6 +141,11 @@ heldout17.yaml round 17 (61 texts, 47 positives, 14 negatives, from 188 new quer
                are `other:`: 19/35 = 54.3 %); then 27/47 and 0 of 14 negatives confident after the
                sixteenth round read it (in-sample; tests/explain/test_emitter_round16_b.py; one
                `other:` cause that got an id relabelled, was: in the file).
+heldout18.yaml round 18 (104 texts, 73 positives, 31 negatives, from 273 new queries; collected
+               after heldout16 and heldout17 were scored, by the same rules, by two collectors who
+               split the threads by owner (0-9, a-f, n-s: 62 texts; g-m, t-z: 42 texts, too few
+               for a round of their own, so folded in as the round's second part), neither
+               running `explain`).
 """
 from __future__ import annotations
 
@@ -223,7 +228,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout18.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -264,7 +269,7 @@ def test_the_second_round_is_new_to_the_first():
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
-          "heldout16.yaml", "heldout17.yaml"]
+          "heldout16.yaml", "heldout17.yaml", "heldout18.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
