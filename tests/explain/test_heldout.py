@@ -145,7 +145,9 @@ heldout18.yaml round 18 (104 texts, 73 positives, 31 negatives, from 273 new que
                after heldout16 and heldout17 were scored, by the same rules, by two collectors who
                split the threads by owner (0-9, a-f, n-s: 62 texts; g-m, t-z: 42 texts, too few
                for a round of their own, so folded in as the round's second part), neither
-               running `explain`).
+               running `explain`): scored once at 110dd9e, after the sixteenth round merged, at
+               20/73 = 27.4 % with 3 of 31 negatives confident (out-of-sample; 20 positives are
+               `other:`: 20/53 = 37.7 %).
 """
 from __future__ import annotations
 
@@ -225,10 +227,11 @@ BARS = {
     "heldout15.yaml": (40 / 61, 1),
     "heldout16.yaml": (33 / 53, 1),
     "heldout17.yaml": (27 / 47, 0),
+    "heldout18.yaml": (20 / 73, 3),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout18.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
