@@ -53,3 +53,37 @@ def test_a_compiled_ops_module_that_did_not_import_is_ops_missing(text):
 ])
 def test_the_ops_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- sparsehash's headers, which only a development package installs ------------------------------
+
+_SPARSEHASH_FIX = (
+    "Install libsparsehash-dev (sparsehash-devel on RHEL, sparsehash on conda-forge); for files installed elsewhere point the build at them (NCCL: NCCL_ROOT, "
+    "or NCCL_INCLUDE_DIR and NCCL_LIB_DIR; others: CFLAGS=-I<dir>/include LDFLAGS=-L<dir>/lib).")
+
+
+@pytest.mark.parametrize("text, header", [
+    ("      src/backend/hash/hash_cpu.hpp:4:10: fatal error: google/sparse_hash_map: No such file or directory\n"
+     "          4 | #include <google/sparse_hash_map>\n      compilation terminated.\n"
+     "      error: command '/usr/bin/gcc' failed with exit code 1", "google/sparse_hash_map"),
+    ("In file included from csrc/hashing/table.cpp:2:\ncsrc/hashing/table.h:9:10: fatal error: "
+     "'google/dense_hash_set' file not found\n#include <google/dense_hash_set>\n         ^~~~~~~~~~~~~~~~~~~~~~~\n"
+     "1 error generated.", "google/dense_hash_set"),
+])
+def test_a_sparsehash_header_not_found_is_its_dev_package(text, header):
+    got = _whole(text)
+    assert got["id"] == "dev-package-missing" and got["confidence"] == "likely"
+    assert got["title"] == "A library's development files (headers, link library) are not installed for the build"
+    assert got["values"] == {"lib": header}
+    assert got["fix"] == _SPARSEHASH_FIX
+    assert explain(text)[0].cause.startswith(
+        "The build includes sparsehash's header or links its unversioned .so; both come in its development "
+        "package (libsparsehash-dev (sparsehash-devel on RHEL, sparsehash on conda-forge)), not in the runtime")
+
+
+@pytest.mark.parametrize("text, want", [
+    # another project's own google/ header (protobuf's, glog's) is no sparsehash
+    ("fatal error: google/protobuf/message.h: No such file or directory", {}),
+])
+def test_the_sparsehash_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
