@@ -87,3 +87,32 @@ def test_a_sparsehash_header_not_found_is_its_dev_package(text, header):
 ])
 def test_the_sparsehash_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- tinygrad's CUDA libraries not found by its own loader ----------------------------------------
+
+@pytest.mark.parametrize("text, lib", [
+    # its autogen modules bind each function in `try: ... except AttributeError: pass`, and its DLL
+    # raises AttributeError for every name when the library was not found: the function is missing
+    ("  File \"/home/u/.venv/lib/python3.12/site-packages/tinygrad/runtime/support/compiler_cuda.py\", line 31, in "
+     "__init__\n    self.version = nvjitlink.nvJitLinkVersion(ctypes.byref(major), ctypes.byref(minor))\n"
+     "AttributeError: module 'tinygrad.runtime.autogen.nvjitlink' has no attribute 'nvJitLinkVersion'", "nvjitlink"),
+    # its DLL's own word for it (runtime/support/c.py: "failed to load library {name}: try setting
+    # {NAME}_PATH?")
+    ("AttributeError: failed to load library nvrtc: try setting NVRTC_PATH?", "nvrtc"),
+])
+def test_tinygrad_not_finding_a_cuda_toolkit_library_is_cuda_lib_missing(text, lib):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"], got["values"]) == (
+        "cuda-lib-missing", "likely", f"CUDA library {lib} not found by the dynamic loader", {"lib": lib})
+
+
+@pytest.mark.parametrize("text, want", [
+    # another tinygrad autogen module (its own structures) missing a name: a version skew, not a library
+    ("AttributeError: module 'tinygrad.runtime.autogen.kfd' has no attribute 'AMDKFD_IOC_GET_VERSION'", {}),
+    # a library found but failing to load (the loader's own error in place of the hint): as before
+    ("AttributeError: failed to load library nvrtc: /opt/x/libnvrtc.so: invalid ELF header",
+     {"cuda-lib-missing": "possible"}),
+])
+def test_the_tinygrad_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
