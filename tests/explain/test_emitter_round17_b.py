@@ -116,3 +116,34 @@ def test_tinygrad_not_finding_a_cuda_toolkit_library_is_cuda_lib_missing(text, l
 ])
 def test_the_tinygrad_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- flash-attention's checks of the GPU's architecture --------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    # torch's TORCH_CHECK(cond) without a message prints "Expected <cond> to be true, but got
+    # false."; flash-attn 1.x gates head dims > 64 in the backward on TORCH_CHECK(is_sm80 || is_sm90)
+    "  File \"/opt/conda/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py\", line 42, in "
+    "_flash_attn_backward\n    _, _, _, softmax_d = flash_attn_cuda.bwd(\nRuntimeError: Expected is_sm80 || is_sm90 "
+    "to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement "
+    "request to PyTorch.)",
+    # flash-attn 2.x's own words for the same gate on head dims > 192
+    "RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800",
+    "RuntimeError: FlashAttention backward for head dim 256 with dropout, or head dim 224 with/without dropout "
+    "requires A100/A800 or H100/H800",
+])
+def test_flash_attention_gating_on_the_gpu_architecture_is_gpu_too_old(text):
+    got = _whole(text)
+    assert (got["id"], got["confidence"]) == ("gpu-too-old", "likely")
+    assert got == _whole("RuntimeError: FlashAttention only supports Ampere GPUs or newer.") | {
+        "confidence": "likely"}
+
+
+@pytest.mark.parametrize("text, want", [
+    # another message-less TORCH_CHECK: the program's tensors, not the GPU
+    ("RuntimeError: Expected q.is_cuda() to be true, but got false.", {}),
+    ("RuntimeError: Expected is_causal to be true, but got false.", {}),
+])
+def test_the_arch_check_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
