@@ -276,6 +276,7 @@ _DEV_PACKAGES = {
                          "the CUDA toolkit's or another vendor's OpenCL SDK)"),
     "cudart": ("the CUDA runtime", "cuda-cudart-dev-X-Y for the CUDA X.Y installed (pip: nvidia-cuda-runtime-cuXX; "
                                              "conda: cuda-cudart-dev)"),
+    "sparsehash": ("sparsehash", "libsparsehash-dev (sparsehash-devel on RHEL, sparsehash on conda-forge)"),
     "nvjpeg": ("nvJPEG", "libnvjpeg-dev-X-Y for the CUDA X.Y installed (libnvjpeg-devel-X-Y on RHEL; CUDA before 10.0 "
                "has none in the toolkit)"),
 }
@@ -287,6 +288,7 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     lib = "tensorrt" if lib.startswith(("nvinfer", "nvcaffeparser", "nvonnxparser", "nvuffparser", "nvparsers")) \
         else "opencl" if lib.startswith("cl/") else lib
     lib = "cudart" if lib.startswith(("cuda", "vector_", "crt/", "host_", "driver_")) else lib
+    lib = "sparsehash" if lib.startswith("google/") else lib
     name, pkg = _DEV_PACKAGES.get("libaio" if lib in ("aio", "async_io") else lib,
                                   ("the library", "its -dev (-devel) package"))
     return {"lib_name": name, "dev_pkg": pkg}
