@@ -73,3 +73,31 @@ def test_dotnet_unable_to_load_nvml_or_nvcuda_is_no_driver(text):
 ])
 def test_the_other_libraries_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- nvcc not at the path a program runs it by ----------------------------------------------------
+
+_NO_TOOLKIT = ("cuda-home-unset", "likely", "No CUDA toolkit found for compiling GPU code")
+
+
+@pytest.mark.parametrize("text", [
+    # OpenMM's CUDA platform: std::system's status 32512 (a shell exiting 127) and the shell's line
+    "openmm.OpenMMException: Error launching CUDA compiler: 32512\n"
+    "sh: /opt/cuda-11.2/bin/nvcc: No such file or directory",
+    "Exception: Error launching CUDA compiler: 32512",
+    # make running NVCC by path
+    "make[2]: /usr/local/cuda-12.2/bin/nvcc: No such file or directory\nmake[2]: *** [Makefile:41: kernels.o] Error 127",
+])
+def test_nvcc_not_at_its_path_is_no_toolkit(text):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"]) == _NO_TOOLKIT
+
+
+@pytest.mark.parametrize("text, want", [
+    # nvcc ran and failed (status 256: exit 1, its log follows): the compiler's error, not its absence
+    ("Error launching CUDA compiler: 256\n/tmp/openmmTempKernel0x55.cu(12): error: identifier \"foo\" is undefined", {}),
+    # another program missing at its path
+    ("sh: /usr/local/cuda/bin/cuobjdump: No such file or directory", {}),
+])
+def test_the_compiler_status_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
