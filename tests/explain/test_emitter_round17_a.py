@@ -101,3 +101,26 @@ def test_nvcc_not_at_its_path_is_no_toolkit(text):
 ])
 def test_the_compiler_status_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- glibc's malloc attribute with arguments under an older nvcc front end --------------------------
+
+@pytest.mark.parametrize("text", [
+    "/usr/local/cuda-11.3/bin/nvcc -c kernels.cu -o kernels.o -ccbin /usr/bin/g++-12\n"
+    "/usr/include/stdio.h(195): error: attribute \"__malloc__\" does not take arguments\n\n"
+    "/usr/include/stdlib.h(587): error: attribute \"__malloc__\" does not take arguments\n",
+    "/usr/include/wchar.h(155): error: attribute \"malloc\" does not take arguments",
+])
+def test_glibc_malloc_attribute_refused_by_nvccs_front_end_is_gcc_too_new(text):
+    got = _whole(text)
+    assert (got["id"], got["confidence"], got["title"]) == (
+        "gcc-too-new", "likely", "Host gcc newer than this CUDA toolkit's nvcc accepts")
+
+
+@pytest.mark.parametrize("text, want", [
+    # gcc's or clang's own refusal in the program's code: not nvcc reading glibc's headers
+    ("include/pool.h:10:16: error: 'malloc' attribute takes no arguments", {}),
+    ("src/alloc.h(12): error: attribute \"__malloc__\" does not take arguments", {}),
+])
+def test_the_malloc_attribute_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
