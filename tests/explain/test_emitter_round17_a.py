@@ -124,3 +124,27 @@ def test_glibc_malloc_attribute_refused_by_nvccs_front_end_is_gcc_too_new(text):
 ])
 def test_the_malloc_attribute_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- flash-attn's gates on the GPU's architecture ------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "  File \"/opt/conda/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py\", line 42, in _flash_attn_backward\n"
+    "    _, _, _, softmax_d = flash_attn_cuda.bwd(\nRuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.  "
+    "(Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
+    "RuntimeError: Expected is_sm8x || is_sm75 to be true, but got false.",
+    "RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800",
+])
+def test_flash_attns_architecture_gates_are_the_gpu_too_old(text):
+    got = _whole(text)
+    assert (got["id"], got["confidence"]) == ("gpu-too-old", "likely")
+    assert got["title"] == "GPU too old for this torch build or the feature asked for (compute capability (not in the text))"
+
+
+@pytest.mark.parametrize("text, want", [
+    # another TORCH_CHECK without a message: a shape or dtype, not the GPU
+    ("RuntimeError: Expected q_dtype == at::kHalf to be true, but got false.", {}),
+    ("RuntimeError: Expected is_contiguous to be true, but got false.", {}),
+])
+def test_the_other_torch_checks_keep_their_answers(text, want):
+    assert answers(text) == want
