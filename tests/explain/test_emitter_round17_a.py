@@ -148,3 +148,22 @@ def test_flash_attns_architecture_gates_are_the_gpu_too_old(text):
 ])
 def test_the_other_torch_checks_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- AliceVision finding no CUDA device ------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "[2023-04-02 10:11:12.345678][info] CUDA-Enabled GPU.\nDevice information:\n\t- id:      0\n"
+    "[2023-04-02 10:11:12.346][error] This program needs a CUDA-Enabled GPU (with at least compute capability 2.0).",
+    "ERROR: This program needs a CUDA-Enabled GPU (with at least compute capablility 2.0).",
+])
+def test_alicevisions_gpu_check_is_no_driver(text):
+    assert _whole(text) == _NO_DRIVER
+
+
+@pytest.mark.parametrize("text, want", [
+    # a program's prose about needing a CUDA GPU, not AliceVision's check
+    ("This program needs a CUDA-enabled GPU to run faster; falling back to CPU.", {}),
+])
+def test_the_needs_a_gpu_prose_keeps_its_answer(text, want):
+    assert answers(text) == want
