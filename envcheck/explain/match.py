@@ -90,8 +90,9 @@ def _bare_title(title: str, fill: Dict[str, str]) -> str:
 
 
 def _first_match(sig: Signature, norm: Normalised):
-    """The earliest match over all wordings, with the best confidence among wordings matching
-    there; None when no wording matches."""
+    """The match of the wording with the best confidence, the earliest among equals: a weaker
+    wording of the same cause earlier in the text (a generic final line printed before the
+    emitter's own words) does not lower the answer; None when no wording matches."""
     best = None
     for w in sig.wordings:
         if w.anchor is not None and w.anchor not in norm.lower:
@@ -99,8 +100,8 @@ def _first_match(sig: Signature, norm: Normalised):
         m = w.regex.search(norm.text)
         if m and w.context is not None and not w.context.search(norm.text):
             m = None
-        if m and (best is None or (m.start(), CONFIDENCE.index(w.confidence))
-                  < (best[0].start(), CONFIDENCE.index(best[1]))):
+        if m and (best is None or (CONFIDENCE.index(w.confidence), m.start())
+                  < (CONFIDENCE.index(best[1]), best[0].start())):
             best = (m, w.confidence)
     return best
 

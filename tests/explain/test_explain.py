@@ -263,3 +263,15 @@ def test_cli_text_output_ranks_with_confidence_and_lists_the_causes_of_an_ambigu
     # possible: its most frequent cause is the workload's (no memory left), listed first
     assert r.stdout.startswith("1. cuDNN failed to initialise (possible)")
     assert "1. likely: no GPU memory" in r.stdout and "2. possible:" in r.stdout and "tell apart:" in r.stdout
+
+
+def test_a_causes_strongest_wording_sets_its_confidence_wherever_it_stands_in_the_text():
+    # a pasted log's generic final line (numpy's "multiarray failed to import", only `possible`)
+    # pasted above the emitter's own words (numpy 2's banner, `exact`): the answer is numpy's own
+    text = ("ImportError: numpy.core.multiarray failed to import\n"
+            "\n"
+            "A module that was compiled using NumPy 1.x cannot be run in\n"
+            "NumPy 2.1.3 as it may crash. To support both 1.x and 2.x\n"
+            "versions of NumPy, modules must be compiled with NumPy 2.0.")
+    found = [e for e in explain(text) if e.id == "numpy-abi-mismatch"]
+    assert [(e.confidence, e.line, e.values.get("numpy")) for e in found] == [("exact", 3, "2.1.3")]
