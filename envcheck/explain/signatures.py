@@ -178,41 +178,45 @@ def _driver_cuda(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {"found_note": f" (the driver supports CUDA {cuda} at most)", "index_hint": index_hint(cuda)}
 
 
+# the CPU-only builds a wording names by a group of its own (a framework torch's words do not cover):
+# the group, the package as the title names it, and the fix (torch's, by default, in the data)
+_CPU_BUILDS = (
+    ("ort", "onnxruntime (no GPU provider)",
+     "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both install the same module, "
+     "the CPU one shadows the GPU one), built for your CUDA major."),
+    ("cv2", "OpenCV (no CUDA modules)",
+     "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels have none), "
+     "or the CPU path of the code."),
+    ("faiss", "faiss",
+     "Uninstall faiss-cpu and install a GPU build of faiss alone (`pip install "
+     "faiss-gpu-cu12` for CUDA 12, or conda's faiss-gpu): the CPU and GPU packages "
+     "install the same `faiss` module, and the one installed last replaces the other."),
+    ("tf", "TensorFlow",
+     "TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
+     "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
+     "`tensorflow[and-cuda]` (tensorflow-cpu and the macOS builds have no CUDA)."),
+    ("lgbm", "LightGBM (no GPU learner)",
+     "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
+     "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
+     "OpenCL), or use device='cpu'."),
+    ("colmap", "COLMAP (SiftGPU on OpenGL, no CUDA)",
+     "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
+     "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
+     "`--SiftExtraction.use_gpu 0` / `--SiftMatching.use_gpu 0` (newer releases: "
+     "`--FeatureExtraction.use_gpu 0` / `--FeatureMatching.use_gpu 0`)."),
+)
+
+
 def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     # which framework's CPU-only build the words name (torch's by default)
-    if g.get("ort"):
-        return {"pkg": "onnxruntime (no GPU provider)",
-                "pkg_fix": "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both install the same module, "
-                           "the CPU one shadows the GPU one), built for your CUDA major."}
-    if g.get("cv2") is not None:
-        return {"pkg": "OpenCV (no CUDA modules)",
-                "pkg_fix": "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels have none), "
-                           "or the CPU path of the code."}
+    for group, pkg, fix in _CPU_BUILDS:
+        if g.get(group) is not None:
+            return {"pkg": pkg, "pkg_fix": fix}
     if g.get("pkg") == "dgl":
         return {"pkg_fix": "Install DGL's CUDA build for your torch and CUDA from DGL's wheel index (the PyPI dgl is CPU-only)."}
     if g.get("pkg", "").lower() == "mxnet":
         return {"pkg": "MXNet", "pkg_fix": "Install MXNet's CUDA build for your CUDA (`pip install mxnet-cuXYZ`, e.g. "
                                            "mxnet-cu112, in place of the CPU `mxnet`), or build it with USE_CUDA=1."}
-    if g.get("faiss") is not None:
-        return {"pkg": "faiss", "pkg_fix": "Uninstall faiss-cpu and install a GPU build of faiss alone (`pip install "
-                                           "faiss-gpu-cu12` for CUDA 12, or conda's faiss-gpu): the CPU and GPU packages "
-                                           "install the same `faiss` module, and the one installed last replaces the other."}
-    if g.get("tf") is not None:
-        return {"pkg": "TensorFlow",
-                "pkg_fix": "TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
-                           "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
-                           "`tensorflow[and-cuda]` (tensorflow-cpu and the macOS builds have no CUDA)."}
-    if g.get("lgbm"):
-        return {"pkg": "LightGBM (no GPU learner)",
-                "pkg_fix": "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
-                           "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
-                           "OpenCL), or use device='cpu'."}
-    if g.get("colmap") is not None:
-        return {"pkg": "COLMAP (SiftGPU on OpenGL, no CUDA)",
-                "pkg_fix": "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
-                           "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
-                           "`--SiftExtraction.use_gpu 0` / `--SiftMatching.use_gpu 0` (newer releases: "
-                           "`--FeatureExtraction.use_gpu 0` / `--FeatureMatching.use_gpu 0`)."}
     if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
         return {"pkg": "jaxlib", "pkg_fix": 'Install JAX with its CUDA plugin for your CUDA major (`pip install -U "jax[cuda12]"`).'}
     return {}
