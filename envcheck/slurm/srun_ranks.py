@@ -11,7 +11,8 @@ import re
 import subprocess
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Sequence
+from collections import defaultdict, deque
+from typing import Callable, Deque, Dict, List, Optional, Sequence
 
 from envcheck.allreduce import bandwidth as am
 from envcheck.allreduce.run import Options, Report, node_sources
@@ -24,7 +25,7 @@ from envcheck.launch.run import Report as LaunchReport
 from envcheck.model import ERROR
 from envcheck.facts import views
 from envcheck.ranks import records as rr
-from envcheck.ranks.failure import Failure
+from envcheck.ranks.failure import Failure, peer_gone, raised
 from envcheck.slurm.srun import SrunRunner, Step, cancel, free_port, rank_step
 
 # srun's words for a task that ended badly: "srun: error: node02: task 3: Exited with exit code 1"
@@ -51,6 +52,28 @@ def _culprit(err: str) -> Optional[Dict[str, object]]:
     return {"host": m.group(1), "rank": int(re.split(r"[,-]", m.group(2))[0]),
             "exit_code": int(code.group(1)) if code else None, "message": m.group(0).strip()}
 
+
+def _raiser(c: Optional[Dict[str, object]], tails: Dict[int, Deque[str]], hosts: Sequence[str], nproc: int,
+            err: str) -> Optional[Dict[str, object]]:
+    """ranks/failure.py's rule for the race srun shows too: the rank that raised is still tearing
+    its interpreter down when a peer dies of the closed connection (gloo: "Connection closed by
+    peer", then C++ terminate: "task 2: Aborted", or that peer's own RuntimeError exit), so srun
+    hears the victim first and then terminates the raiser. Where the rank srun names is such a
+    victim, or ended without an exit code, the lowest rank whose output holds its own traceback
+    is named instead, with the exit code srun heard for it, if any."""
+    if c and c.get("exit_code") is not None and not peer_gone(tails.get(int(c["rank"]), ())):
+        return c
+    raisers = [r for r in sorted(tails) if raised(tails[r])]
+    if not raisers:
+        return c
+    rank = raisers[0]
+    host = hosts[min(rank // nproc, len(hosts) - 1)]
+    heard = [m for m in map(_TASK_END.search, err.splitlines())
+             if m and int(re.split(r"[,-]", m.group(2))[0]) == rank and "exit code" in m.group(3)]
+    code = re.search(r"exit code (\d+)", heard[0].group(3)) if heard else None
+    return {"host": host, "rank": rank, "exit_code": int(code.group(1)) if code else None, "raised": True,
+            "message": f"rank {rank} on {host} raised (its traceback is in its output above)"
+                       + (f"; srun heard rank {c['rank']} on {c['host']} first, a peer it brought down" if c else "")}
 
 def allreduce(hosts: Sequence[str], opts: Options, runner: SrunRunner, sizes: Sequence[int]) -> Report:
     """The all-reduce sweep across the allocation's nodes as one step; `auto` means nccl."""
@@ -115,16 +138,22 @@ def launch(hosts: Sequence[str], lopts, runner: SrunRunner, on_line: Optional[Ca
                      master_addr=rep.master_addr, master_port=rep.master_port, timeout_s=lopts.timeout, env=env,
                      job_name="envcheck-launch", extra=["--label", f"--chdir={rep.chdir}", "--input=none"])
     rep.start = time.time()
-    rc, err, killed = _stream(argv, lopts.timeout + 30, lambda rank, line: (on_line or (lambda *a: None))(
-        hosts[min(rank // nproc, len(hosts) - 1)], rank, line), runner, hosts)
+    tails: Dict[int, Deque[str]] = defaultdict(lambda: deque(maxlen=40))
+
+    def line_of(rank: int, line: str) -> None:
+        tails[rank].append(line)
+        if on_line:
+            on_line(hosts[min(rank // nproc, len(hosts) - 1)], rank, line)
+
+    rc, err, killed = _stream(argv, lopts.timeout + 30, line_of, runner, hosts)
     rep.end = time.time()
     if killed:
         rep.failure = Failure("timeout", f"the run did not end within --run-timeout {lopts.timeout:g} s: srun "
                               "cancelled it", fix="find the rank that hung in its output; raise --run-timeout if "
                                                   "it was only slow")
     elif rc != 0:
-        c = _culprit(err) or {}
-        rep.failure = Failure("rank_failed" if c.get("exit_code") is not None else "rank_lost",
+        c = _raiser(_culprit(err), tails, hosts, nproc, err) or {}
+        rep.failure = Failure("rank_failed" if c.get("exit_code") is not None or c.get("raised") else "rank_lost",
                               str(c.get("message") or f"srun exited {rc}: " + " ".join(err.strip().splitlines()[-2:])),
                               c.get("host"), c.get("rank"), "see that rank's output above",
                               exit_code=c.get("exit_code"), log_tail=err.strip().splitlines()[-20:])

@@ -213,7 +213,9 @@ def test_launch_through_srun_names_the_first_failing_rank_and_stops_the_others(s
                "ddp_tiny.py", "--raise-rank", "1", timeout=300)
     assert r.returncode == 1, r.stdout[-1500:] + r.stderr[-2500:]
     f = json.loads(r.stdout)["failure"]
-    assert (f["kind"], f["host"], f["rank"], f["exit_code"]) == ("rank_failed", "node02", 1, 1), f
+    # exit code 1 where srun heard rank 1 exit; None where a gloo peer aborted first and srun
+    # terminated rank 1 while it was still tearing down (tests/slurm/test_srun_culprit.py)
+    assert (f["kind"], f["host"], f["rank"], f["exit_code"] in (1, None)) == ("rank_failed", "node02", 1, True), f
     assert "boom from rank 1" in "\n".join(rank_lines(r.stderr)[("node02", 1)])
     assert time.monotonic() - t0 < 120
 
