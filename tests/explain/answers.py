@@ -23,3 +23,12 @@ def top_with_confidence(text: str):
     """The top environment cause as (id, confidence), or None."""
     got = top_environment_cause(explain(text))
     return (got.id, got.confidence) if got else None
+
+
+WHOLE = ("id", "confidence", "title", "values", "fix")
+
+
+def whole(text: str, fields=WHOLE) -> dict:
+    """The first environment cause as the emitter tests compare it: those fields of it, whole."""
+    e = next(e for e in explain(text) if e.kind == "environment")
+    return {f: getattr(e, f) for f in fields}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain.answers import answers as _answers
+from tests.explain.answers import answers as _answers, whole
 
 # the catalogue's causes for the code, in its order: the toolkit's NVRTC first
 CODE_ONLY = {"nvcc-arch-unsupported": "likely", "arch-not-compatible": "possible"}
@@ -71,10 +71,7 @@ def test_look_alikes_name_no_confident_arch_cause(text):
 
 # --- CPU-only frameworks named by another emitter's words ---------------------------------------
 
-def _whole(text):
-    from envcheck.explain.match import explain
-    e = next(e for e in explain(text) if e.kind == "environment")
-    return {"id": e.id, "confidence": e.confidence, "title": e.title, "values": e.values, "fix": e.fix}
+_whole = whole
 
 
 TORCH_FIX = "Install the CUDA build from the PyTorch index that matches your driver (`envcheck plan --gpu GPU --driver V`)."

@@ -17,12 +17,10 @@ from __future__ import annotations
 import pytest
 
 from envcheck.explain.match import explain
-from tests.explain.answers import answers as _answers, confident as _confident, top_id as _top_id
+from tests.explain.answers import answers as _answers, confident as _confident, top_id as _top_id, whole
 
 
-def _whole(text):
-    e = next(e for e in explain(text) if e.kind == "environment")
-    return {"id": e.id, "confidence": e.confidence, "title": e.title, "values": e.values, "fix": e.fix}
+_whole = whole
 
 
 # --- torch's TH family missing in an extension build ---------------------------------------------

@@ -24,16 +24,14 @@ from __future__ import annotations
 import pytest
 
 from envcheck.explain.match import explain
-from tests.explain.answers import answers, confident
+from tests.explain.answers import answers, confident, whole
 
 GLOO_FALLBACK = ("[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the "
                  "loopback address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. "
                  "(function operator())\n")
 
 
-def _whole(text):
-    e = next(e for e in explain(text) if e.kind == "environment")
-    return {"id": e.id, "confidence": e.confidence, "title": e.title, "values": e.values, "fix": e.fix}
+_whole = whole
 
 
 # --- a host name resolving to loopback, in gloo's and torch's newer words ----------------------

@@ -23,12 +23,10 @@ from __future__ import annotations
 import pytest
 
 from envcheck.explain.match import explain
-from tests.explain.answers import answers, confident
+from tests.explain.answers import answers, confident, whole
 
 
-def _whole(text):
-    e = next(e for e in explain(text) if e.kind == "environment")
-    return {"id": e.id, "confidence": e.confidence, "title": e.title, "values": e.values, "fix": e.fix}
+_whole = whole
 
 
 # --- NumPy's C API check ------------------------------------------------------------------------

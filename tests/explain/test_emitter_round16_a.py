@@ -18,14 +18,11 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.explain.match import explain
-from tests.explain.answers import answers
+from tests.explain.answers import answers, WHOLE, whole
 
 
 def _whole(text):
-    e = next(e for e in explain(text) if e.kind == "environment")
-    return {"id": e.id, "confidence": e.confidence, "title": e.title, "values": e.values, "cause": e.cause,
-            "fix": e.fix}
+    return whole(text, WHOLE + ("cause",))
 
 
 # --- k2's check of nvcc's CUDA against torch's ---------------------------------------------------

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from envcheck.explain.match import explain
-from tests.explain.answers import answers
+from tests.explain.answers import answers, whole
 
 
 def _whole(text):
-    e = next(e for e in explain(text) if e.kind == "environment")
-    return {"id": e.id, "confidence": e.confidence, "title": e.title, "cause": e.cause, "fix": e.fix}
+    return whole(text, ("id", "confidence", "title", "cause", "fix"))
 
 
 _NO_DRIVER = {

@@ -15,12 +15,10 @@ from __future__ import annotations
 import pytest
 
 from envcheck.explain.match import explain
-from tests.explain.answers import answers
+from tests.explain.answers import answers, whole
 
 
-def _whole(text):
-    e = next(e for e in explain(text) if e.kind == "environment")
-    return {"id": e.id, "confidence": e.confidence, "title": e.title, "values": e.values, "fix": e.fix}
+_whole = whole
 
 
 _OPS_TITLE = "The framework's compiled CUDA ops are missing or built without CUDA"
