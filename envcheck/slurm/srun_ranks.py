@@ -40,6 +40,11 @@ def _port(runner: SrunRunner, hosts: Sequence[str], python: str, given: Optional
     return port
 
 
+def _first_rank(m) -> int:
+    """The first rank of a _TASK_END match ("task 3", "tasks 0-2,5")."""
+    return int(re.split(r"[,-]", m.group(2))[0])
+
+
 def _culprit(err: str) -> Optional[Dict[str, object]]:
     """The first task srun reports as having exited non-zero (not one it killed because another
     failed); else the first task it mentions at all."""
@@ -49,7 +54,7 @@ def _culprit(err: str) -> Optional[Dict[str, object]]:
         return None
     m = real[0]
     code = re.search(r"exit code (\d+)", m.group(3))
-    return {"host": m.group(1), "rank": int(re.split(r"[,-]", m.group(2))[0]),
+    return {"host": m.group(1), "rank": _first_rank(m),
             "exit_code": int(code.group(1)) if code else None, "message": m.group(0).strip()}
 
 
@@ -69,7 +74,7 @@ def _raiser(c: Optional[Dict[str, object]], tails: Dict[int, Deque[str]], hosts:
     rank = raisers[0]
     host = hosts[min(rank // nproc, len(hosts) - 1)]
     heard = [m for m in map(_TASK_END.search, err.splitlines())
-             if m and int(re.split(r"[,-]", m.group(2))[0]) == rank and "exit code" in m.group(3)]
+             if m and _first_rank(m) == rank and "exit code" in m.group(3)]
     code = re.search(r"exit code (\d+)", heard[0].group(3)) if heard else None
     return {"host": host, "rank": rank, "exit_code": int(code.group(1)) if code else None, "raised": True,
             "message": f"rank {rank} on {host} raised (its traceback is in its output above)"
