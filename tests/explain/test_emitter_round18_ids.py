@@ -1,0 +1,83 @@
+"""The eighteenth round: `other:` causes that recur across the held-out rounds (heldout.yaml ..
+heldout18.yaml) and got an id, read from what prints the error, tested here with texts other than
+any held-out one (built from the emitters' format strings) and look-alikes that must keep their
+answers.
+
+- FFmpeg's loader of the driver's NVENC / NVDEC libraries (nv-codec-headers' dynlink_loader.h
+  LOAD_LIBRARY: "Cannot load %s\\n" with NVENC_LIBNAME "libnvidia-encode.so.1" or
+  "nvEncodeAPI64.dll", NVCUVID_LIBNAME "libnvcuvid.so.1" or "nvcuvid.dll"). libavcodec/nvenc.c
+  loads the driver's CUDA library first, so the driver is there and its video part is not (a
+  container without the `video` driver capability, a host without the encode/decode packages):
+  video-codec-libs-missing, whatever "The minimum required Nvidia driver for nvenc is %s or newer"
+  FFmpeg prints after any load failure says."""
+from __future__ import annotations
+
+import pytest
+
+from tests.explain.answers import whole
+
+
+def _whole(text):
+    return whole(text, ("id", "confidence", "title", "cause", "fix"))
+
+
+def _video_libs(lib):
+    return {
+        "id": "video-codec-libs-missing", "confidence": "exact",
+        "title": f"The driver's video codec library ({lib}) is not available to the program",
+        "cause": "NVENC and NVDEC are libraries of the display driver (libnvidia-encode.so.1, libnvcuvid.so.1), "
+                 f"not of CUDA, and the program could load the driver's CUDA library but not {lib}: in a "
+                 "container the NVIDIA Container Toolkit mounts them only when NVIDIA_DRIVER_CAPABILITIES "
+                 "includes `video` (the default is compute,utility; an image or chart that sets only "
+                 "NVIDIA_VISIBLE_DEVICES gets no video libraries); on a host, the distribution packages them "
+                 "apart from the driver (libnvidia-encode-<branch>, libnvidia-decode-<branch>), or an "
+                 "environment's library path (Nix, flox, a sandbox) does not reach the driver's directory.",
+        "fix": "In a container, set NVIDIA_DRIVER_CAPABILITIES=compute,video,utility (or `all`) in the image, "
+               "the compose file or the pod (`docker run --gpus 'all,\"capabilities=compute,video,utility\"'`); "
+               "on a host, install the driver's encode/decode packages of the running driver's branch, or make "
+               "the driver's library directory visible to the program; check with "
+               "`ldconfig -p | grep -E 'libnvidia-encode|libnvcuvid'`.",
+    }
+
+
+# --- FFmpeg cannot load the driver's NVENC / NVDEC library ----------------------------------------
+
+@pytest.mark.parametrize("text, lib", [
+    ("[h264_nvenc @ 0x55d1c2e4a7c0] Cannot load libnvidia-encode.so.1\n"
+     "[h264_nvenc @ 0x55d1c2e4a7c0] The minimum required Nvidia driver for nvenc is 470.57.02 or newer\n"
+     "[vost#0:0/h264_nvenc @ 0x55d1c2e49f00] Error while opening encoder - maybe incorrect parameters such as "
+     "bit_rate, rate, width or height.\nConversion failed!", "libnvidia-encode.so.1"),
+    ("[hevc_cuvid @ 0x5604e5f0b840] Cannot load libnvcuvid.so.1\n[hevc_cuvid @ 0x5604e5f0b840] Failed loading "
+     "nvcuvid.\nError while opening decoder for input stream #0:0 : Operation not permitted", "libnvcuvid.so.1"),
+    ("[h264_nvenc @ 000001e0a2c3f1c0] Cannot load nvEncodeAPI64.dll\n[h264_nvenc @ 000001e0a2c3f1c0] The "
+     "minimum required Nvidia driver for nvenc is 471.41 or newer\nError initializing output stream 0:0 --",
+     "nvEncodeAPI64.dll"),
+])
+def test_ffmpeg_unable_to_load_the_drivers_video_library_is_the_video_part_missing(text, lib):
+    assert _whole(text) == _video_libs(lib)
+
+
+_DRIVER_TOO_OLD = {
+    "id": "driver-too-old", "confidence": "exact", "title": "NVIDIA driver older than the CUDA runtime needs",
+    "cause": "The program's CUDA runtime (for pip torch: the CUDA it was built for, e.g. +cu121) needs a newer "
+             "kernel driver than the node has. Each CUDA release has a minimum driver; minor-version "
+             "compatibility only helps within a major (11.x >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580). "
+             "FFmpeg's NVENC encoders the same: the NVENC API its build uses needs a newer driver than the node "
+             "has.",
+    "fix": "Either upgrade the NVIDIA driver on that node to at least the minimum for torch's CUDA, or install "
+           "the torch built for a CUDA this driver runs (`envcheck plan --gpu GPU --driver V` lists them).",
+}
+
+
+def test_ffmpeg_finding_the_nvenc_api_too_old_stays_the_driver_too_old():
+    text = ("[h264_nvenc @ 0x5618a04f6c40] Driver does not support the required nvenc API version. Required: "
+            "12.1 Found: 12.0\n[h264_nvenc @ 0x5618a04f6c40] The minimum required Nvidia driver for nvenc is "
+            "530.41.03 or newer\nError initializing output stream 0:0 -- Error while opening encoder for output "
+            "stream #0:0 - maybe incorrect parameters such as bit_rate, rate, width or height")
+    assert _whole(text) == _DRIVER_TOO_OLD
+
+
+def test_ffmpeg_unable_to_load_the_drivers_cuda_library_stays_no_driver():
+    text = ("[h264_nvenc @ 0x5581f3a2c1c0] Cannot load libcuda.so.1\n"
+            "[vost#0:0/h264_nvenc @ 0x5581f3a2c000] Error while opening encoder")
+    assert _whole(text)["id"] == "no-driver-found"
