@@ -9,12 +9,16 @@ answers.
   loads the driver's CUDA library first, so the driver is there and its video part is not (a
   container without the `video` driver capability, a host without the encode/decode packages):
   video-codec-libs-missing, whatever "The minimum required Nvidia driver for nvenc is %s or newer"
-  FFmpeg prints after any load failure says."""
+  FFmpeg prints after any load failure says.
+- Open MPI's MPI_Init asked for CUDA support in a library built without it (ompi_mpi_params.c shows
+  help-mpi-runtime.txt's [no cuda support]) and torch.distributed's MPI backend given a CUDA tensor
+  (ProcessGroupMPI.cpp: "CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI
+  support"): mpi-not-cuda-aware."""
 from __future__ import annotations
 
 import pytest
 
-from tests.explain.answers import whole
+from tests.explain.answers import answers, whole
 
 
 def _whole(text):
@@ -81,3 +85,48 @@ def test_ffmpeg_unable_to_load_the_drivers_cuda_library_stays_no_driver():
     text = ("[h264_nvenc @ 0x5581f3a2c1c0] Cannot load libcuda.so.1\n"
             "[vost#0:0/h264_nvenc @ 0x5581f3a2c000] Error while opening encoder")
     assert _whole(text)["id"] == "no-driver-found"
+
+
+# --- an MPI without CUDA support given GPU buffers ------------------------------------------------
+
+_MPI_NOT_CUDA_AWARE = {
+    "id": "mpi-not-cuda-aware", "confidence": "exact", "title": "The MPI library is not CUDA-aware",
+    "cause": "A GPU buffer was handed to MPI (or CUDA support asked for) but the MPI stack was built without "
+             "CUDA support: a distribution's or conda's Open MPI built without --with-cuda (or with it "
+             "disabled), an Open MPI whose UCX was configured without CUDA, an MPICH without GPU support, or "
+             "Cray MPICH run without MPICH_GPU_SUPPORT_ENABLED=1. MPI then cannot read device memory (it "
+             "refuses, or faults on the device pointer).",
+    "fix": "Use an MPI built with CUDA: Open MPI configured --with-cuda and, when it runs over UCX, a UCX "
+           "configured --with-cuda (HPC-X and NVIDIA's containers ship both); conda-forge's openmpi with "
+           "OMPI_MCA_opal_cuda_support=true; on Cray, MPICH_GPU_SUPPORT_ENABLED=1. Or copy GPU tensors to the "
+           "host before MPI calls, or use the NCCL backend for GPU tensors. Check with "
+           "`ompi_info --parsable --all | grep mpi_built_with_cuda_support:value` and `ucx_info -v`.",
+}
+
+
+@pytest.mark.parametrize("text", [
+    "$ mpirun --mca mpi_cuda_support 1 -np 4 ./jacobi_cuda_aware\n"
+    "--------------------------------------------------------------------------\n"
+    "The user requested CUDA support with the --mca mpi_cuda_support 1 flag\n"
+    "but the library was not compiled with any support.\n"
+    "--------------------------------------------------------------------------\n"
+    "[node17:04211] 3 more processes have sent help message help-mpi-runtime.txt / no cuda support",
+    'Traceback (most recent call last):\n  File "train.py", line 41, in <module>\n    dist.all_reduce(t)\n'
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2050, in '
+    "all_reduce\n    work = group.allreduce([tensor], opts)\n"
+    "RuntimeError: CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support",
+])
+def test_mpi_refusing_gpu_buffers_is_an_mpi_built_without_cuda(text):
+    assert _whole(text) == _MPI_NOT_CUDA_AWARE
+
+
+@pytest.mark.parametrize("text, want", [
+    # the same backend's other refusals are the program's use or the MPI's threading, not CUDA
+    ("RuntimeError: MPI process group does not support multi-GPU collectives", {}),
+    ("RuntimeError: Used MPI implementation doesn't have the minimum level of threading support: "
+     "MPI_THREAD_SERIALIZED. This is required by c10d package", {}),
+    # ompi_info saying so is a check's output, not an error
+    ("mca:mpi:base:param:mpi_built_with_cuda_support:value:false", {}),
+])
+def test_the_mpi_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want

@@ -156,6 +156,8 @@ CASES = [
     # the eighteenth round's new causes (tests/explain/test_emitter_round18_ids.py), from their emitters
     ("[hevc_nvenc @ 0x5597c1d0e2c0] Cannot load libnvidia-encode.so.1", "video-codec-libs-missing",
      {"lib": "libnvidia-encode.so.1"}),
+    ("RuntimeError: CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support",
+     "mpi-not-cuda-aware", {}),
 ]
 
 
