@@ -13,7 +13,11 @@ answers.
 - Open MPI's MPI_Init asked for CUDA support in a library built without it (ompi_mpi_params.c shows
   help-mpi-runtime.txt's [no cuda support]) and torch.distributed's MPI backend given a CUDA tensor
   (ProcessGroupMPI.cpp: "CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI
-  support"): mpi-not-cuda-aware."""
+  support"): mpi-not-cuda-aware.
+- nvidia-smi reporting NVML_ERROR_IN_USE ("In use by another client") for the GPU reset a MIG mode
+  change needs ("MIG mode is in pending enable state for GPU ...") or for nvidia-smi -r / mig-parted's
+  reset ("The following GPUs could not be reset:"): gpu-reset-in-use; the same NVML error for a GPU
+  instance that still has compute instances is not it."""
 from __future__ import annotations
 
 import pytest
@@ -129,4 +133,47 @@ def test_mpi_refusing_gpu_buffers_is_an_mpi_built_without_cuda(text):
     ("mca:mpi:base:param:mpi_built_with_cuda_support:value:false", {}),
 ])
 def test_the_mpi_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
+
+
+# --- a GPU reset (MIG mode change, nvidia-smi -r) refused while something holds the GPU ------------
+
+_RESET_IN_USE = {
+    "id": "gpu-reset-in-use", "confidence": "exact",
+    "title": "The GPU reset (a MIG mode change, nvidia-smi -r) is refused because something holds the GPU",
+    "cause": "Enabling or disabling MIG (on A100/A30-class GPUs) and nvidia-smi -r reset the GPU, which the "
+             "driver refuses while any client holds it open: a CUDA job, a daemon (nvidia-persistenced, "
+             "nv-hostengine/DCGM and its exporter, NVSM, nvidia-fabricmanager, a monitoring agent or another "
+             "nvidia-smi), or a kernel module using it (nvidia_drm under a display server); NVIDIA's MIG guide "
+             "asks for every daemon holding the driver to be stopped first.",
+    "fix": "Stop what holds the GPU (`nvidia-smi --query-compute-apps=pid,name --format=csv`, "
+           "`sudo lsof /dev/nvidia*`): end the jobs, `sudo systemctl stop nvidia-persistenced nvidia-dcgm nvsm` "
+           "(and dcgm-exporter or the GPU operator's operands on Kubernetes), `sudo modprobe -r nvidia_drm` with "
+           "the display manager stopped; then repeat the MIG change or `nvidia-smi -r`, or reboot to apply a "
+           "pending MIG mode.",
+}
+
+
+@pytest.mark.parametrize("text", [
+    "$ sudo nvidia-smi -i 0 -mig 1\nWarning: MIG mode is in pending enable state for GPU 00000000:07:00.0:In use "
+    "by another client\n00000000:07:00.0 is currently being used by one or more other processes (e.g. CUDA "
+    "application or a monitoring application such as another instance of nvidia-smi). Please first kill all "
+    "processes using the device and retry the command or reboot the system to make MIG mode effective.\nAll done.",
+    "$ sudo nvidia-smi --gpu-reset -i 0\nThe following GPUs could not be reset:\n  GPU 00000000:3B:00.0: In use by "
+    "another client\n\n1 device is currently being used by one or more other processes (e.g., Fabric Manager, "
+    "CUDA application, graphics application such as an X server, or a monitoring application such as another "
+    "instance of nvidia-smi). Please first kill all processes using this device and all compute applications "
+    "running in the system.",
+])
+def test_a_gpu_reset_refused_as_in_use_is_something_holding_the_gpu(text):
+    assert _whole(text) == _RESET_IN_USE
+
+
+@pytest.mark.parametrize("text, want", [
+    # the same NVML error when a GPU instance still has compute instances: the order of the commands
+    ("root@gpu-8:~# sudo nvidia-smi mig -i 0 -dgi\nUnable to destroy GPU instance ID  3 from GPU  0: In use by "
+     "another client\nFailed to destroy GPU instances: In use by another client", {}),
+    ("pynvml.nvml.NVMLError_InUse: In use by another client", {}),
+])
+def test_the_in_use_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want

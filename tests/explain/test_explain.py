@@ -158,6 +158,8 @@ CASES = [
      {"lib": "libnvidia-encode.so.1"}),
     ("RuntimeError: CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support",
      "mpi-not-cuda-aware", {}),
+    ("The following GPUs could not be reset:\n  GPU 00000000:47:00.0: In use by another client",
+     "gpu-reset-in-use", {}),
 ]
 
 
