@@ -17,7 +17,11 @@ answers.
 - nvidia-smi reporting NVML_ERROR_IN_USE ("In use by another client") for the GPU reset a MIG mode
   change needs ("MIG mode is in pending enable state for GPU ...") or for nvidia-smi -r / mig-parted's
   reset ("The following GPUs could not be reset:"): gpu-reset-in-use; the same NVML error for a GPU
-  instance that still has compute instances is not it."""
+  instance that still has compute instances is not it.
+- The OpenCL ICD loader finding no vendor implementation (clGetPlatformIDs returning
+  CL_PLATFORM_NOT_FOUND_KHR, -1001), in OpenMM's ("Error initializing context: %s (%d)") and
+  pyopencl's ("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR") words: opencl-no-platform; a
+  platform without the device asked for (CL_DEVICE_NOT_FOUND, -1) is not it."""
 from __future__ import annotations
 
 import pytest
@@ -176,4 +180,43 @@ def test_a_gpu_reset_refused_as_in_use_is_something_holding_the_gpu(text):
     ("pynvml.nvml.NVMLError_InUse: In use by another client", {}),
 ])
 def test_the_in_use_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
+
+
+# --- no OpenCL implementation registered ----------------------------------------------------------
+
+_OPENCL_NO_PLATFORM = {
+    "id": "opencl-no-platform", "confidence": "exact",
+    "title": "No OpenCL implementation is registered (the ICD loader finds no platform)",
+    "cause": "OpenCL programs load libOpenCL (the ICD loader), which finds the vendors' implementations through "
+             "the files in /etc/OpenCL/vendors (or OCL_ICD_VENDORS); none names a library that loads: the "
+             "vendor's OpenCL runtime is not installed (only the loader and headers), a container has no "
+             "/etc/OpenCL/vendors/nvidia.icd for the driver's libnvidia-opencl.so.1, or a conda environment's "
+             "ocl-icd looks only in the environment's own etc/OpenCL/vendors.",
+    "fix": "Install the vendor's OpenCL ICD (NVIDIA's comes with the driver's compute libraries, e.g. "
+           "nvidia-opencl-icd or libnvidia-compute; pocl for a CPU); in a container add the ICD file "
+           "(`mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd`); "
+           "in conda `conda install -c conda-forge ocl-icd-system`; check with `clinfo -l`.",
+}
+
+
+@pytest.mark.parametrize("text", [
+    "$ python -m openmm.testInstallation\nThere are 3 Platforms available:\n\n1 Reference - Successfully computed "
+    "forces\n2 CPU - Successfully computed forces\n3 OpenCL - Error computing forces with OpenCL platform\n\n"
+    "OpenCL platform error: Error initializing context: clGetPlatformIDs (-1001)",
+    'Traceback (most recent call last):\n  File "/opt/conda/lib/python3.11/site-packages/pyopencl/__init__.py", '
+    "line 815, in choose_devices\n    platforms = get_platforms()\n"
+    "pyopencl._cl.LogicError: clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR",
+])
+def test_no_opencl_platform_is_no_implementation_registered(text):
+    assert _whole(text) == _OPENCL_NO_PLATFORM
+
+
+@pytest.mark.parametrize("text, want", [
+    # a platform found without the device type asked for, or another call failing: not this
+    ("Exception: Error initializing context: clGetDeviceIDs (-1)", {}),
+    ("pyopencl._cl.RuntimeError: clGetDeviceIDs failed: DEVICE_NOT_FOUND", {}),
+    ("Error creating context: clCreateContext (-6)", {}),
+])
+def test_the_opencl_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want

@@ -160,6 +160,7 @@ CASES = [
      "mpi-not-cuda-aware", {}),
     ("The following GPUs could not be reset:\n  GPU 00000000:47:00.0: In use by another client",
      "gpu-reset-in-use", {}),
+    ("Exception: Error initializing context: clGetPlatformIDs (-1001)", "opencl-no-platform", {}),
 ]
 
 
