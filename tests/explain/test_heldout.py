@@ -153,9 +153,10 @@ heldout18.yaml round 18 (104 texts, 73 positives, 31 negatives, from 273 new que
                id's definition, was: in the file).
 eighteenth round (recurring `other:` causes across the rounds; tests/explain/
                test_emitter_round18_ids.py): two ids read from their emitters
-               (video-codec-libs-missing, mpi-not-cuda-aware, gpu-reset-in-use) and fourteen labels set
-               to an id's definition (was: in the files): heldout8 55/65, heldout9 54/67,
-               heldout10 44/65, heldout12 47/64, heldout18 34/74, the rest unchanged (in-sample).
+               (video-codec-libs-missing, mpi-not-cuda-aware, gpu-reset-in-use, opencl-no-platform) and
+               sixteen labels set to an id's definition (was: in the files): heldout8 55/65,
+               heldout9 54/67, heldout10 44/65, heldout12 47/64, heldout18 35/74, the rest
+               unchanged (in-sample).
 heldout19a.yaml, heldout19b.yaml: 12 texts (8 positives, 4 negatives) collected for a nineteenth
                round after heldout18 was read, by the same rules, until the search tool's budget
                for the session ran out; unscored and not registered here (a round needs 60): a
@@ -244,8 +245,9 @@ BARS = {
     "heldout15.yaml": (40 / 61, 1),
     "heldout16.yaml": (33 / 53, 1),
     "heldout17.yaml": (27 / 47, 0),
-    # 34/74 after the eighteenth round (video-codec-libs-missing; relabels, was: in the file; in-sample)
-    "heldout18.yaml": (34 / 74, 2),
+    # 35/74 after the eighteenth round (video-codec-libs-missing, opencl-no-platform; relabels, was: in
+    # the file; in-sample)
+    "heldout18.yaml": (35 / 74, 2),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
