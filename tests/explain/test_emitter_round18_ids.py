@@ -21,7 +21,11 @@ answers.
 - The OpenCL ICD loader finding no vendor implementation (clGetPlatformIDs returning
   CL_PLATFORM_NOT_FOUND_KHR, -1001), in OpenMM's ("Error initializing context: %s (%d)") and
   pyopencl's ("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR") words: opencl-no-platform; a
-  platform without the device asked for (CL_DEVICE_NOT_FOUND, -1) is not it."""
+  platform without the device asked for (CL_DEVICE_NOT_FOUND, -1) is not it.
+- An RDMA adapter the process cannot open or no provider with a device: brpc's rdma_helper.cpp
+  ("Fail to open rdma device %s" with errno's text) and aws-ofi-nccl's "OFI fi_getinfo() call failed:
+  No data available" (-FI_ENODATA): rdma-device-unavailable; NCCL's own INFO line that it found no IB
+  device, and other libfabric errors, are not it."""
 from __future__ import annotations
 
 import pytest
@@ -219,4 +223,42 @@ def test_no_opencl_platform_is_no_implementation_registered(text):
     ("Error creating context: clCreateContext (-6)", {}),
 ])
 def test_the_opencl_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
+
+
+# --- the RDMA adapter not available to the process --------------------------------------------------
+
+_RDMA_UNAVAILABLE = {
+    "id": "rdma-device-unavailable", "confidence": "likely",
+    "title": "The RDMA (InfiniBand/RoCE/EFA) device is not available to the process",
+    "cause": "The program asked for RDMA and could not open the adapter or found no provider with a device: a "
+             "container started without the /dev/infiniband device nodes (sysfs still lists the adapter), a node "
+             "or instance without the adapter (EFA not enabled at launch), or the RDMA drivers and user-space "
+             "provider (rdma-core, the EFA installer's libfabric) not installed.",
+    "fix": "Pass the devices in (`docker run --device=/dev/infiniband --cap-add=IPC_LOCK --ulimit memlock=-1`; on "
+           "Kubernetes request the RDMA or EFA device plugin's resource, e.g. vpc.amazonaws.com/efa, or run "
+           "privileged); on the host check `ibv_devinfo` (`fi_info -p efa` for EFA) and install or load the "
+           "drivers; NCCL falls back to TCP with NCCL_IB_DISABLE=1 or without the OFI plugin.",
+}
+
+
+@pytest.mark.parametrize("text", [
+    "E0512 09:14:02.118532  2318 rdma_helper.cpp:273] Fail to open rdma device mlx5_0: No such file or directory "
+    "[2]\nE0512 09:14:02.118601  2318 rdma_helper.cpp:498] Fail to find available RDMA device",
+    "[2025-01-14 08:01:12] node-3:1211:1290 [0] nccl_net_ofi_rdma_init:7737 NCCL WARN NET/OFI OFI fi_getinfo() call "
+    "failed: No data available\nnode-3:1211:1290 [0] nccl_net_ofi_create_plugin:261 NCCL WARN NET/OFI Unable to "
+    "find a protocol that worked.  Failing initialization.",
+])
+def test_an_rdma_adapter_the_process_cannot_open_is_the_device_not_available(text):
+    assert _whole(text) == _RDMA_UNAVAILABLE
+
+
+@pytest.mark.parametrize("text, want", [
+    # NCCL saying it found no IB device and using sockets is information, not a failure
+    ("node-3:1211:1290 [0] NCCL INFO NET/IB : No device found.\n"
+     "node-3:1211:1290 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.3<0>", {}),
+    # another libfabric error is not a missing device
+    ("node-3:1211:1290 [0] NCCL WARN NET/OFI OFI fi_getinfo() call failed: Function not implemented", {}),
+])
+def test_the_rdma_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want

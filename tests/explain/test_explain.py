@@ -161,6 +161,8 @@ CASES = [
     ("The following GPUs could not be reset:\n  GPU 00000000:47:00.0: In use by another client",
      "gpu-reset-in-use", {}),
     ("Exception: Error initializing context: clGetPlatformIDs (-1001)", "opencl-no-platform", {}),
+    ("rdma_helper.cpp:273] Fail to open rdma device mlx5_0: No such file or directory [2]",
+     "rdma-device-unavailable", {}),
 ]
 
 
