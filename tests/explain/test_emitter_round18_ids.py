@@ -25,10 +25,7 @@ answers.
 - An RDMA adapter the process cannot open or no provider with a device: brpc's rdma_helper.cpp
   ("Fail to open rdma device %s" with errno's text) and aws-ofi-nccl's "OFI fi_getinfo() call failed:
   No data available" (-FI_ENODATA): rdma-device-unavailable; NCCL's own INFO line that it found no IB
-  device, and other libfabric errors, are not it.
-- Slurm's ESLURM_INVALID_GRES ("Invalid generic resource (gres) specification") and, with a GPU
-  request in the text, ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE ("Requested node configuration is
-  not available"): slurm-gres-unavailable; the latter for a memory or CPU request is not it."""
+  device, and other libfabric errors, are not it."""
 from __future__ import annotations
 
 import pytest
@@ -264,44 +261,4 @@ def test_an_rdma_adapter_the_process_cannot_open_is_the_device_not_available(tex
     ("node-3:1211:1290 [0] NCCL WARN NET/OFI OFI fi_getinfo() call failed: Function not implemented", {}),
 ])
 def test_the_rdma_look_alikes_keep_their_answers(text, want):
-    assert answers(text) == want
-
-
-# --- a Slurm GPU request the cluster's configuration cannot serve -----------------------------------
-
-def _gres(confidence):
-    return {
-        "id": "slurm-gres-unavailable", "confidence": confidence,
-        "title": "Slurm cannot serve the GPU request with this cluster's or partition's configuration",
-        "cause": "The job asks for a generic resource (gpu, a GPU type, a count per node) that slurmctld or the "
-                 "partition's nodes do not configure: GresTypes=gpu or the nodes' Gres= missing from slurm.conf "
-                 "(or gres.conf not matching), a type name other than the one configured, more GPUs per node than "
-                 "the nodes have, a partition without GPU nodes (no route from a GPU request to the GPU "
-                 "partitions), or a step inside an allocation that holds no GPUs.",
-        "fix": "See what each partition offers (`sinfo -o '%P %G %D %N'`, `scontrol show node NODE | grep Gres`) "
-               "and ask for that (`-p PARTITION --gres=gpu:TYPE:N` or `--gpus-per-node=N`), submitting from "
-               "outside any CPU-only allocation; as the admin, set GresTypes=gpu and the nodes' Gres= in slurm.conf "
-               "with a matching gres.conf, then restart slurmctld and the slurmds.",
-    }
-
-
-@pytest.mark.parametrize("text, confidence", [
-    ("$ srun --gres=gpu:a100:1 --pty bash\nsrun: error: Invalid generic resource (gres) specification", "exact"),
-    ("salloc: error: Job submit/allocate failed: Invalid generic resource (gres) specification", "exact"),
-    ("$ sbatch -p gpu --gres=gpu:v100:2 train.sh\n"
-     "sbatch: error: Batch job submission failed: Requested node configuration is not available", "likely"),
-    ("$ srun --gpus-per-node=8 -N 2 python train.py\n"
-     "srun: error: Unable to allocate resources: Requested node configuration is not available", "likely"),
-])
-def test_a_gpu_request_slurm_cannot_place_is_the_gres_configuration(text, confidence):
-    assert _whole(text) == _gres(confidence)
-
-
-@pytest.mark.parametrize("text, want", [
-    # a memory or CPU request no node can hold: the same Slurm error without a GPU request
-    ("$ sbatch --mem=2T job.sh\nsbatch: error: Batch job submission failed: Requested node configuration is not "
-     "available", {}),
-    ("srun: error: Unable to allocate resources: Requested node configuration is not available", {}),
-])
-def test_the_slurm_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want

@@ -163,7 +163,6 @@ CASES = [
     ("Exception: Error initializing context: clGetPlatformIDs (-1001)", "opencl-no-platform", {}),
     ("rdma_helper.cpp:273] Fail to open rdma device mlx5_0: No such file or directory [2]",
      "rdma-device-unavailable", {}),
-    ("srun: error: Invalid generic resource (gres) specification", "slurm-gres-unavailable", {}),
 ]
 
 
