@@ -154,9 +154,10 @@ heldout18.yaml round 18 (104 texts, 73 positives, 31 negatives, from 273 new que
 eighteenth round (recurring `other:` causes across the rounds; tests/explain/
                test_emitter_round18_ids.py): two ids read from their emitters
                (video-codec-libs-missing, mpi-not-cuda-aware, gpu-reset-in-use, opencl-no-platform,
-               rdma-device-unavailable) and eighteen labels set to an id's definition (was: in
-               the files): heldout8 55/65, heldout9 55/67, heldout10 45/65, heldout12 47/64,
-               heldout18 35/74, the rest unchanged (in-sample).
+               rdma-device-unavailable) and eighteen labels set to an id's definition, two
+               `other:` TensorRT engines built elsewhere made negatives (was: in the files):
+               heldout8 55/65, heldout9 55/67, heldout10 45/63, heldout12 47/64, heldout18 35/74,
+               the rest unchanged (in-sample).
 heldout19a.yaml, heldout19b.yaml: 12 texts (8 positives, 4 negatives) collected for a nineteenth
                round after heldout18 was read, by the same rules, until the search tool's budget
                for the session ran out; unscored and not registered here (a round needs 60): a
@@ -228,8 +229,9 @@ BARS = {
     # emitter families; the key table learnt from this round too)
     # 42/65 once the key table learnt from heldout12 too (in-sample)
     # 45/65 after the eighteenth round (gpu-reset-in-use, rdma-device-unavailable; `other:`
-    # relabelled; in-sample)
-    "heldout10.yaml": (45 / 65, 0),
+    # relabelled; in-sample); 45/63 once two `other:` TensorRT engines built elsewhere became
+    # negatives (user-bug, heldout13's rule; was: in the file)
+    "heldout10.yaml": (45 / 63, 0),
     # scored once at 35/62 with no negative confident (out-of-sample) at e74c745, with heldout10;
     # held at the in-sample 42/62 and no negative confident after the twelfth round, as heldout10
     "heldout11.yaml": (42 / 62, 0),
