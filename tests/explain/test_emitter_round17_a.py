@@ -61,10 +61,11 @@ def test_dotnet_unable_to_load_nvml_or_nvcuda_is_no_driver(text):
 
 @pytest.mark.parametrize("text, want", [
     # the driver's other libraries FFmpeg loads: the encode/decode ones are missing in containers
-    # without the video capability, not the driver itself (nothing named here)
+    # without the video capability, not the driver itself (no-driver-found never; the eighteenth
+    # round gave the cause an id, video-codec-libs-missing: tests/explain/test_emitter_round18_ids.py)
     ("[h264_nvenc @ 0x55d0] Cannot load libnvidia-encode.so.1\n[h264_nvenc @ 0x55d0] The minimum required "
-     "Nvidia driver for nvenc is 470.57.02 or newer", {"driver-too-old": "likely"}),
-    ("[h264_cuvid @ 0x5619] Cannot load libnvcuvid.so.1", {}),
+     "Nvidia driver for nvenc is 470.57.02 or newer", {"video-codec-libs-missing": "exact", "driver-too-old": "likely"}),
+    ("[h264_cuvid @ 0x5619] Cannot load libnvcuvid.so.1", {"video-codec-libs-missing": "exact"}),
     # another DLL .NET cannot load: not the NVIDIA driver's
     ("System.DllNotFoundException: Unable to load DLL 'sqlite3': The specified module could not be found.", {}),
     ("Unable to load DLL 'nvmlwrapper_helper.dll': The specified module could not be found.", {}),

@@ -153,6 +153,16 @@ CASES = [
     ("docker: Error response from daemon: failed to create shim task: nvidia-container-cli: device error: "
      "MIG-GPU-5a1e0b7c-3f42-11ee-9d1a-0242ac120002/3/0: unknown device: unknown.", "mig-device-old-name",
      {"dev": "MIG-GPU-5a1e0b7c-3f42-11ee-9d1a-0242ac120002/3/0"}),
+    # the eighteenth round's new causes (tests/explain/test_emitter_round18_ids.py), from their emitters
+    ("[hevc_nvenc @ 0x5597c1d0e2c0] Cannot load libnvidia-encode.so.1", "video-codec-libs-missing",
+     {"lib": "libnvidia-encode.so.1"}),
+    ("RuntimeError: CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support",
+     "mpi-not-cuda-aware", {}),
+    ("The following GPUs could not be reset:\n  GPU 00000000:47:00.0: In use by another client",
+     "gpu-reset-in-use", {}),
+    ("Exception: Error initializing context: clGetPlatformIDs (-1001)", "opencl-no-platform", {}),
+    ("rdma_helper.cpp:273] Fail to open rdma device mlx5_0: No such file or directory [2]",
+     "rdma-device-unavailable", {}),
 ]
 
 

@@ -151,6 +151,13 @@ heldout18.yaml round 18 (104 texts, 73 positives, 31 negatives, from 273 new que
                seventeenth round read it (in-sample; tests/explain/test_emitter_round17_a.py and
                _b.py; tensorflow#4002, collected as a negative, relabelled gpu-too-old by the
                id's definition, was: in the file).
+eighteenth round (recurring `other:` causes across the rounds; tests/explain/
+               test_emitter_round18_ids.py): two ids read from their emitters
+               (video-codec-libs-missing, mpi-not-cuda-aware, gpu-reset-in-use, opencl-no-platform,
+               rdma-device-unavailable) and eighteen labels set to an id's definition, two
+               `other:` TensorRT engines built elsewhere made negatives (was: in the files):
+               heldout8 55/65, heldout9 55/67, heldout10 45/63, heldout12 47/64, heldout18 35/74,
+               the rest unchanged (in-sample).
 heldout19a.yaml, heldout19b.yaml: 12 texts (8 positives, 4 negatives) collected for a nineteenth
                round after heldout18 was read, by the same rules, until the search tool's budget
                for the session ran out; unscored and not registered here (a round needs 60): a
@@ -200,7 +207,9 @@ BARS = {
     # 0917e07, after the ninth round's emitter families merged; held at the in-sample 53/65 and no
     # negative confident reached after the general changes it prompted (the tenth round; labels
     # relabelled with was: in the file)
-    "heldout8.yaml": (53 / 65, 0),
+    # 55/65 after the eighteenth round relabelled two `other:` CPU-only jaxlibs as torch-not-cuda
+    # (was: in the file), named by the key table that learnt them (in-sample)
+    "heldout8.yaml": (55 / 65, 0),
     # scored once at 38/67 with 2 negatives answered with a confident cause (out-of-sample) at
     # 0917e07, with heldout8, by the same explain; held at the in-sample 51/67 and no negative
     # confident reached after the general changes it prompted (the tenth round); 52/67 with the
@@ -209,7 +218,9 @@ BARS = {
     # 52/67 again once the table learnt from heldout13 as well: the key weights are shares over
     # every labelled text holding a key, so new texts move a fallback answer either way (back to
     # the eleventh round's figure)
-    "heldout9.yaml": (52 / 67, 0),
+    # 55/67 after the eighteenth round (mpi-not-cuda-aware, rdma-device-unavailable; `other:`
+    # relabelled; in-sample)
+    "heldout9.yaml": (55 / 67, 0),
     # scored once at 29/64 with 3 negatives answered with a confident cause (out-of-sample) at
     # e74c745, after the eleventh round's key fallback merged; held there until the changes its
     # misses prompt; held at the in-sample 41/65 and no negative confident reached after the twelfth
@@ -217,7 +228,10 @@ BARS = {
     # general, the third and an `other:` relabelled as their ids' definitions, was: in the file;
     # emitter families; the key table learnt from this round too)
     # 42/65 once the key table learnt from heldout12 too (in-sample)
-    "heldout10.yaml": (42 / 65, 0),
+    # 45/65 after the eighteenth round (gpu-reset-in-use, rdma-device-unavailable; `other:`
+    # relabelled; in-sample); 45/63 once two `other:` TensorRT engines built elsewhere became
+    # negatives (user-bug, heldout13's rule; was: in the file)
+    "heldout10.yaml": (45 / 63, 0),
     # scored once at 35/62 with no negative confident (out-of-sample) at e74c745, with heldout10;
     # held at the in-sample 42/62 and no negative confident after the twelfth round, as heldout10
     "heldout11.yaml": (42 / 62, 0),
@@ -226,7 +240,8 @@ BARS = {
     # round (tests/explain/test_emitter_round13.py: NVRTC refusing another program's arch option is
     # the toolkit older than the GPU; in-sample); 45/64 with its CPU-only builds named by xFormers'
     # and XLA's words (in-sample)
-    "heldout12.yaml": (45 / 64, 0),
+    # 47/64 after the eighteenth round (video-codec-libs-missing; three `other:` relabelled; in-sample)
+    "heldout12.yaml": (47 / 64, 0),
     # scored once at 27/62 with no negative confident (out-of-sample) at 65ed21e, after the
     # thirteenth round merged; held there until the changes its misses prompt
     "heldout13.yaml": (50 / 61, 0),
@@ -234,7 +249,9 @@ BARS = {
     "heldout15.yaml": (40 / 61, 1),
     "heldout16.yaml": (33 / 53, 1),
     "heldout17.yaml": (27 / 47, 0),
-    "heldout18.yaml": (32 / 74, 2),
+    # 35/74 after the eighteenth round (video-codec-libs-missing, opencl-no-platform; relabels, was: in
+    # the file; in-sample)
+    "heldout18.yaml": (35 / 74, 2),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
