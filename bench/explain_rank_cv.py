@@ -10,7 +10,7 @@ confident):
   last       the cause matched latest in the text first (the error is printed last)
   specific   the longest matched wording first (a code or a short phrase is weaker evidence)
   keys-add   keys-tie, and where explain's first environment cause is only `possible`, the key
-             table's causes scoring at least MIN_SCORE join the candidates (as `possible`)
+             table's causes scoring above MIN_SCORE join the candidates (as `possible`)
 
 Two measures, both with the key table built without the round scored:
 
@@ -74,7 +74,7 @@ def first_cause(found, lever: str, lower: str, table, env_ids) -> "str | None":
     ids = [e.id for e in tied]
     if lever == "keys-add" and env[0].confidence == "possible":
         from envcheck.explain.keys import MIN_SCORE
-        ids += sorted(c for c, s in score.items() if s >= MIN_SCORE and c in env_ids and c not in ids)
+        ids += sorted(c for c, s in score.items() if s > MIN_SCORE and c in env_ids and c not in ids)
     return max(ids, key=lambda c: (score.get(c, 0.0), -ids.index(c)))
 
 

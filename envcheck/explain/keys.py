@@ -10,8 +10,8 @@ does not: `cudaErrorInsufficientDriver`, `CUDA error 999`, `libcudnn_ops_infer.s
 as a weight: the share of the texts holding the key that had that cause, negatives (OOMs,
 program bugs) counted among the texts, so a key common in negatives weighs little. A cause's
 score is the sum of its keys' weights; the answer is only ever `possible`, names the keys it came
-from, and is given only when the text's keys give a cause at least MIN_SCORE (no environment key,
-or only keys as common among negatives as among that cause's texts: no answer).
+from, and is given only when the text's keys give a cause more than MIN_SCORE (no environment key,
+or only keys as common among negatives and other causes as among that cause's texts: no answer).
 Pure: text in, ranked causes out.
 """
 from __future__ import annotations
@@ -23,9 +23,11 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Pattern, Tuple
 
 DATA = Path(__file__).with_name("keys.json")
-# the least score a cause needs: its keys together point at it as often as not (set after looking:
+# the score a cause must pass: its keys together point at it more often than not (set after looking:
 # replayed on heldout4-9 as they were scored, 0.5 kept 9 of the 10 causes the fallback got right
-# with no floor, and cut the negatives it answered from 20 to 8; bench/explain_cv.py)
+# with no floor, and cut the negatives it answered from 20 to 8; bench/explain_cv.py). Strictly
+# more: a key as often another's as this cause's is a coin toss ("unable to load", 8 cuDNN texts
+# of 15 once heldout19 joined, named cuDNN for any DLL, sqlite3's included)
 MIN_SCORE = 0.5
 # keys are read in the text's last 64 KiB: the error is printed last, a pasted error is shorter,
 # and the keys a long log's progress output holds (a framework's name, "driver" in a banner) are
@@ -157,7 +159,7 @@ def model() -> Model:
 
 
 def guess(lower: str, table: Optional[Model] = None, top: int = 2) -> List[Guess]:
-    """The causes the text's keys point to with a score of at least MIN_SCORE, best first (at most
+    """The causes the text's keys point to with a score above MIN_SCORE, best first (at most
     `top`); [] when none does. `table` defaults to keys.json's (the cross-validation passes one
     built without a round)."""
     table = model() if table is None else table
@@ -169,7 +171,7 @@ def guess(lower: str, table: Optional[Model] = None, top: int = 2) -> List[Guess
         for cause, w in table.weights[key]:
             score[cause] = score.get(cause, 0.0) + w
             why.setdefault(cause, []).append((key, w))
-    ranked = sorted((c for c in score if score[c] >= MIN_SCORE), key=lambda c: (-score[c], c))[:top]
+    ranked = sorted((c for c in score if score[c] > MIN_SCORE), key=lambda c: (-score[c], c))[:top]
     out = []
     for c in ranked:
         ks = tuple(sorted(why[c], key=lambda kw: (-kw[1], kw[0])))
