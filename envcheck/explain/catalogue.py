@@ -34,6 +34,9 @@ _TO_SPACE = bytes(c if c in _WORDCHARS else 32 for c in range(256))
 _NUMBER = (
     ("CUDA runtime", "cuda error", re.compile(r"(?: code)?:? ?(?:error code )?(\d{1,3})\b(?! ?%)")),
     ("CUDA runtime", "cudaerror", re.compile(r"(?:_t)?\W{0,3}(\d{1,3})\b")),
+    # glog's CHECK_EQ(err, cudaSuccess) (Caffe's CUDA_CHECK and its forks): "Check failed: error ==
+    # cudaSuccess (999 vs. 0)", the runtime's number first
+    ("CUDA runtime", "== cudasuccess", re.compile(r" \((\d{1,3}) vs\. 0\)")),
     ("CUDA driver", "curesult", re.compile(r"\W{0,3}(\d{1,3})\b")),
     ("CUDA driver", "cuda driver error", re.compile(r":? ?(\d{1,3})\b")),
     # numba's CudaAPIError prints the driver's code in brackets: "CudaAPIError: [34]"
