@@ -170,6 +170,10 @@ heldout19.yaml round 19 (72 texts, 50 positives, 22 negatives; collected after h
                Part b (n-z) read: 29/49 and 2 of 23 negatives confident (in-sample;
                tests/explain/test_emitter_round19_b.py; yolov5-tensorrt#7 a negative, was: in the file).
                Both parts merged: 33/50 and 1 of 22 negatives confident (in-sample).
+heldout20.yaml round 20 (63 texts, 46 positives, 17 negatives; collected after heldout19 was
+               scored, by the same rules, by two collectors who split the threads by owner (0-9,
+               a-m: 40 texts, 6 of them a top-up when the round was short; n-z: 23, the second
+               part), neither running `explain`): unscored.
 """
 from __future__ import annotations
 
@@ -274,7 +278,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout20.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -315,7 +319,7 @@ def test_the_second_round_is_new_to_the_first():
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
-          "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml"]
+          "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
