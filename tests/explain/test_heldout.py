@@ -173,7 +173,9 @@ heldout19.yaml round 19 (72 texts, 50 positives, 22 negatives; collected after h
 heldout20.yaml round 20 (63 texts, 46 positives, 17 negatives; collected after heldout19 was
                scored, by the same rules, by two collectors who split the threads by owner (0-9,
                a-m: 40 texts, 6 of them a top-up when the round was short; n-z: 23, the second
-               part), neither running `explain`): unscored.
+               part), neither running `explain`): scored once at dac7536, after the nineteenth
+               round merged, at 24/46 = 52.2 % with 1 of 17 negatives confident (out-of-sample;
+               10 positives are `other:`: 24/36 = 66.7 %).
 """
 from __future__ import annotations
 
@@ -275,10 +277,13 @@ BARS = {
     # engine of another release made a negative, was: in the file)
     # both parts merged: 33/50 with 1 of 22 negatives confident (ollama#602; in-sample)
     "heldout19.yaml": (33 / 50, 1),
+    # scored once at 24/46 with 1 of 17 negatives answered with a confident cause (out-of-sample)
+    # at dac7536, after the nineteenth round merged; held there until the changes its misses prompt
+    "heldout20.yaml": (24 / 46, 1),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout20.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
