@@ -12,15 +12,18 @@ REPO = Path(__file__).resolve().parents[1]
 
 def old_tree(commit: str, name: str, earlier: Sequence[str], dest: Path) -> Optional[str]:
     """Make `dest` the tree at `commit`: envcheck, the matrix, the corpus, the round `name` and the
-    `earlier` rounds, with today's keys.py (the key table is built from what existed then). None,
-    or why not: a shallow clone lacks the commit."""
+    `earlier` rounds, and that commit's keys.py (today's where it had none; the key table is built
+    from what existed then), so the explain of then answers as it did. None, or why not: a shallow
+    clone lacks the commit."""
     paths = ["envcheck", "compat_matrix.yaml", "tests/fixtures/errors", f"tests/fixtures/errors-heldout/{name}",
              *(f"tests/fixtures/errors-heldout/{r}" for r in earlier)]
     tar = subprocess.run(["git", "-C", str(REPO), "archive", commit, *paths], capture_output=True)
     if tar.returncode:
         return tar.stderr.decode().strip()[:100]
     subprocess.run(["tar", "-x", "-C", str(dest)], input=tar.stdout, check=True)
-    shutil.copy(REPO / "envcheck" / "explain" / "keys.py", Path(dest) / "envcheck" / "explain" / "keys.py")
+    keys = Path(dest) / "envcheck" / "explain" / "keys.py"
+    if not keys.exists():      # before the fallback existed: today's, for the "+ keys" column
+        shutil.copy(REPO / "envcheck" / "explain" / "keys.py", keys)
     return None
 
 
