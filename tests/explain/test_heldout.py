@@ -176,6 +176,10 @@ heldout20.yaml round 20 (63 texts, 46 positives, 17 negatives; collected after h
                part), neither running `explain`): scored once at dac7536, after the nineteenth
                round merged, at 24/46 = 52.2 % with 1 of 17 negatives confident (out-of-sample;
                10 positives are `other:`: 24/36 = 66.7 %).
+heldout21.yaml round 21 (74 texts, 53 positives, 21 negatives; collected after heldout19 was read,
+               alongside heldout20, by the same rules, by two collectors who split the threads by
+               owner (0-9, a-m: 39 texts; n-z: 35, the second part), neither running `explain`):
+               unscored.
 """
 from __future__ import annotations
 
@@ -283,7 +287,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout21.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -324,7 +328,7 @@ def test_the_second_round_is_new_to_the_first():
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
-          "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml"]
+          "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
