@@ -199,6 +199,10 @@ _CPU_BUILDS = (
      "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
      "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
      "OpenCL), or use device='cpu'."),
+    ("clap", "build of this program",
+     "Install the program's CUDA build, or build it with its CUDA feature (for a Rust program "
+     "`cargo build --release --features cuda`, as its Dockerfile or build docs give it); or run with "
+     "`--device cpu`."),
     ("colmap", "COLMAP (SiftGPU on OpenGL, no CUDA)",
      "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
      "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
