@@ -12,7 +12,10 @@ what it means, with texts other than any held-out one and look-alikes that keep 
   constructor syntax." for a DLL a program loads itself: since Python 3.8 the dependencies are not
   searched on PATH, so the program's own loading (no os.add_dll_directory, winmode) fails the same
   way as a missing file: windows-dll-load-failed only possible there (an extension .pyd stays
-  likely)."""
+  likely).
+- Google Cloud Storage's "No such object" for TensorFlow's C library built for GPUs on native
+  Windows (libtensorflow-gpu-windows-x86_64-%s.zip) of 2.11 or later: TensorFlow built none after
+  2.10 (no-wheel-for-platform, with that said first)."""
 from __future__ import annotations
 
 import pytest
@@ -128,3 +131,46 @@ def test_ctypes_not_finding_a_programs_own_dll_is_only_possibly_the_environment(
 ])
 def test_the_dll_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
+
+
+# --- TensorFlow's C library for GPUs on native Windows after 2.10 ------------------------------------
+
+_WHEEL_CAUSE = (
+    "pip found no file of libtensorflow-gpu-windows-x86_64 it may install here: the release has no wheel for this "
+    "Python (older releases stop at the Python of their day; the newest Python comes months later), for this "
+    "platform (32-bit Python, an architecture or OS the project does not build for), or the variant asked for "
+    "lives on another index (torch's +cuXYZ builds are on download.pytorch.org, not PyPI).")
+_WHEEL_FIX = (
+    "Pick a release that has a wheel for this Python and platform (`envcheck plan --python X.Y` lists the torch "
+    "stacks that do), or use a Python it supports; for a +cuXYZ build add "
+    "`--index-url https://download.pytorch.org/whl/cuXYZ`.")
+
+
+@pytest.mark.parametrize("text, version", [
+    ("$ curl -L https://storage.googleapis.com/tensorflow/libtensorflow/libtensorflow-gpu-windows-x86_64-2.12.0.zip"
+     " -o tf.zip\n<?xml version='1.0' encoding='UTF-8'?><Error><Code>NoSuchKey</Code><Message>The specified key "
+     "does not exist.</Message><Details>No such object: "
+     "tensorflow/libtensorflow/libtensorflow-gpu-windows-x86_64-2.12.0.zip</Details></Error>", "2.12.0"),
+    ("<Details>No such object: tensorflow/libtensorflow/libtensorflow-gpu-windows-x86_64-2.15.0.zip</Details>",
+     "2.15.0"),
+])
+def test_no_libtensorflow_gpu_build_for_native_windows_after_2_10_is_no_wheel_for_platform(text, version):
+    assert _whole(text) == {
+        "id": "no-wheel-for-platform", "confidence": "likely",
+        "title": "No wheel of libtensorflow-gpu-windows-x86_64 for this Python, platform or package index",
+        "cause": f"TensorFlow built its C library for GPUs on native Windows up to 2.10 only; for {version} there "
+                 "is no such file to download. Elsewhere: " + _WHEEL_CAUSE,
+        "fix": "Use libtensorflow-gpu-windows-x86_64-2.10.0 (CUDA 11.2, cuDNN 8.1), the CPU build of "
+               f"{version}, or the Linux GPU build under WSL2. Elsewhere: " + _WHEEL_FIX,
+    }
+
+
+@pytest.mark.parametrize("text", [
+    # 2.10 was built: a missing 2.10.x file is a wrong name, not this
+    "<Details>No such object: tensorflow/libtensorflow/libtensorflow-gpu-windows-x86_64-2.10.1.zip</Details>",
+    # Linux's GPU build and Windows' CPU build exist for these releases
+    "<Details>No such object: tensorflow/libtensorflow/libtensorflow-gpu-linux-x86_64-2.12.0.tar.gz</Details>",
+    "<Details>No such object: tensorflow/libtensorflow/libtensorflow-cpu-windows-x86_64-2.12.0.zip</Details>",
+])
+def test_the_libtensorflow_look_alikes_name_no_cause(text):
+    assert answers(text) == {}
