@@ -15,12 +15,15 @@ what it means, with texts other than any held-out one and look-alikes that keep 
   likely).
 - Google Cloud Storage's "No such object" for TensorFlow's C library built for GPUs on native
   Windows (libtensorflow-gpu-windows-x86_64-%s.zip) of 2.11 or later: TensorFlow built none after
-  2.10 (no-wheel-for-platform, with that said first)."""
+  2.10 (no-wheel-for-platform, with that said first).
+- NCCL's graph-capture warning ("... if either it wasn't built with CUDA runtime >= 11.3 or if the
+  installed CUDA driver < R465") is a CUDA version too old for a feature, not an extension built
+  without CUDA: no confident extension-ops-missing."""
 from __future__ import annotations
 
 import pytest
 
-from tests.explain.answers import answers, whole
+from tests.explain.answers import answers, confident, whole
 
 
 def _whole(text):
@@ -174,3 +177,22 @@ def test_no_libtensorflow_gpu_build_for_native_windows_after_2_10_is_no_wheel_fo
 ])
 def test_the_libtensorflow_look_alikes_name_no_cause(text):
     assert answers(text) == {}
+
+
+# --- "built with CUDA runtime >= X" is a version, not a build without CUDA ---------------------------
+
+@pytest.mark.parametrize("text", [
+    "node1:1234:1299 [0] enqueue.cc:1013 NCCL WARN NCCL cannot be captured in a graph if either it wasn't built "
+    "with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.",
+])
+def test_nccls_graph_capture_warning_is_no_confident_cause(text):
+    assert confident(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "NotImplementedError: memory_efficient_attention_forward: xFormers wasn't build with CUDA support",
+    "AssertionError: Deformable Conv is not compiled with GPU support",
+    "RuntimeError: Not compiled with CUDA support",
+])
+def test_the_built_without_cuda_look_alikes_keep_their_answers(text):
+    assert answers(text) == {"extension-ops-missing": "likely"}
