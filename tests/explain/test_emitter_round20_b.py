@@ -90,9 +90,12 @@ _PROGRAM_CPU = {
     "$ ./target/release/server serve --model ./models/7b --device cuda\n"
     "error: invalid value 'cuda' for '--device <DEVICE>'\n  [possible values: cpu, metal]\n\n"
     "For more information, try '--help'.",
-    # clap 2/3
+    # clap 2
     "error: 'gpu' isn't a valid value for '--device <device>'\n\t[possible values: cpu]\n\n"
     "USAGE:\n    whisper-cli --device <device>",
+    # clap 3
+    "error: \"cuda\" isn't a valid value for '--device <DEVICE>'\n\t[possible values: cpu, metal]\n\n"
+    "For more information try --help",
 ])
 def test_clap_refusing_a_cuda_device_its_build_lacks_is_a_cpu_only_build(text):
     assert _whole(text) == _PROGRAM_CPU
