@@ -199,6 +199,10 @@ _CPU_BUILDS = (
      "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
      "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
      "OpenCL), or use device='cpu'."),
+    ("clap", "build of this program",
+     "Install the program's CUDA build, or build it with its CUDA feature (for a Rust program "
+     "`cargo build --release --features cuda`, as its Dockerfile or build docs give it); or run with "
+     "`--device cpu`."),
     ("colmap", "COLMAP (SiftGPU on OpenGL, no CUDA)",
      "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
      "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
@@ -260,6 +264,11 @@ def _native_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                                 f"none for this CUDA on {g.get('djl_os')} it falls back to the CPU. Elsewhere: ",
                 "native_fix": "Install a CUDA the DJL engine release has native builds for (its engine page lists them), "
                               "or pin one it has with PYTORCH_FLAVOR or the engine's -native-cuXXX dependency. Elsewhere: "}
+    if g.get("libtf"):
+        return {"native_cause": "TensorFlow built its C library for GPUs on native Windows up to 2.10 only; "
+                                f"for {g['libtf']} there is no such file to download. Elsewhere: ",
+                "native_fix": "Use libtensorflow-gpu-windows-x86_64-2.10.0 (CUDA 11.2, cuDNN 8.1), the CPU build of "
+                              f"{g['libtf']}, or the Linux GPU build under WSL2. Elsewhere: "}
     if g.get("r_cuda"):
         return {"native_cause": "R's torch (and packages built like it) downloads libtorch and lantern for the CUDA named "
                                 "by `type` (or the CUDA variable) from the builds its release lists; CUDA "
