@@ -184,7 +184,8 @@ heldout20.yaml round 20 (63 texts, 46 positives, 17 negatives; collected after h
 heldout21.yaml round 21 (74 texts, 53 positives, 21 negatives; collected after heldout19 was read,
                alongside heldout20, by the same rules, by two collectors who split the threads by
                owner (0-9, a-m: 39 texts; n-z: 35, the second part), neither running `explain`):
-               unscored.
+               scored once at a618545, after the twentieth round merged, at 20/53 = 37.7 % with 3
+               of 21 negatives confident (out-of-sample; 13 positives are `other:`: 20/40 = 50.0 %).
 """
 from __future__ import annotations
 
@@ -297,10 +298,13 @@ BARS = {
     # tiny-cuda-nn#434 relabelled no-kernel-image, was: in the file)
     # both parts merged: 33/46 with no negative confident (in-sample)
     "heldout20.yaml": (33 / 46, 0),
+    # scored once at 20/53 with 3 of 21 negatives answered with a confident cause (out-of-sample)
+    # at a618545, after the twentieth round merged; held there until the changes its misses prompt
+    "heldout21.yaml": (20 / 53, 3),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout21.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
