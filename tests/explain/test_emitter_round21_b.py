@@ -10,7 +10,13 @@ other than any held-out one and look-alikes that keep their answers.
   declared in this scope" at the system header's line is a host gcc newer than that nvcc handles
   (gcc-too-new, likely); the same error in the program's own file is nothing.
 - GFPGAN's inference script and its copies (CodeFormer's too) warn "The unoptimized RealESRGAN is
-  slow on CPU" under `if not torch.cuda.is_available()`: a CPU-only torch (torch-not-cuda, likely)."""
+  slow on CPU" under `if not torch.cuda.is_available()`: a CPU-only torch (torch-not-cuda, likely).
+- The CUDA runtime's bare "initialization error" (cudaErrorInitializationError, the catalogue's
+  nvml-driver-mismatch first) raised mid-run (torch's asynchronous-error note, c10's getDevice)
+  with no sign of initialisation: a driver/library mismatch stops CUDA where it starts, and a
+  process forked after CUDA was initialised fails this way, so nvml-driver-mismatch is only
+  possible there (as cuda-unknown-error's mid_run); at initialisation, or in the mismatch's own
+  words, as before."""
 from __future__ import annotations
 
 import pytest
@@ -104,4 +110,32 @@ def test_gfpgans_realesrgan_on_cpu_warning_is_a_cpu_only_torch(text):
     ("Testing 0 00003\n\tTile 1/4\n\tTile 2/4\nRealESRGAN upsampling done in 3.2 s on cuda:0", {}),
 ])
 def test_the_realesrgan_look_alikes_keep_their_answers(text, want):
+    assert answers(text) == want
+
+
+# --- the runtime's bare "initialization error" raised mid-run -------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "[2026-03-02 10:41:07 +0000] [5121] [ERROR] Exception in worker process\n"
+    "  File \"/srv/app/asr.py\", line 88, in transcribe\n    feats = feats.to(self.device)\n"
+    "RuntimeError: CUDA error: initialization error\nCUDA kernel errors might be asynchronously reported "
+    "at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing "
+    "CUDA_LAUNCH_BLOCKING=1.\nException raised from getDevice at ../c10/cuda/impl/CUDAGuardImpl.h:39 "
+    "(most recent call first):",
+])
+def test_an_initialization_error_raised_mid_run_is_not_confidently_a_driver_mismatch(text):
+    assert answers(text) == {"nvml-driver-mismatch": "possible", "no-driver-found": "possible"}
+
+
+@pytest.mark.parametrize("text, want", [
+    # at CUDA's initialisation: as before
+    ("  File \"/usr/lib/python3/dist-packages/torch/cuda/__init__.py\", line 298, in _lazy_init\n"
+     "    torch._C._cuda_init()\nRuntimeError: CUDA error: initialization error",
+     {"nvml-driver-mismatch": "likely", "no-driver-found": "possible"}),
+    # the mismatch in its own words, mid-run or not: as before
+    ("RuntimeError: CUDA error: driver/library version mismatch\nCUDA kernel errors might be asynchronously "
+     "reported at some other API call, so the stacktrace below might be incorrect.",
+     {"nvml-driver-mismatch": "exact"}),
+])
+def test_the_initialization_error_look_alikes_keep_their_answers(text, want):
     assert answers(text) == want
