@@ -186,6 +186,8 @@ heldout21.yaml round 21 (74 texts, 53 positives, 21 negatives; collected after h
                owner (0-9, a-m: 39 texts; n-z: 35, the second part), neither running `explain`):
                scored once at a618545, after the twentieth round merged, at 20/53 = 37.7 % with 3
                of 21 negatives confident (out-of-sample; 13 positives are `other:`: 20/40 = 50.0 %).
+               Part b (n-z) read: 24/53 and 2 of 21 negatives confident (in-sample;
+               tests/explain/test_emitter_round21_b.py; NeMo/Speech#842 extension-ops-missing, was: in the file).
 """
 from __future__ import annotations
 
@@ -300,7 +302,10 @@ BARS = {
     "heldout20.yaml": (33 / 46, 0),
     # scored once at 20/53 with 3 of 21 negatives answered with a confident cause (out-of-sample)
     # at a618545, after the twentieth round merged; held there until the changes its misses prompt
-    "heldout21.yaml": (20 / 53, 3),
+    # in-sample, the twenty-first round, part b (n-z: nvcuda.dll's missing cu* entry point, glibc's
+    # string.h memcpy under nvcc, GFPGAN's RealESRGAN-on-CPU warning, a mid-run initialization
+    # error only possibly a driver mismatch; NeMo/Speech#842 relabelled extension-ops-missing)
+    "heldout21.yaml": (24 / 53, 2),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
