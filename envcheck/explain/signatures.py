@@ -76,8 +76,11 @@ MID_RUN = re.compile(r"kernel errors might be asynchronously reported|\bin (?:fo
 # --cpu, --no-cuda; a device='cpu' argument): a CUDA probe that finds no GPU there is expected
 CPU_ASKED = re.compile(r"--device[= ]['\"]?cpu\b|--(?:use[-_])?cpu\b|--no[-_]cuda\b|\bdevice\s*=\s*['\"]cpu['\"]",
                        re.IGNORECASE)
+# (a driver/library mismatch in NVML's or the kernel module's own words is printed only where the
+# driver is opened, at initialisation)
 AT_INIT = re.compile(r"_lazy_init|_cuda_init|\bcuinit\b|getdevicecount|cuda initialization|is_available"
-                     r"|ctxcreate|device_count|cudasetdevice|cuda_visible_devices", re.IGNORECASE)
+                     r"|ctxcreate|device_count|cudasetdevice|cuda_visible_devices"
+                     r"|driver/library version mismatch|api mismatch: the client", re.IGNORECASE)
 
 
 def anchor_of(pattern: str) -> Optional[str]:

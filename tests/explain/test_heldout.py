@@ -188,6 +188,9 @@ heldout21.yaml round 21 (74 texts, 53 positives, 21 negatives; collected after h
                of 21 negatives confident (out-of-sample; 13 positives are `other:`: 20/40 = 50.0 %).
                Part a read: 28/54 and 2 of 20 negatives confident (in-sample;
                tests/explain/test_emitter_round21_a.py; Open3D#3583 cuda-lib-missing, was: in the file).
+               Part b (n-z) read: 24/53 and 2 of 21 negatives confident (in-sample;
+               tests/explain/test_emitter_round21_b.py; NeMo/Speech#842 extension-ops-missing, was: in the file).
+               Both parts merged: 32/54 and 1 of 20 negatives confident (in-sample).
 """
 from __future__ import annotations
 
@@ -306,7 +309,11 @@ BARS = {
     # for GPU" and Kokkos' arch probe, a cuDNN symbol missing from a cuDNN binding, FluxMPI's warning,
     # sherpa-onnx's CPU build, AutoAWQ's missing kernels; Open3D#3583 relabelled cuda-lib-missing,
     # was: in the file)
-    "heldout21.yaml": (28 / 54, 2),
+    # in-sample, the twenty-first round, part b (n-z: nvcuda.dll's missing cu* entry point, glibc's
+    # string.h memcpy under nvcc, GFPGAN's RealESRGAN-on-CPU warning, a mid-run initialization
+    # error only possibly a driver mismatch; NeMo/Speech#842 relabelled extension-ops-missing)
+    # both parts merged: 32/54 with 1 of 20 negatives confident (xmrig-nvidia#248; in-sample)
+    "heldout21.yaml": (32 / 54, 1),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
