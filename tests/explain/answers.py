@@ -32,3 +32,16 @@ def whole(text: str, fields=WHOLE) -> dict:
     """The first environment cause as the emitter tests compare it: those fields of it, whole."""
     e = next(e for e in explain(text) if e.kind == "environment")
     return {f: getattr(e, f) for f in fields}
+
+
+CAUSE = ("id", "confidence", "title", "cause", "fix")
+
+
+def whole_cause(text: str) -> dict:
+    """whole() with the cause's text: what the round tests from the eighteenth on compare."""
+    return whole(text, CAUSE)
+
+
+def whole_cause_and_values(text: str) -> dict:
+    """whole_cause() and the values the wording read."""
+    return whole(text, CAUSE + ("values",))

@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain.answers import answers, whole
+from tests.explain.answers import answers, whole_cause as _whole
 
-
-def _whole(text):
-    return whole(text, ("id", "confidence", "title", "cause", "fix"))
 
 
 # --- faiss: a GPU index on a device the process does not have --------------------------------------

@@ -19,11 +19,8 @@ from __future__ import annotations
 import pytest
 
 from envcheck.explain.match import explain
-from tests.explain.answers import answers, confident, whole
+from tests.explain.answers import answers, confident, whole_cause as _whole
 
-
-def _whole(text):
-    return whole(text, ("id", "confidence", "title", "cause", "fix"))
 
 
 # --- Caffe's CUDA_CHECK: glog's CHECK_EQ with the runtime's number ----------------------------------

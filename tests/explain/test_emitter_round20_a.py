@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain.answers import answers, whole
+from tests.explain.answers import answers, whole_cause_and_values as _whole
 
-
-def _whole(text):
-    return whole(text, ("id", "confidence", "title", "cause", "fix", "values"))
 
 
 # --- TensorRT: CUDA does not initialise, error 35 ------------------------------------------------

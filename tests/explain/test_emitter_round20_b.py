@@ -23,11 +23,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.explain.answers import answers, confident, whole
+from tests.explain.answers import answers, confident, whole_cause as _whole
 
-
-def _whole(text):
-    return whole(text, ("id", "confidence", "title", "cause", "fix"))
 
 
 _RUNTIME_FIX = (
