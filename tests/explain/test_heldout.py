@@ -191,10 +191,11 @@ heldout21.yaml round 21 (74 texts, 53 positives, 21 negatives; collected after h
                Part b (n-z) read: 24/53 and 2 of 21 negatives confident (in-sample;
                tests/explain/test_emitter_round21_b.py; NeMo/Speech#842 extension-ops-missing, was: in the file).
                Both parts merged: 32/54 and 1 of 20 negatives confident (in-sample).
-heldout22a.yaml, heldout22b.yaml: 42 texts (26 positives, 16 negatives) collected for a
-               twenty-second round after heldout21 was scored, by the same rules, until the search
-               tool's budget for the session ran out; unscored and not registered here (a round
-               needs 60): a later session tops them up into heldout22.yaml and scores it once.
+heldout22.yaml round 22 (74 texts, 46 positives, 28 negatives; collected after heldout21 was
+               scored, by the same rules, by collectors who split the threads by owner (0-9, a-m:
+               16 texts, then two top-ups of 17 and 15 by two collectors of a later session; n-z:
+               26, the second part), none running `explain`): registered unscored; the coordinator
+               scores it once with ENVCHECK_SCORE_HELDOUT4=1.
 """
 from __future__ import annotations
 
@@ -321,7 +322,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout22.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -362,7 +363,8 @@ def test_the_second_round_is_new_to_the_first():
 ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "heldout5.yaml",
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
-          "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml"]
+          "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
+          "heldout22.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
