@@ -1,6 +1,6 @@
 """Leave-one-round-out cross-validation of explain's fallback from a text's keys
 (envcheck/explain/keys.py, its table built by tools/explain_catalogue/gen_keys.py). For each scored
-held-out round R from heldout2 to heldout21: the key table is built from the corpus and every other
+held-out round R from heldout2 to heldout22: the key table is built from the corpus and every other
 scored round, never from R, and R is scored with it, as test_heldout.py scores (recall: the first
 environment cause is the thread's; a negative fails on an exact/likely environment cause). Prints
 per round:
@@ -54,7 +54,8 @@ SCORED_ONCE = {"heldout2.yaml": (28, 49), "heldout3.yaml": (23, 40), "heldout4.y
                "heldout16.yaml": (24, 53), "heldout17.yaml": (19, 47), "heldout18.yaml": (20, 73),
                "heldout19.yaml": (27, 50),
                "heldout20.yaml": (24, 46),
-               "heldout21.yaml": (20, 53)}
+               "heldout21.yaml": (20, 53),
+               "heldout22.yaml": (11, 46)}
 
 
 NONE = Model({"tools": [], "phrases": [], "weights": {}})     # no key has a weight: no fallback
@@ -104,7 +105,8 @@ REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "hel
           "heldout16.yaml": ("d7705ab", 15), "heldout17.yaml": ("d7705ab", 15),
           "heldout18.yaml": ("110dd9e", 17), "heldout19.yaml": ("b4f2f93", 18),
           "heldout20.yaml": ("dac7536", 19),
-          "heldout21.yaml": ("a618545", 20)}
+          "heldout21.yaml": ("a618545", 20),
+          "heldout22.yaml": ("05ebd54", 21)}
 
 
 def child(old: Path, name: str, earlier) -> None:
