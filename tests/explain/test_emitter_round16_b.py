@@ -200,14 +200,19 @@ def test_cmake_not_finding_a_cuda_librarys_dev_files(text, lib):
 
 
 @pytest.mark.parametrize("text, want", [
-    # a version found and refused: an older NCCL installed, not its files missing
+    # a version found and refused: an older NCCL installed, not its files missing (what the key
+    # table guesses from "nccl" and ".so" changes as it learns: only ever possible)
     ("Could NOT find NCCL: Found unsuitable version \"2.4.8\", but required is at least \"2.7\" (found "
-     "/usr/lib/x86_64-linux-gnu/libnccl.so)", {"cuda-lib-missing": "possible"}),
+     "/usr/lib/x86_64-linux-gnu/libnccl.so)", None),
     # another package's find module
     ("Could NOT find PNG (missing: PNG_LIBRARY PNG_PNG_INCLUDE_DIR)", {}),
 ])
 def test_the_cmake_look_alikes_keep_their_answers(text, want):
-    assert answers(text) == want
+    got = answers(text)
+    if want is None:
+        assert "dev-package-missing" not in got and set(got.values()) <= {"possible"}, got
+    else:
+        assert got == want
 
 
 # --- onnxruntime's available providers without a GPU one ------------------------------------------

@@ -1,0 +1,61 @@
+"""Messages the key table used to answer, given wordings of their own when it stopped: once
+heldout22 was learnt, "falling back to cpu" / "no gpu" and "cudnn" weigh less (heldout22 holds them
+in texts of other causes), and the key table's answer for two in-sample texts fell under its bar.
+What prints them, and what they mean, is the emitters' (cited at each wording in signatures.yaml):
+
+- JAX's xla_bridge warning when it ends on the CPU backend ("No GPU/TPU found, falling back to
+  CPU."): most often a jaxlib without its CUDA plugin (torch-not-cuda for jaxlib, possible: a
+  CUDA plugin that failed to start prints its own error first, which names the cause).
+- OpenCV's dnn CUDA backend comparing the cuDNN it loads with the one it was built with
+  (cuda4dnn/init.hpp checkVersions): cudnn-version-mismatch, likely; not where the two are one
+  release that OpenCV 4.10 misreads (cuDNN 9.5 reported as 90.5, opencv#26332)."""
+from __future__ import annotations
+
+import pytest
+
+from envcheck.explain.match import explain
+from tests.explain.answers import answers, top_with_confidence, whole_cause_and_values
+
+
+@pytest.mark.parametrize("text", [
+    "WARNING:jax._src.xla_bridge:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun "
+    "for more info.)",
+    "W0412 10:01:02.123 xla_bridge.py:860] No GPU/TPU found, falling back to CPU.",
+])
+def test_jax_falling_back_to_cpu_is_possibly_a_cpu_jaxlib(text):
+    got = whole_cause_and_values(text)
+    assert (got["id"], got["confidence"]) == ("torch-not-cuda", "possible")
+    assert got["title"] == "A CPU-only jaxlib is installed"
+    assert 'pip install -U "jax[cuda12]"' in got["fix"]
+
+
+def test_a_cuda_plugin_that_failed_to_start_is_named_before_the_fallback_warning():
+    text = ("E0412 external/xla/xla/pjrt/gpu/se_gpu_pjrt_client.cc] Unable to initialize backend 'cuda': "
+            "FAILED_PRECONDITION: No visible GPU devices.\n"
+            "WARNING:jax._src.xla_bridge:No GPU/TPU found, falling back to CPU.")
+    assert top_with_confidence(text) == ("no-driver-found", "likely")
+
+
+def test_other_programs_falling_back_to_cpu_are_not_a_cpu_jaxlib():
+    # tqdm-like progress and a program's own notice: no emitter of JAX's, no jaxlib answer
+    assert "torch-not-cuda" not in answers("No GPU found. Falling back to CPU for inference.")
+
+
+@pytest.mark.parametrize("text, found, built", [
+    ("[ WARN:0] global /opt/opencv/modules/dnn/src/cuda4dnn/init.hpp (34) checkVersions cuDNN reports version "
+     "8201 which does not match with the version 8000 with which OpenCV was built", "8201", "8000"),
+    ("[ WARN:0@0.512] global init.hpp:32 checkVersions cuDNN reports version 8.9 which is not compatible with "
+     "the version 9.1 with which OpenCV was built", "8.9", "9.1"),
+])
+def test_opencv_cudnn_version_check_is_a_cudnn_version_mismatch(text, found, built):
+    got = whole_cause_and_values(text)
+    assert (got["id"], got["confidence"]) == ("cudnn-version-mismatch", "likely")
+    assert got["values"]["found"] == found and got["values"]["built"] == built
+    assert f"built against cuDNN {built} but the loader found {found} first" in got["cause"]
+
+
+@pytest.mark.parametrize("reported, built", [("90.5", "9.5"), ("90.1", "9.1")])
+def test_opencv_misreading_cudnn_9s_version_is_not_a_mismatch(reported, built):
+    text = (f"[ WARN:0@0.446] global init.hpp:32 checkVersions cuDNN reports version {reported} which is not "
+            f"compatible with the version {built} with which OpenCV was built")
+    assert [e.id for e in explain(text) if e.kind == "environment"] == []
