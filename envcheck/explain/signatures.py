@@ -206,6 +206,12 @@ _CPU_BUILDS = (
      "Install the program's CUDA build, or build it with its CUDA feature (for a Rust program "
      "`cargo build --release --features cuda`, as its Dockerfile or build docs give it); or run with "
      "`--device cpu`."),
+    ("tvm", "TVM (built without CUDA)",
+     "Rebuild TVM with CUDA (`set(USE_CUDA ON)` in the build directory's config.cmake, in a clean build "
+     "directory) and reinstall its Python package from that build, so that it loads the new libtvm."),
+    ("decord", "decord (built without CUDA)",
+     "Build decord from source with `cmake .. -DUSE_CUDA=ON` and install its Python package from that "
+     "build (the PyPI decord wheels have no GPU decoder), or decode on the CPU (`ctx=cpu(0)`)."),
     ("colmap", "COLMAP (SiftGPU on OpenGL, no CUDA)",
      "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
      "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
