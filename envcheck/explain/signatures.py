@@ -187,6 +187,10 @@ _CPU_BUILDS = (
     ("ort", "onnxruntime (no GPU provider)",
      "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both install the same module, "
      "the CPU one shadows the GPU one), built for your CUDA major."),
+    ("paddle", "PaddlePaddle",
+     "Uninstall `paddlepaddle` and install `paddlepaddle-gpu` built for your CUDA (PaddlePaddle's install "
+     "page gives the index for each CUDA; for C++ the GPU build of the Paddle Inference library), then "
+     "check with `python -c \"import paddle; paddle.utils.run_check()\"`."),
     ("cv2", "OpenCV (no CUDA modules)",
      "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels have none), "
      "or the CPU path of the code."),
