@@ -74,8 +74,10 @@ MID_RUN = re.compile(r"kernel errors might be asynchronously reported|\bin (?:fo
                      r"|\.backward\(|optimizer\.step\(", re.IGNORECASE)
 # where a text shows the program was asked to run on the CPU (a command line's --device cpu,
 # --cpu, --no-cuda; a device='cpu' argument): a CUDA probe that finds no GPU there is expected
-CPU_ASKED = re.compile(r"--device[= ]['\"]?cpu\b|--(?:use[-_])?cpu\b|--no[-_]cuda\b|\bdevice\s*=\s*['\"]cpu['\"]",
-                       re.IGNORECASE)
+# (PaddlePaddle's programs take --use_gpu: `--use_gpu=false` in Paddle v1's trainer, `--use_gpu False`
+# in PaddleOCR's tools, use_gpu=False in their Python APIs)
+CPU_ASKED = re.compile(r"--device[= ]['\"]?cpu\b|--(?:use[-_])?cpu\b|--no[-_]cuda\b|\bdevice\s*=\s*['\"]cpu['\"]"
+                       r"|\buse_gpu(?:\s*=\s*|\s+)['\"]?(?:false|0)(?![\w.])", re.IGNORECASE)
 # (a driver/library mismatch in NVML's or the kernel module's own words is printed only where the
 # driver is opened, at initialisation)
 AT_INIT = re.compile(r"_lazy_init|_cuda_init|\bcuinit\b|getdevicecount|cuda initialization|is_available"

@@ -14,7 +14,11 @@ other than any held-out one and look-alikes that keep their answers.
   cudaErrorInsufficientDriver in every CUDA release (driver-too-old, exact); another code, nothing.
 - Paddle's init.cc "Compiled with WITH_GPU, but no GPU found in runtime." (counting the GPUs threw
   in a CUDA build; from 1.8 a missing driver returns 0 without it): driver-too-old as a lead only
-  (possible); the XPU twin is not it."""
+  (possible); the XPU twin is not it.
+- The confident negative Paddle#1468 (the CUDA runtime's "no CUDA-capable device is detected" from a
+  GPU build run with --use_gpu=false) shows no CPU ask in its text; Paddle's programs ask for the
+  CPU with --use_gpu false (use_gpu=False in their APIs), which the CPU-run rule now reads, so where
+  a text shows it no-driver-found is only possible (cpu_run), as for --device cpu."""
 from __future__ import annotations
 
 import pytest
@@ -115,3 +119,30 @@ def test_no_gpu_found_in_runtime_is_a_driver_too_old_lead():
 def test_the_xpu_twin_is_not_a_cuda_driver():
     assert "driver-too-old" not in answers(
         "W0102 11:20:01.000 77 init.cc:190] Compiled with WITH_XPU, but no XPU found in runtime.")
+
+
+# --- PaddlePaddle's --use_gpu asking for the CPU (cpu_run) -----------------------------------------
+
+@pytest.mark.parametrize("text", [
+    # Paddle v1's trainer told to run on the CPU, its GPU build initialising CUDA anyway
+    "paddle train --config=trainer_config.py --use_gpu=false --trainer_count=4\n"
+    "F0301 10:11:12.000 77 hl_cuda_device.cc:566] Check failed: cudaSuccess == cudaStat (0 vs. 38) Cuda Error: "
+    "no CUDA-capable device is detected",
+    # PaddleOCR's tools and API
+    "python3 tools/infer/predict_system.py --use_gpu False --image_dir=./doc/imgs\n"
+    "RuntimeError: no CUDA-capable device is detected",
+    "ocr = PaddleOCR(use_angle_cls=True, use_gpu=False)\ncudaErrorNoDevice: no CUDA-capable device is detected",
+])
+def test_no_device_where_paddle_was_asked_for_the_cpu_is_only_possible(text):
+    assert answers(text) == {"no-driver-found": "possible"}
+
+
+@pytest.mark.parametrize("text", [
+    "python3 tools/infer/predict_system.py --use_gpu True --image_dir=./doc/imgs\n"
+    "RuntimeError: no CUDA-capable device is detected",
+    "config: use_gpu=0.5\nRuntimeError: no CUDA-capable device is detected",
+    "F0301 hl_cuda_device.cc:566] Check failed: cudaSuccess == cudaStat (0 vs. 38) Cuda Error: no CUDA-capable "
+    "device is detected",
+])
+def test_no_device_without_a_cpu_ask_stays_exact(text):
+    assert answers(text) == {"no-driver-found": "exact"}
