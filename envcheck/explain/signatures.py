@@ -74,8 +74,10 @@ MID_RUN = re.compile(r"kernel errors might be asynchronously reported|\bin (?:fo
                      r"|\.backward\(|optimizer\.step\(", re.IGNORECASE)
 # where a text shows the program was asked to run on the CPU (a command line's --device cpu,
 # --cpu, --no-cuda; a device='cpu' argument): a CUDA probe that finds no GPU there is expected
-CPU_ASKED = re.compile(r"--device[= ]['\"]?cpu\b|--(?:use[-_])?cpu\b|--no[-_]cuda\b|\bdevice\s*=\s*['\"]cpu['\"]",
-                       re.IGNORECASE)
+# (PaddlePaddle's programs take --use_gpu: `--use_gpu=false` in Paddle v1's trainer, `--use_gpu False`
+# in PaddleOCR's tools, use_gpu=False in their Python APIs)
+CPU_ASKED = re.compile(r"--device[= ]['\"]?cpu\b|--(?:use[-_])?cpu\b|--no[-_]cuda\b|\bdevice\s*=\s*['\"]cpu['\"]"
+                       r"|\buse_gpu(?:\s*=\s*|\s+)['\"]?(?:false|0)(?![\w.])", re.IGNORECASE)
 # (a driver/library mismatch in NVML's or the kernel module's own words is printed only where the
 # driver is opened, at initialisation)
 AT_INIT = re.compile(r"_lazy_init|_cuda_init|\bcuinit\b|getdevicecount|cuda initialization|is_available"
@@ -187,6 +189,10 @@ _CPU_BUILDS = (
     ("ort", "onnxruntime (no GPU provider)",
      "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both install the same module, "
      "the CPU one shadows the GPU one), built for your CUDA major."),
+    ("paddle", "PaddlePaddle",
+     "Uninstall `paddlepaddle` and install `paddlepaddle-gpu` built for your CUDA (PaddlePaddle's install "
+     "page gives the index for each CUDA; for C++ the GPU build of the Paddle Inference library), then "
+     "check with `python -c \"import paddle; paddle.utils.run_check()\"`."),
     ("cv2", "OpenCV (no CUDA modules)",
      "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels have none), "
      "or the CPU path of the code."),
