@@ -128,10 +128,15 @@ _DEEPMD_FIX = ("Install DeePMD-kit's CUDA build (`pip install deepmd-kit[gpu,cu1
                "print(tf.config.list_physical_devices('GPU'))\"`).")
 
 
-def test_deepmd_cpu_build_variant_is_its_cpu_build():
-    text = ("DEEPMD INFO    Installed to:         /opt/conda/lib/python3.10/site-packages/deepmd\n"
-            "DEEPMD INFO    Source:               v2.2.7\nDEEPMD INFO    build variant:        cpu\n"
-            "DEEPMD INFO    build with tf inc:    /opt/conda/lib/python3.10/site-packages/tensorflow/include")
+@pytest.mark.parametrize("text", [
+    "DEEPMD INFO    Installed to:         /opt/conda/lib/python3.10/site-packages/deepmd\n"
+    "DEEPMD INFO    Source:               v2.2.7\nDEEPMD INFO    build variant:        cpu\n"
+    "DEEPMD INFO    build with tf inc:    /opt/conda/lib/python3.10/site-packages/tensorflow/include",
+    # 3.x capitalises the keys and the variant
+    "[2025-01-10 09:12:03,511] DEEPMD INFO    Float Precision:       Double\n"
+    "[2025-01-10 09:12:03,511] DEEPMD INFO    Build Variant:         CPU",
+])
+def test_deepmd_cpu_build_variant_is_its_cpu_build(text):
     assert _whole(text) == {
         "id": "torch-not-cuda", "confidence": "likely",
         "title": "A CPU-only DeePMD-kit is installed",
