@@ -8,6 +8,7 @@ texts other than any held-out one and look-alikes that must stay where they were
 - CUDArt.jl (src/libcudart*.jl: "CUDA runtime API library cannot be found" when find_library finds
   no libcudart): cudart-lib-missing, exact, with no version named (X.Y, not an empty one).
 - Kubernetes' scheduler (FitError "0/N nodes are available: ...", NodeResourcesFit's "Insufficient
+  nvidia.com/gpu") and the kubelet's device manager ("requested number of devices unavailable for
   nvidia.com/gpu"): no node has the requested GPUs unallocated (gpu-busy-or-unavailable, likely; its
   cause and fix now say the Kubernetes case); other resources insufficient name no GPU cause.
 - DeePMD-kit's summaries: "build variant: cpu" is its CPU build (torch-not-cuda for DeePMD-kit,
@@ -101,6 +102,9 @@ _K8S_GPUS = {
     "nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.",
     "Events:\n  Type     Reason            Age   From               Message\n  Warning  FailedScheduling  "
     "default-scheduler  0/2 nodes are available: 2 Insufficient amd.com/gpu.",
+    # the kubelet's admission on the node the scheduler chose
+    "Status:  Failed\nReason:  UnexpectedAdmissionError\nMessage: Pod Allocate failed due to requested number of "
+    "devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected",
 ])
 def test_the_scheduler_finding_no_free_gpus_is_gpu_busy_or_unavailable(text):
     assert _whole(text) == _K8S_GPUS
@@ -109,6 +113,8 @@ def test_the_scheduler_finding_no_free_gpus_is_gpu_busy_or_unavailable(text):
 @pytest.mark.parametrize("text", [
     "0/3 nodes are available: 3 Insufficient memory.",
     "0/5 nodes are available: 2 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector.",
+    "Pod Allocate failed due to requested number of devices unavailable for example.com/fpga. Requested: 2, "
+    "Available: 1, which is unexpected",
 ])
 def test_other_resources_insufficient_name_no_gpu_cause(text):
     assert "gpu-busy-or-unavailable" not in answers(text)
