@@ -157,6 +157,8 @@ def _cudart(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     # libcudart.so.10.0 names the exact runtime; from 11 the soname is the major only
     # (libcudart.so.11.0 is shared by all 11.x, libcudart.so.12 by all 12.x)
     ver = g.get("ver") or ""
+    if not ver:             # a loader that names no version (CUDArt.jl's "cannot be found")
+        return {"cuda": "X.Y", "ver": "X.Y", "install_ver": "X.Y"}
     if g.get("minor"):      # Windows' cudart64_101.dll: CUDA 10.1
         ver = f"{ver}.{g['minor']}"
     parts = ver.split(".")
@@ -218,6 +220,11 @@ _CPU_BUILDS = (
     ("decord", "decord (built without CUDA)",
      "Build decord from source with `cmake .. -DUSE_CUDA=ON` and install its Python package from that "
      "build (the PyPI decord wheels have no GPU decoder), or decode on the CPU (`ctx=cpu(0)`)."),
+    ("deepmd", "DeePMD-kit",
+     "Install DeePMD-kit's CUDA build (`pip install deepmd-kit[gpu,cu12]`, or conda-forge's deepmd-kit "
+     "with a cuda build string), whose summary reads `build variant: cuda`; if it already does, see why "
+     "its TensorFlow lists no GPU (`python -c \"import tensorflow as tf; "
+     "print(tf.config.list_physical_devices('GPU'))\"`)."),
     ("colmap", "COLMAP (SiftGPU on OpenGL, no CUDA)",
      "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
      "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
