@@ -205,6 +205,10 @@ heldout22.yaml round 22 (74 texts, 46 positives, 28 negatives; collected after h
                The first part's top-ups read: 16/46 and 3 of 28 negatives confident (in-sample;
                tests/explain/test_emitter_round22_c.py; no relabels).
                All three merged: 27/46 and 3 of 28 negatives confident (in-sample).
+heldout23.yaml round 23 (66 texts, 40 positives, 26 negatives; collected after heldout22 was
+               scored, by the same rules, by collectors who split the threads by owner (0-9, a-m:
+               19 texts, then top-ups of 15 and 3; n-z: 18, collected as a round-22 top-up that
+               came too late, then top-ups of 3 and 8), none running `explain`): unscored.
 """
 from __future__ import annotations
 
@@ -351,7 +355,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout23.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -393,7 +397,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
-          "heldout22.yaml"]
+          "heldout22.yaml", "heldout23.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
