@@ -208,7 +208,9 @@ heldout22.yaml round 22 (74 texts, 46 positives, 28 negatives; collected after h
 heldout23.yaml round 23 (66 texts, 40 positives, 26 negatives; collected after heldout22 was
                scored, by the same rules, by collectors who split the threads by owner (0-9, a-m:
                19 texts, then top-ups of 15 and 3; n-z: 18, collected as a round-22 top-up that
-               came too late, then top-ups of 3 and 8), none running `explain`): unscored.
+               came too late, then top-ups of 3 and 8), none running `explain`): scored once at
+               30d763f, after the twenty-second round merged, at 13/40 = 32.5 % with 7 of 26
+               negatives confident (out-of-sample; 8 positives are `other:`: 13/32 = 40.6 %).
 """
 from __future__ import annotations
 
@@ -352,10 +354,13 @@ BARS = {
     # device_type cpu; no relabels)
     # all three merged: 27/46 with 3 of 28 negatives confident (in-sample)
     "heldout22.yaml": (27 / 46, 3),
+    # 13/40 with 7 of 26 negatives confident: out-of-sample, scored once at 30d763f (the twenty-third
+    # round, 66 texts from six collectors' parts split by owner; nobody had run explain on them)
+    "heldout23.yaml": (13 / 40, 7),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout23.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
