@@ -59,3 +59,29 @@ def test_opencv_misreading_cudnn_9s_version_is_not_a_mismatch(reported, built):
     text = (f"[ WARN:0@0.446] global init.hpp:32 checkVersions cuDNN reports version {reported} which is not "
             f"compatible with the version {built} with which OpenCV was built")
     assert [e.id for e in explain(text) if e.kind == "environment"] == []
+
+
+# once heldout23 was learnt, "lib:cuda" and "tool:singularity" together fell under the key table's
+# bar: the driver's library missing from the process gets its emitters' wordings (TensorFlow's
+# cuda_diagnostics, and the plain "unable to find libcuda.so.1" of a container without the driver)
+@pytest.mark.parametrize("text", [
+    "2021-11-19 15:37:52.508197: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] libcuda reported "
+    "version is: Not found: was unable to find libcuda.so DSO loaded into this program",
+    "libcuda reported version is: NOT_FOUND: was unable to find libcuda.so DSO loaded into this program",
+    'Singularity Built From NGC Base Yields "unable to find libcuda.so.1"',
+])
+def test_the_driver_s_libcuda_missing_from_the_process_is_possibly_no_driver(text):
+    assert top_with_confidence(text) == ("no-driver-found", "possible")
+
+
+def test_cuinit_s_own_error_before_the_diagnostics_names_its_cause_first():
+    text = ("E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: "
+            "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: forward compatibility was attempted on non supported HW\n"
+            "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:200] libcuda reported version is: Not found: "
+            "was unable to find libcuda.so DSO loaded into this program")
+    assert top_with_confidence(text)[0] != "no-driver-found"
+
+
+def test_the_toolkit_s_stub_libcuda_so_not_found_is_not_the_driver_s():
+    # libcuda.so (no .1) is the development symlink / stub a link step asks for
+    assert "no-driver-found" not in answers("ld: unable to find libcuda.so for -lcuda")
