@@ -300,6 +300,19 @@ def _native_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {}
 
 
+def _torch_binding(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # a binding of another language built against one libtorch release (TorchSharp's LibTorchSharp)
+    if g.get("torchsharp") is None:
+        return {}
+    return {"binding_cause": "TorchSharp's native glue (LibTorchSharp) was built against one libtorch release and "
+                             "Windows loaded the libtorch DLLs of another (a libtorch-cpu-* / libtorch-cuda-* package "
+                             "of another version than this TorchSharp's, or another libtorch earlier on the search "
+                             "path): a function it imports is not there (0x8007007F). Elsewhere: ",
+            "binding_fix": "Reference the libtorch packages of the version this TorchSharp release names (its NuGet "
+                           "dependencies; simplest, the combination package TorchSharp-cpu or TorchSharp-cuda-windows "
+                           "of the same version) and no other libtorch. Elsewhere: "}
+
+
 # a library's name and its development package (dev-package-missing), by what the text names
 _DEV_PACKAGES = {
     "nccl": ("NCCL", "libnccl-dev of the libnccl2 version installed (libnccl-devel on RHEL)"),
@@ -333,7 +346,7 @@ DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
     "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
     "dev_package": _dev_package, "l4t_note": _l4t_note,
-    "native_build": _native_build,
+    "native_build": _native_build, "torch_binding": _torch_binding,
 }
 
 
