@@ -53,7 +53,10 @@ _NUMBER = (
 # the words a library puts before a generic description ("CUDA error: unknown error"):
 # (family, the words, what may follow them before the description), on the lower-case text
 _PREFIX = (
-    ("CUDA", "cuda error", re.compile(r"\W{1,4}")),
+    # a project's own check macro may put where the call failed before the runtime's description:
+    # "CUDA error at %s %d: %s" (GpuBTree's CHECK_ERROR), "CUDA error at %s:%d: %s", the old
+    # CUDA SDK cutil's "Cuda error in file '%s' in line %i : %s."
+    ("CUDA", "cuda error", re.compile(r"(?: (?:at|in):? (?:file )?'?[^\s']+?'?(?::| | in line | line |, line )\d+)?\W{1,4}")),
     ("CUDA", "cuda failure", re.compile(r"\W{1,4}")),
     ("CUDA", "cuda runtime error", re.compile(r"(?: \(\d+\))?\W{1,4}")),
     ("CUDA", "cuda driver error", re.compile(r"\W{1,4}")),

@@ -342,11 +342,17 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {"lib_name": name, "dev_pkg": pkg}
 
 
+def _driver_lib(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # which of the driver's libraries the words are about, where they do not name it: nnabla's
+    # GPU check lists the GPUs through NVML (libnvidia-ml.so.1)
+    return {"lib": "libnvidia-ml.so"} if g.get("nvml") is not None else {}
+
+
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
     "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
     "dev_package": _dev_package, "l4t_note": _l4t_note,
-    "native_build": _native_build, "torch_binding": _torch_binding,
+    "native_build": _native_build, "torch_binding": _torch_binding, "driver_lib": _driver_lib,
 }
 
 
