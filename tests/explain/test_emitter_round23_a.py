@@ -34,7 +34,8 @@ answers.
   at initialisation too (test_emitter_round21_b.py's look-alike follows).
 
 Left: bycloudai/instant-ngp-Windows#4 (CMake's "CMAKE_CUDA_ARCHITECTURES must be valid if set." is an
-empty or non-numeric architectures value, no sign of the broken toolkit the reporter reinstalled),
+architectures value set empty or with no number in it, CMake 3.23's CMakeDetermineCUDACompiler.cmake;
+no sign of the broken toolkit the reporter reinstalled),
 karpathy/char-rnn#179 (char-rnn's own fallback after `require 'cutorch'` failed, no sign of which of
 its causes), deepmodeling/deepmd-kit#99 (libcuda.so.1 missing is no-driver-found's definition; that
 the job imported another TensorFlow shows nowhere in the text): `other:` labels with no sign of their
