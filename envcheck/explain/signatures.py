@@ -327,6 +327,10 @@ _DEV_PACKAGES = {
     "sparsehash": ("sparsehash", "libsparsehash-dev (sparsehash-devel on RHEL, sparsehash on conda-forge)"),
     "nvjpeg": ("nvJPEG", "libnvjpeg-dev-X-Y for the CUDA X.Y installed (libnvjpeg-devel-X-Y on RHEL; CUDA before 10.0 "
                "has none in the toolkit)"),
+    # the CUDA math libraries' link libraries (conda: their -dev packages hold lib/libNAME.so)
+    **{lib: (name, f"lib{lib}-dev-X-Y for the CUDA X.Y installed (conda: lib{lib}-dev)")
+       for lib, name in (("cublas", "cuBLAS"), ("cufft", "cuFFT"), ("curand", "cuRAND"), ("cusparse", "cuSPARSE"),
+                         ("cusolver", "cuSOLVER"), ("nvjitlink", "nvJitLink"))},
 }
 
 
@@ -336,7 +340,7 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     lib = "tensorrt" if lib.startswith(("nvinfer", "nvcaffeparser", "nvonnxparser", "nvuffparser", "nvparsers")) \
         else "opencl" if lib.startswith("cl/") else lib
     lib = "cudart" if lib.startswith(("cuda", "vector_", "crt/", "host_", "driver_")) else lib
-    lib = "sparsehash" if lib.startswith("google/") else lib
+    lib = "sparsehash" if lib.startswith("google/") else "cublas" if lib == "cublaslt" else lib
     name, pkg = _DEV_PACKAGES.get("libaio" if lib in ("aio", "async_io") else lib,
                                   ("the library", "its -dev (-devel) package"))
     return {"lib_name": name, "dev_pkg": pkg}

@@ -215,7 +215,9 @@ heldout23.yaml round 23 (66 texts, 40 positives, 26 negatives; collected after h
                tests/explain/test_emitter_round23_c.py; no relabels).
                Part b (n-z) read: 16/40 and 7 of 26 negatives confident (in-sample;
                tests/explain/test_emitter_round23_b.py; no relabels).
-               Those two merged: 19/40 and 7 of 26 negatives confident (in-sample).
+               Part a read: 17/40 and 6 of 26 negatives confident (in-sample;
+               tests/explain/test_emitter_round23_a.py; LightGBM#6205 torch-not-cuda, was: in the file).
+               Those three merged: 23/40 and 6 of 26 negatives confident (in-sample).
 """
 from __future__ import annotations
 
@@ -370,8 +372,13 @@ BARS = {
     # cublasCreate's, Caffe's "Cannot create cuDNN handle", FindCUDA.cmake's "Specify
     # CUDA_TOOLKIT_ROOT_DIR", nnabla's NVML GPU-list failure, a check macro's file and line before
     # the runtime's description; no relabels)
-    # those two merged: 19/40 with 7 of 26 negatives confident (in-sample)
-    "heldout23.yaml": (19 / 40, 7),
+    # 17/40 with 6 of 26 negatives confident: in-sample, the twenty-third round, first part
+    # (SageAttention's "SMxx kernel is not available", an extension refusing the CUDA runtime's launch
+    # API of the other side of nvcc 9.2 / CUDA 10.1, conda's own ld missing a CUDA link library,
+    # LightGBM's recompile line, the bare "initialization error" only possible; LightGBM#6205
+    # relabelled torch-not-cuda, was: in the file)
+    # those three merged: 23/40 with 6 of 26 negatives confident (in-sample)
+    "heldout23.yaml": (23 / 40, 6),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
