@@ -221,6 +221,9 @@ heldout23.yaml round 23 (66 texts, 40 positives, 26 negatives; collected after h
                tests/explain/test_emitter_round23_d.py; NVIDIA/TensorRT#51
                [arch-not-compatible, cudnn-execution-failed], was: in the file).
                All four merged: 25/40 and 4 of 26 negatives confident (in-sample).
+heldout24.yaml round 24 (69 texts, 37 positives, 32 negatives; collected after heldout23 was
+               scored, by the same rules, by two collectors who split the threads by owner (0-9,
+               a-m: 41 texts; n-z: 28, the second part), neither running `explain`): unscored.
 """
 from __future__ import annotations
 
@@ -390,7 +393,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout24.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -432,7 +435,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
-          "heldout22.yaml", "heldout23.yaml"]
+          "heldout22.yaml", "heldout23.yaml", "heldout24.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
