@@ -223,7 +223,9 @@ heldout23.yaml round 23 (66 texts, 40 positives, 26 negatives; collected after h
                All four merged: 25/40 and 4 of 26 negatives confident (in-sample).
 heldout24.yaml round 24 (69 texts, 37 positives, 32 negatives; collected after heldout23 was
                scored, by the same rules, by two collectors who split the threads by owner (0-9,
-               a-m: 41 texts; n-z: 28, the second part), neither running `explain`): unscored.
+               a-m: 41 texts; n-z: 28, the second part), neither running `explain`): scored once
+               at 6a7aaaf, after the twenty-third round merged, at 11/37 = 29.7 % with 5 of 32
+               negatives confident (out-of-sample; 12 positives are `other:`: 11/25 = 44.0 %).
 """
 from __future__ import annotations
 
@@ -390,10 +392,13 @@ BARS = {
     # cudnn-execution-failed], was: in the file)
     # all four merged: 25/40 with 4 of 26 negatives confident (in-sample)
     "heldout23.yaml": (25 / 40, 4),
+    # 11/37 with 5 of 32 negatives confident: out-of-sample, scored once at 6a7aaaf (the twenty-fourth
+    # round, 69 texts from two collectors' parts split by owner; nobody had run explain on them)
+    "heldout24.yaml": (11 / 37, 5),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout24.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
