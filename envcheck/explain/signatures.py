@@ -352,11 +352,19 @@ def _driver_lib(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {"lib": "libnvidia-ml.so"} if g.get("nvml") is not None else {}
 
 
+def _gcc_below(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # a build script that names the first gcc major a CUDA release refuses (Kaldi's configure:
+    # "You need g++ < 7.0"): the newest it takes is the major below
+    below = g.get("gcc_below")
+    return {"max_gcc": str(int(below) - 1)} if below and int(below) > 1 else {}
+
+
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
     "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
     "dev_package": _dev_package, "l4t_note": _l4t_note,
     "native_build": _native_build, "torch_binding": _torch_binding, "driver_lib": _driver_lib,
+    "gcc_below": _gcc_below,
 }
 
 
