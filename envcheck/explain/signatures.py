@@ -270,6 +270,11 @@ def _l4t_note(g: Dict[str, str]) -> Dict[str, Optional[str]]:
         return {"l4t_note": "With containerd (Kubernetes) register the runtime: `sudo nvidia-ctk runtime configure "
                             "--runtime=containerd` and `sudo systemctl restart containerd` (microk8s: `microk8s enable "
                             "gpu`; the GPU Operator does it for the cluster). Elsewhere: "}
+    if g.get("nvd1") is not None:
+        # nvidia-docker 1.0 mounts the driver through its own volume plugin (nvidia-docker-plugin)
+        return {"l4t_note": "nvidia-docker 1.0 mounts the driver through its volume plugin, nvidia-docker-plugin, which "
+                            "is not running: start it (`sudo systemctl start nvidia-docker`, or `sudo -b nohup "
+                            "nvidia-docker-plugin`) before `nvidia-docker run`, or (1.0 is retired) move to the toolkit: "}
     if g.get("l4t") is None:
         return {}
     return {"l4t_note": "On Jetson run the container with `--runtime nvidia` (or \"default-runtime\": \"nvidia\" in "

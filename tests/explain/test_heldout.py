@@ -228,6 +228,9 @@ heldout24.yaml round 24 (69 texts, 37 positives, 32 negatives; collected after h
                negatives confident (out-of-sample; 12 positives are `other:`: 11/25 = 44.0 %).
                Part a2 (texts 21-41) read: 15/37 and 5 of 32 negatives confident (in-sample;
                tests/explain/test_emitter_round24_a2.py; no relabels).
+               Part b2 (n-z, texts 15-28) read: 13/37 and 5 of 32 negatives confident (in-sample;
+               tests/explain/test_emitter_round24_b2.py; no relabels).
+               Parts a2 and b2 merged: 15/37 and 5 of 32 negatives confident (in-sample).
 """
 from __future__ import annotations
 
@@ -399,6 +402,12 @@ BARS = {
     # 15/37 with 5 of 32 negatives confident: in-sample, the twenty-fourth round, part a2 (texts 21-41:
     # Kaldi's configure refusing the host g++ for its CUDA gcc-too-new, the runtime's "invalid device
     # symbol" possibly no-kernel-image; no relabels)
+    # 13/37 with 5 of 32 negatives confident: in-sample, the twenty-fourth round, part b2 (n-z, texts
+    # 15-28: nvidia-docker 1.0's volume plugin not found, Docker's lookup, container-toolkit-missing
+    # by a wording rather than the keys; Ultralytics' select_device read from the counts it prints,
+    # no device a CPU torch then no driver as leads, a +cu banner no-driver-found, fewer GPUs than
+    # asked invalid-device-ordinal; no relabels)
+    # parts a2 and b2 merged: 15/37 with 5 of 32 negatives confident (in-sample)
     "heldout24.yaml": (15 / 37, 5),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
