@@ -18,6 +18,14 @@ look-alikes that keep their answers.
   file for the platform ("No resource found with name"), nor for JCudaDriver/JCudaRuntime. With
   it named, the key table is not asked, whose "architecture" (JCuda's "Architecture         :
   amd64", the JVM's os.arch) weighs to nvcc-arch-unsupported.
+- nvcc's own words for archs it still builds no longer count as the key table's arch keys
+  (keys.py _ARCH_BUILT): its deprecation warnings (CUDA 9-11 "The 'compute_35', ... and 'sm_37'
+  architectures are deprecated, and may be removed in a future release", CUDA 12 "Support for
+  offline compilation for architectures prior to '<compute/sm/lto>_75' will be removed") and its
+  intermediate files' names (tmpxft_..._device.compute_35.cubin in fatbinary's and nvlink's
+  messages): an arch named there was built, so a build failing for another reason is no longer
+  answered nvcc-arch-dropped/-unsupported from them (MouseLand/Kilosort#515, an `other:` positive,
+  got nvcc-arch-dropped that way, possible).
 
 Left, and why (each in docs/doctor.md's paragraph for this part):
 - benedekrozemberczki/SimGNN#26: the reporter's prose ("no module named touchy_scatter
@@ -28,10 +36,9 @@ Left, and why (each in docs/doctor.md's paragraph for this part):
   of the cause (a Kepler+ build on a Fermi GPU); reading QUDA's format as the runtime's description
   would name cuda-unknown-error here and on the negative lattice/quda#507 (the same words, a QUDA
   bug).
-- MouseLand/Kilosort#515 (an `other:` positive): nvcc's deprecation warning's compute_35/sm_35 and
-  "nvcc" give the key table's nvcc-arch-dropped, possible only; the failing line is fatbinary's
-  "'%s' is not in 'keyword=value' format" (its --image argument broken by the file name), which no
-  cause id describes, and no wording of a workload cause names it either.
+- MouseLand/Kilosort#515 (an `other:` positive): now no answer; its failing line, fatbinary's
+  "'%s' is not in 'keyword=value' format" (its argument list broken by a temporary file's name),
+  has no cause id to name.
 - HaveAGitGat/Tdarr#745, Askannz/optimus-manager#354, kwonoh/glam#5 (`other:` positives): no
   answer given, none wrong."""
 from __future__ import annotations
@@ -140,3 +147,46 @@ def test_jcudas_architecture_line_no_longer_gives_an_nvcc_answer():
     text = ('java.lang.UnsatisfiedLinkError: Error while loading native library "JCurand-10.2.0-windows-x86_64"\n'
             "Operating system name: Windows 10\nArchitecture         : amd64\nArchitecture bit size: 64")
     assert [e.id for e in explain(text)] == ["cuda-lib-missing"]
+
+
+# --- nvcc's words for archs it built are not the key table's arch keys ------------------------------
+
+_DEPRECATED = ("nvcc warning : The 'compute_35', 'compute_37', 'compute_50', 'sm_35', 'sm_37' and 'sm_50' "
+               "architectures are deprecated, and may be removed in a future release (Use "
+               "-Wno-deprecated-gpu-targets to suppress warning).\n")
+
+
+@pytest.mark.parametrize("text", [
+    # CUDA 11's deprecation warning alone, and before a failure no wording knows
+    _DEPRECATED,
+    _DEPRECATED + "nvlink fatal   : Could not open input file '/tmp/tmpxft_0000_00000000-10_kern.o'",
+    # CUDA 9's, the archs then deprecated
+    "nvcc warning : The 'compute_20', 'sm_20', and 'sm_21' architectures are deprecated, and may be removed in a "
+    "future release (Use -Wno-deprecated-gpu-targets to suppress warning).",
+    # CUDA 12's, one arch as a bound
+    "nvcc warning : Support for offline compilation for architectures prior to '<compute/sm/lto>_75' will be "
+    "removed in a future release (Use -Wno-deprecated-gpu-targets to suppress warning).",
+    # an intermediate file nvcc made for an arch, named by fatbinary
+    "fatbinary fatal   : '12_kernel.sm_52.cubin' is not in 'keyword=value' format\nnvcc error   : 'fatbinary' "
+    "died with status 0x1",
+])
+def test_archs_nvcc_shows_it_built_give_no_arch_answer(text):
+    assert not {"nvcc-arch-dropped", "nvcc-arch-unsupported", "arch-not-compatible"} & set(answers(text))
+
+
+@pytest.mark.parametrize("text", [
+    # the arch asked for on the command line still counts, beside the warning or alone
+    _DEPRECATED + "nvcc -gencode arch=compute_90,code=sm_90 -c k.cu\nnvcc error   : the build failed",
+    "nvcc -gencode arch=compute_90,code=sm_90 -c k.cu\nnvcc error   : the build failed",
+])
+def test_an_arch_asked_for_keeps_the_key_tables_answer(text):
+    assert set(answers(text)) == {"nvcc-arch-dropped", "nvcc-arch-unsupported"}
+
+
+@pytest.mark.parametrize("text, want", [
+    # nvcc's refusals keep their wordings' answers, the deprecation warning beside them
+    (_DEPRECATED + "nvcc fatal   : Unsupported gpu architecture 'compute_30'", ("nvcc-arch-dropped", "exact")),
+    (_DEPRECATED + "nvcc fatal   : Unsupported gpu architecture 'compute_90'", ("nvcc-arch-unsupported", "exact")),
+])
+def test_nvccs_refusals_beside_the_warning_keep_their_answers(text, want):
+    assert top_with_confidence(text) == want
