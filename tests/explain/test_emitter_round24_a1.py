@@ -15,7 +15,8 @@ look-alikes that keep their answers.
   binding of a CUDA library (JCublas2, JCufft, JCurand, JCusparse, JCusolver, JNvrtc ...): each
   binding is built for one CUDA release and links that release's library, so most often that CUDA
   is not installed or not on PATH: cuda-lib-missing (likely). Not where the natives jar has no
-  file for the platform ("No resource found with name"), nor for JCudaDriver/JCudaRuntime. With
+  file for the platform ("No resource found with name"), nor for JCudaDriver/JCudaRuntime;
+  JCudnn, JCuda's cuDNN binding (jcuda/jcudnn), through the same loader: cudnn-lib-missing. With
   it named, the key table is not asked, whose "architecture" (JCuda's "Architecture         :
   amd64", the JVM's os.arch) weighs to nvcc-arch-unsupported.
 - nvcc's own words for archs it still builds no longer count as the key table's arch keys
@@ -110,11 +111,20 @@ def test_a_jcuda_binding_of_a_cuda_library_not_loading_is_cuda_lib_missing(text,
     assert got["values"]["lib"] == lib[1:]
 
 
-def test_the_binding_not_in_the_natives_jar_is_not_a_missing_cuda_library():
-    text = ('java.lang.UnsatisfiedLinkError: Error while loading native library "JCurand-0.8.0-linux-ppc_64"\n'
-            "Stack trace from the attempt to load the library as a resource:\n"
-            "java.lang.NullPointerException: No resource found with name '/lib/libJCurand-0.8.0-linux-ppc_64.so'")
+def test_jcudas_cudnn_binding_not_loading_is_cudnn_lib_missing():
+    # JCudnn (jcuda/jcudnn), linked against cuDNN's library, through the same LibUtils
+    text = ('Exception in thread "main" java.lang.UnsatisfiedLinkError: Error while loading native library '
+            '"JCudnn-10.1.0-windows-x86_64"\nOperating system name: Windows 10\nArchitecture         : amd64')
+    assert top_with_confidence(text) == ("cudnn-lib-missing", "likely")
     assert "cuda-lib-missing" not in answers(text)
+
+
+@pytest.mark.parametrize("binding", ["JCurand-0.8.0-linux-ppc_64", "JCudnn-0.8.0-linux-ppc_64"])
+def test_the_binding_not_in_the_natives_jar_is_no_missing_library(binding):
+    text = (f'java.lang.UnsatisfiedLinkError: Error while loading native library "{binding}"\n'
+            "Stack trace from the attempt to load the library as a resource:\n"
+            f"java.lang.NullPointerException: No resource found with name '/lib/lib{binding}.so'")
+    assert not {"cuda-lib-missing", "cudnn-lib-missing"} & set(answers(text))
 
 
 @pytest.mark.parametrize("text, want", [

@@ -398,8 +398,9 @@ BARS = {
     # round, 69 texts from two collectors' parts split by owner; nobody had run explain on them)
     # 15/37 with 5 of 32 negatives confident: in-sample, the twenty-fourth round, part a1 (texts 1-20:
     # torch cpp_extension's where/which lookup of the host compiler exiting 1, JCuda's "Error while
-    # loading native library" for a CUDA library's binding cuda-lib-missing, archs nvcc shows it built
-    # no arch keys; 13/37 before it, from the key table that learnt the round; no relabels)
+    # loading native library" for a CUDA library's binding cuda-lib-missing (JCudnn's cudnn-lib-missing),
+    # archs nvcc shows it built no arch keys; 13/37 before it, from the key table that learnt the
+    # round; no relabels)
     "heldout24.yaml": (15 / 37, 5),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
