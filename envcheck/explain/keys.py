@@ -55,6 +55,13 @@ _SHAPES = ((r"sm_?\d{2,3}[a-z]?\b", "arch:sm"), (r"compute_\d{2,3}[a-z]?\b", "ar
            (r"/dev/shm\b", "dev:shm"), (r"127\.0\.1\.1\b", "host:127.0.1.1"),
            (r"mlx\d_\d+\b", "ib:verbs"), (r"ibv_\w", "ib:verbs"), (r"mig-[0-9a-f]{8}|mig\b", "mig"),
            (r"gres\b", "sched:gpus"), (r"--g(?:pus?|res)\b", "sched:gpus"))
+# nvcc's own words for archs it still builds: its deprecation warnings (CUDA 9-11: "nvcc warning :
+# The 'compute_35', 'compute_37', 'sm_35' and 'sm_37' architectures are deprecated, and may be
+# removed in a future release"; CUDA 12: "nvcc warning : Support for offline compilation for
+# architectures prior to '<compute/sm/lto>_75' will be removed in a future release") and the names
+# of the intermediate files it made per arch (tmpxft_..._device.compute_35.cubin, x.sm_80.cubin,
+# in fatbinary's and nvlink's messages): an arch named there was built, no sign that one was refused
+_ARCH_BUILT = r"nvcc warning : (?:the '.{0,400}?architectures? (?:is|are) deprecated|support for offline compilation for architectures prior to '[^']{0,40}')"
 
 
 class _Patterns:
@@ -62,6 +69,7 @@ class _Patterns:
         self.names = tuple(re.compile(p + r"\b") for p in _NAMES)
         self.numbers = tuple(re.compile(f"({w})" + _NUMBER) for w in _NUMBER_WORDS)
         self.shapes = tuple((re.compile(p), key) for p, key in _SHAPES)
+        self.arch_built = re.compile(_ARCH_BUILT)
         # library files: the suffix, then the file's name before it (its version and bitness
         # dropped: "cudnn64_8" -> "cudnn")
         self.lib_suffix = re.compile(r"\.(?:so|dll|dylib)\b")
@@ -81,6 +89,13 @@ def _starts_word(lower: str, i: int) -> bool:
 
 def _first(lower: str, rx: Pattern[str]) -> Optional["re.Match[str]"]:
     return next((m for m in rx.finditer(lower) if m.group()[0] in "/-" or _starts_word(lower, m.start())), None)
+
+
+def _first_asked(lower: str, rx: Pattern[str], built: List[Tuple[int, int]]) -> Optional["re.Match[str]"]:
+    """The first arch named that nvcc's words do not show built (_ARCH_BUILT): not in a deprecation
+    warning's span, not an intermediate file's name (after a dot)."""
+    return next((m for m in rx.finditer(lower) if _starts_word(lower, m.start()) and lower[m.start() - 1:m.start()] != "."
+                 and not any(a <= m.start() < b for a, b in built)), None)
 
 
 def _libs(lower: str, p: _Patterns) -> Iterator[Tuple[str, int]]:
@@ -122,8 +137,9 @@ class Model:
                 at = _word_at(lower, w)
                 if at >= 0:
                     found.setdefault(kind + w, at)
+        built = [m.span() for m in p.arch_built.finditer(lower)]
         for rx, key in p.shapes:
-            m = _first(lower, rx)
+            m = _first(lower, rx) if not key.startswith("arch:") else _first_asked(lower, rx, built)
             if m:
                 found.setdefault(key, m.start())
         return found
