@@ -235,6 +235,10 @@ heldout24.yaml round 24 (69 texts, 37 positives, 32 negatives; collected after h
                Part b2 (n-z, texts 15-28) read: 13/37 and 5 of 32 negatives confident (in-sample;
                tests/explain/test_emitter_round24_b2.py; no relabels).
                All four parts merged: 18/37 and 3 of 32 negatives confident (in-sample).
+heldout25.yaml round 25 (73 texts, 41 positives, 32 negatives; collected after heldout23 was
+               scored, while heldout24 was being collected and read, by the same rules, by
+               collectors who split the threads by owner (0-9, a-m: 39 texts; n-z: 12 + 22, the
+               second part), none running `explain`): unscored.
 """
 from __future__ import annotations
 
@@ -425,7 +429,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout25.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -467,7 +471,8 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout6.yaml", "heldout7.yaml", "heldout8.yaml", "heldout9.yaml", "heldout10.yaml",
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
-          "heldout22.yaml", "heldout23.yaml", "heldout24.yaml"]
+          "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
+          "heldout25.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
