@@ -85,3 +85,42 @@ def test_cuinit_s_own_error_before_the_diagnostics_names_its_cause_first():
 def test_the_toolkit_s_stub_libcuda_so_not_found_is_not_the_driver_s():
     # libcuda.so (no .1) is the development symlink / stub a link step asks for
     assert "no-driver-found" not in answers("ld: unable to find libcuda.so for -lcuda")
+
+
+# once heldout25 was learnt, "cudnn" weighed less, and two in-sample texts whose keys alone had
+# answered them fell under the table's bar; they get their emitters' wordings instead
+@pytest.mark.parametrize("text", [
+    "ImportError: undefined symbol: cudnnSetRNNDescriptor_v6 after upgrading cuDNN",
+    "undefined symbol: cudnnGetConvolutionForwardAlgorithm_v7 (cuDNN 7.0.5, CUDA 9.0)",
+])
+def test_a_cudnn_function_missing_quoted_without_its_module_is_possibly_a_cudnn_mismatch(text):
+    assert top_with_confidence(text) == ("cudnn-version-mismatch", "possible")
+
+
+def test_the_loader_naming_the_module_keeps_its_likely_answer():
+    text = ("ImportError: /opt/conda/lib/python3.8/site-packages/cupy_backends/cuda/libs/cudnn.cpython-38-x86_64-"
+            "linux-gnu.so: undefined symbol: cudnnSetConvolutionGroupCount")
+    assert top_with_confidence(text) == ("cudnn-version-mismatch", "likely")
+
+
+def test_torch_s_own_library_missing_a_cudnn_symbol_is_not_read_as_a_bare_quote():
+    text = "OSError: /usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: cudnnCreate"
+    assert "cudnn-version-mismatch" not in answers(text)
+
+
+@pytest.mark.parametrize("text, need, was", [
+    ("Using gpu device 0: GeForce GTX 1080 (CNMeM is enabled with initial size: 80.0% of memory, cuDNN Version is "
+     "too old. Update to v5, was 4007.)", "5", "4007"),
+    ("RuntimeError: You enabled cuDNN, but we aren't able to use it: cuDNN version is too old. Update to v5, was "
+     "3002.", "5", "3002"),
+])
+def test_theano_s_cudnn_version_check_is_a_cudnn_older_than_needed(text, need, was):
+    got = whole_cause_and_values(text)
+    assert (got["id"], got["confidence"]) == ("cudnn-version-mismatch", "likely")
+    assert got["values"]["built"] == need and got["values"]["found"] == was
+
+
+def test_theano_s_newer_cudnn_warning_is_not_it():
+    text = ("UserWarning: Your cuDNN version is more recent than Theano. If you encounter problems, try updating "
+            "Theano or downgrading cuDNN to version 5.1.")
+    assert "cudnn-version-mismatch" not in [a for a in answers(text)][:1]
