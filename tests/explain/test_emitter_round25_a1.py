@@ -27,8 +27,9 @@ answers.
   keeps cuda-home-unset).
 
 Left, and why: ebattenberg/ggmm#5 ("CUDAMatException: CUDA error: no error": cudamat's
-check_error reads cudaGetLastError after the library already cleared it, so the text names no CUDA
-error and nothing tells a missing kernel image from any other failure); DualSPHysics/
+check_error reads cudaGetLastError after the library already cleared it, and the one description
+printed before it, "invalid argument", is not the error a build without the GPU's arch gives
+("invalid device function", "no kernel image ..."), so nothing in the text tells the cause); DualSPHysics/
 DesignSPHysics#65 (CUDA error 35, "CUDA driver version is insufficient for CUDA runtime version",
 on an AMD-only machine: the CUDA runtime returns 35 when no driver is there at all as well as for
 an old one, but nothing in the text tells which, and the message is driver-too-old's own words in
