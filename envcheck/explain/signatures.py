@@ -305,7 +305,21 @@ def _native_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {}
 
 
+# PYTORCH_CUDA_ALLOC_CONF options and the torch release whose caching allocator first accepts them
+_ALLOC_OPTIONS = {"backend": "2.0", "expandable_segments": "2.1"}
+
+
 def _torch_binding(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    opt = g.get("allocopt")
+    if opt in _ALLOC_OPTIONS:
+        since = _ALLOC_OPTIONS[opt]
+        return {"api": f"PYTORCH_CUDA_ALLOC_CONF's {opt}",
+                "binding_cause": f"torch's CUDA caching allocator refuses the PYTORCH_CUDA_ALLOC_CONF option {opt}, "
+                                 f"which it accepts from torch {since}: the program (or its launch script, "
+                                 f"os.environ in its code) was written for a newer torch than the one installed. "
+                                 f"Elsewhere: ",
+                "binding_fix": f"Install torch {since} or newer (the release the program names), or remove {opt} "
+                               f"from PYTORCH_CUDA_ALLOC_CONF where the program sets it. Elsewhere: "}
     # a binding of another language built against one libtorch release (TorchSharp's LibTorchSharp)
     if g.get("torchsharp") is None:
         return {}
