@@ -305,17 +305,18 @@ def _native_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {}
 
 
+_ALLOC_SINCE = {"backend": "2.0", "expandable_segments": "2.1"}   # PYTORCH_CUDA_ALLOC_CONF option -> first torch
+
+
 def _torch_binding(g: Dict[str, str]) -> Dict[str, Optional[str]]:
-    # a binding of another language built against one libtorch release (TorchSharp's LibTorchSharp)
+    # an allocator option of a later torch, TorchSharp built against one libtorch: the words are the defaults'
+    v = {"opt": g.get("allocopt") or "", "since": _ALLOC_SINCE.get(g.get("allocopt") or "")}
+    if v["since"]:
+        return {"api": "PYTORCH_CUDA_ALLOC_CONF's {opt}".format(**v), "binding_cause": g["alloc_cause"].format(**v)
+                + " ", "binding_fix": g["alloc_fix"].format(**v) + " "}
     if g.get("torchsharp") is None:
         return {}
-    return {"binding_cause": "TorchSharp's native glue (LibTorchSharp) was built against one libtorch release and "
-                             "Windows loaded the libtorch DLLs of another (a libtorch-cpu-* / libtorch-cuda-* package "
-                             "of another version than this TorchSharp's, or another libtorch earlier on the search "
-                             "path): a function it imports is not there (0x8007007F). Elsewhere: ",
-            "binding_fix": "Reference the libtorch packages of the version this TorchSharp release names (its NuGet "
-                           "dependencies; simplest, the combination package TorchSharp-cpu or TorchSharp-cuda-windows "
-                           "of the same version) and no other libtorch. Elsewhere: "}
+    return {"binding_cause": g["torchsharp_cause"] + " ", "binding_fix": g["torchsharp_fix"] + " "}
 
 
 # a library's name and its development package (dev-package-missing), by what the text names
