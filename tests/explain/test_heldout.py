@@ -250,6 +250,7 @@ heldout25.yaml round 25 (73 texts, 41 positives, 32 negatives; collected after h
                Part b (n-z) read: 25/41 and 2 of 32 negatives confident (in-sample, with parts a1
                and a2 merged; 18/41 on its own; tests/explain/test_emitter_round25_b.py;
                pytorch_sparse#49 [extension-ops-missing], was: in the file).
+               All three merged: 25/41 and 2 of 32 negatives confident (in-sample).
 """
 from __future__ import annotations
 
