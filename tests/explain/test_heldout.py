@@ -251,6 +251,10 @@ heldout25.yaml round 25 (73 texts, 41 positives, 32 negatives; collected after h
                and a2 merged; 18/41 on its own; tests/explain/test_emitter_round25_b.py;
                pytorch_sparse#49 [extension-ops-missing], was: in the file).
                All three merged: 25/41 and 2 of 32 negatives confident (in-sample).
+heldout26.yaml round 26 (67 texts, 45 positives, 22 negatives; collected after heldout25 was
+               scored, while heldout25 was being read, by the same rules, by collectors who split
+               the threads by owner (0-9, a-m: 19 + 19 texts; n-z: 15 + 14, the second part), none
+               running `explain`): unscored.
 """
 from __future__ import annotations
 
@@ -459,7 +463,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout26.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -502,7 +506,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
-          "heldout25.yaml"]
+          "heldout25.yaml", "heldout26.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
