@@ -37,7 +37,7 @@ keep their answers. The part had no confident negative.
 
 Left, and why: LeelaChessZero/lc0#374 (`other:`; "CUDA error: unknown error
 (../src/neural/network_cudnn.cu:977)", lc0's ReportCUDAErrors on cudaGetDeviceCount, its first CUDA
-call, under a newest driver Windows 10 would not take, then an older driver too old for the CUDA 10
+call, under a newest driver Windows 10 would not take, then an older driver too old for the
 build) gets cuda-unknown-error, likely: defensible, since an unknown error at CUDA's initialisation
 is that id's own definition and the text shows no more; the answer now lists the broken driver
 install among its causes, and nothing in the text tells the later driver-too-old step. The other
