@@ -257,6 +257,8 @@ heldout26.yaml round 26 (67 texts, 45 positives, 22 negatives; collected after h
                running `explain`): scored once at 4f9f1e9, after the twenty-fifth round's
                readers merged, at 19/45 = 42.2 % with 0 of 22 negatives confident (out-of-sample;
                9 positives are `other:`: 19/36 = 52.8 %).
+               Part c (texts 20-38) read: 24/45 and 0 of 22 negatives confident (in-sample;
+               tests/explain/test_emitter_round26_c.py; no relabels).
 """
 from __future__ import annotations
 
@@ -464,7 +466,12 @@ BARS = {
     "heldout25.yaml": (25 / 41, 2),
     # 19/45 with 0 of 22 negatives confident: out-of-sample, scored once at 4f9f1e9 (the twenty-sixth
     # round, 67 texts from four collectors' parts split by owner; nobody had run explain on them)
-    "heldout26.yaml": (19 / 45, 0),
+    # 24/45 with 0 of 22 negatives confident: in-sample, the twenty-sixth round, part c (texts 20-38:
+    # MegEngine's driver stub not loading libcuda no-driver-found, barnex/cuda5's "Unknown CUresult:
+    # 35" the runtime's insufficient driver, faiss's GPU names under Python 2 a CPU-only faiss, TVM
+    # 0.2-0.3's build_cuda.cc missing nvrtc.h without CUDA_PATH cuda-home-unset; 20/45 before it,
+    # from the key table that learnt the round; no relabels)
+    "heldout26.yaml": (24 / 45, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
