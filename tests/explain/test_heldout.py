@@ -259,6 +259,8 @@ heldout26.yaml round 26 (67 texts, 45 positives, 22 negatives; collected after h
                9 positives are `other:`: 19/36 = 52.8 %).
                Part c (texts 20-38) read: 24/45 and 0 of 22 negatives confident (in-sample;
                tests/explain/test_emitter_round26_c.py; no relabels).
+               Part a (texts 1-19) read: 24/45 and 0 of 22 negatives confident (in-sample;
+               tests/explain/test_emitter_round26_a.py; no relabels).
 """
 from __future__ import annotations
 
@@ -471,6 +473,11 @@ BARS = {
     # 35" the runtime's insufficient driver, faiss's GPU names under Python 2 a CPU-only faiss, TVM
     # 0.2-0.3's build_cuda.cc missing nvrtc.h without CUDA_PATH cuda-home-unset; 20/45 before it,
     # from the key table that learnt the round; no relabels)
+    # 24/45 with 0 of 22 negatives confident: in-sample, the twenty-sixth round, part a (texts 1-19:
+    # a versioned driver API symbol missing at load, cu*_vN, and PyCUDA's header/driver warning
+    # driver-too-old; OpenCV's throw_no_cuda in its 2.4/3.x and Emgu CV formats torch-not-cuda;
+    # ethminer's own search kernel failing mid-run gpu-hardware-fault; pytools' ExecError spawning
+    # nvcc cuda-home-unset; no relabels)
     "heldout26.yaml": (24 / 45, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
