@@ -188,20 +188,17 @@ def _driver_cuda(g: Dict[str, str]) -> Dict[str, Optional[str]]:
 # the CPU-only builds a wording names by a group of its own (a framework torch's words do not cover):
 # the group, the package as the title names it, and the fix (torch's, by default, in the data)
 _CPU_BUILDS = (
-    ("ort", "onnxruntime (no GPU provider)",
-     "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both install the same module, "
-     "the CPU one shadows the GPU one), built for your CUDA major."),
+    ("ort", "onnxruntime (no GPU provider)", "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both "
+     "install the same module, the CPU one shadows the GPU one), built for your CUDA major."),
     ("paddle", "PaddlePaddle",
      "Uninstall `paddlepaddle` and install `paddlepaddle-gpu` built for your CUDA (PaddlePaddle's install "
      "page gives the index for each CUDA; for C++ the GPU build of the Paddle Inference library), then "
      "check with `python -c \"import paddle; paddle.utils.run_check()\"`."),
-    ("cv2", "OpenCV (no CUDA modules)",
-     "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels have none), "
-     "or the CPU path of the code."),
-    ("faiss", "faiss",
-     "Uninstall faiss-cpu and install a GPU build of faiss alone (`pip install "
-     "faiss-gpu-cu12` for CUDA 12, or conda's faiss-gpu): the CPU and GPU packages "
-     "install the same `faiss` module, and the one installed last replaces the other."),
+    ("cv2", "OpenCV (no CUDA modules)", "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels "
+     "have none), or the CPU path of the code."),
+    ("faiss", "faiss", "Uninstall faiss-cpu and install a GPU build of faiss alone (`pip install faiss-gpu-cu12` for "
+     "CUDA 12, or conda's faiss-gpu): the CPU and GPU packages install the same `faiss` module, and the one installed "
+     "last replaces the other."),
     ("tf", "TensorFlow",
      "TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
      "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
@@ -234,13 +231,16 @@ _CPU_BUILDS = (
 
 
 def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
-    # which framework's CPU-only build the words name (torch's by default)
+    # which framework's CPU-only build the words name (torch's by default); first a group the data describes
+    own = next((k[:-4] for k in g if k.endswith("_pkg") and g.get(k[:-4]) is not None), None)
+    if own:  # its package, fix and cause are the data's (defaults <group>_pkg, <group>_fix, <group>_cause)
+        return {"pkg": g[own + "_pkg"], "pkg_fix": g[own + "_fix"], "cpu_cause": g.get(own + "_cause")}
     for group, pkg, fix in _CPU_BUILDS:
         if g.get(group) is not None:
             return {"pkg": pkg, "pkg_fix": fix}
     if g.get("pkg") == "dgl":
         return {"pkg_fix": "Install DGL's CUDA build for your torch and CUDA from DGL's wheel index (the PyPI dgl is CPU-only)."}
-    if g.get("pkg", "").lower() == "mxnet":
+    if g.get("pkg", "").lower() == "mxnet" or g.get("mxnet") is not None:
         return {"pkg": "MXNet", "pkg_fix": "Install MXNet's CUDA build for your CUDA (`pip install mxnet-cuXYZ`, e.g. "
                                            "mxnet-cu112, in place of the CPU `mxnet`), or build it with USE_CUDA=1."}
     if g.get("pkg") == "jaxlib" or g.get("jax") is not None:
