@@ -265,6 +265,9 @@ heldout26.yaml round 26 (67 texts, 45 positives, 22 negatives; collected after h
                tests/explain/test_emitter_round26_b.py; tiny-cuda-nn#284 [system-lib-too-old], was:
                in the file).
                All three parts merged: 32/45 and 0 of 22 negatives confident (in-sample).
+heldout27.yaml round 27 (103 texts, 58 positives, 45 negatives; collected after heldout26 was
+               scored, by the same rules, by four collectors who split the threads by owner
+               (0-9/a-f 19, g-m 23, n-s 40, t-z 21 texts), none running `explain`): unscored.
 """
 from __future__ import annotations
 
@@ -491,7 +494,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout27.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -534,7 +537,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
-          "heldout25.yaml", "heldout26.yaml"]
+          "heldout25.yaml", "heldout26.yaml", "heldout27.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
