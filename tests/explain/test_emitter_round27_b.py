@@ -1,7 +1,7 @@
 """The twenty-seventh round, heldout27's g-m part, texts 20-42 (owners g-m, from hashcat/hashcat#1307
 to h2oai/h2o4gpu#484): what its misses (scored once, then read) showed that is general, mended from
 what the emitter prints and what it means, with texts other than any held-out one and look-alikes
-that keep their answers. The part had no confident negative (its 12 negatives: none answered
+that keep their answers. The part had no confident negative (its 13 negatives: none answered
 exact or likely, before or after).
 
 - conda's solvers on the __cuda virtual package: __cuda stands for the driver (conda sets its
