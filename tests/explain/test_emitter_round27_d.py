@@ -6,7 +6,8 @@ that keep their answers.
 - The NVIDIA HPC SDK's (PGI's) OpenACC runtime, when the compute regions of a binary carry no code
   for the GPU it runs on, reports the file, the flags it was compiled with and the flag that would
   cover the GPU ("This file was compiled: -acc=gpu -gpu=cc60 -gpu=cc70" / "Rebuild the application
-  with -gpu=cc86 to use NVIDIA Tesla GPU 0"; PGI's -ta=tesla:ccNN before NVHPC's -gpu=ccNN). The
+  with -gpu=cc86 to use NVIDIA Tesla GPU 0"; PGI's -ta=tesla:ccNN, the same flag before NVHPC's
+  -gpu=ccNN, taken too, though no pasted PGI line was seen here). The
   runtime (libacccuda) is closed source: the words are read as its users paste them, and PGI's
   own note on its GPU autodetection (18.7 on: code only for the building machine's GPUs unless
   ccNN is given) says why a binary moved to another GPU meets it. no-kernel-image, likely: the
