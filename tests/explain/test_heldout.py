@@ -288,6 +288,10 @@ heldout27.yaml round 27 (103 texts, 58 positives, 45 negatives; collected after 
                Part d (t-z, texts 83-103) read: 15/58 and 4 of 45 negatives confident (in-sample;
                tests/explain/test_emitter_round27_d.py; no relabels).
                All five parts merged: 29/58 and 2 of 45 negatives confident (in-sample).
+heldout28.yaml round 28 (71 texts, 39 positives, 32 negatives; collected after heldout27 was
+               scored, while it was being read, by the same rules, by three collectors who split
+               the threads by owner (0-9/a-h 20, i-r 25, s-z 26 texts), none running `explain`):
+               unscored.
 """
 from __future__ import annotations
 
@@ -541,7 +545,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout28.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -584,7 +588,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
-          "heldout25.yaml", "heldout26.yaml", "heldout27.yaml"]
+          "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
