@@ -1,6 +1,6 @@
 """Leave-one-round-out cross-validation of explain's fallback from a text's keys
 (envcheck/explain/keys.py, its table built by tools/explain_catalogue/gen_keys.py). For each scored
-held-out round R from heldout2 to heldout27: the key table is built from the corpus and every other
+held-out round R from heldout2 to heldout28: the key table is built from the corpus and every other
 scored round, never from R, and R is scored with it, as test_heldout.py scores (recall: the first
 environment cause is the thread's; a negative fails on an exact/likely environment cause). Prints
 per round:
@@ -60,7 +60,8 @@ SCORED_ONCE = {"heldout2.yaml": (28, 49), "heldout3.yaml": (23, 40), "heldout4.y
                "heldout24.yaml": (11, 37),
                "heldout25.yaml": (15, 41),
                "heldout26.yaml": (19, 45),
-               "heldout27.yaml": (12, 58)}
+               "heldout27.yaml": (12, 58),
+               "heldout28.yaml": (16, 39)}
 
 
 NONE = Model({"tools": [], "phrases": [], "weights": {}})     # no key has a weight: no fallback
@@ -116,7 +117,8 @@ REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "hel
           "heldout24.yaml": ("6a7aaaf", 23),
           "heldout25.yaml": ("5b42059", 24),
           "heldout26.yaml": ("4f9f1e9", 25),
-          "heldout27.yaml": ("2818658", 26)}
+          "heldout27.yaml": ("2818658", 26),
+          "heldout28.yaml": ("bb3f056", 27)}
 
 
 def child(old: Path, name: str, earlier) -> None:
