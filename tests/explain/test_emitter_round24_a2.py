@@ -51,8 +51,10 @@ def test_kaldis_configure_refusing_the_host_gxx_is_gcc_too_new(text, newest):
 
 
 @pytest.mark.parametrize("text, want", [
-    # the same configure's other failures are not about the host compiler's version
-    ("***configure failed: CUDA version 8_0 is too old and unsupported. ***", None),
+    # the same configure's other failures are not about the host compiler's version: its CUDA
+    # release below Kaldi's floor is the toolkit's age (toolkit-too-old, added after round 28,
+    # when the key table had started to read it as the driver's)
+    ("***configure failed: CUDA version 8_0 is too old and unsupported. ***", "toolkit-too-old"),
     ("***configure failed: Cannnot find nvcc in CUDATKDIR=/usr/local/cuda ***", None),
     # nvcc's own check keeps its bound
     ("#error -- unsupported GNU version! gcc versions later than 6 are not supported!", "gcc-too-new"),

@@ -108,6 +108,11 @@ CASES = [
      "nvidia-smi: file exists: unknown", "container-image-driver-files", {}),
     ('AssertionError: libcuda.so cannot found!\nPlease make sure GPU is set up and then run "/sbin/ldconfig" '
      "(requires sudo) to refresh the linker cache.", "libcuda-not-in-ldcache", {}),
+    # a toolkit older than the build needs, in its emitters' words (Kaldi's src/configure,
+    # configure_cuda; CMake's FindPackageHandleStandardArgs; tests/explain/test_emitter_toolkit_too_old.py)
+    ("***configure failed: CUDA version 8_0 is too old and unsupported. ***", "toolkit-too-old", {"found": "8_0"}),
+    ('CMake Error: Could NOT find CUDA: Found unsuitable version "9.2", but required is at least "10.0" '
+     "(found /usr/local/cuda)", "toolkit-too-old", {"found": "9.2", "need": "10.0"}),
     ('  File "C:\\work\\train.py", line 12, in main\nRuntimeError: Distributed package doesn\'t have NCCL built in',
      "nccl-not-built", {}),
     ("ptxas add_kernel.ptx, line 5; fatal   : Unsupported .version 8.6; current version is '8.2'\nptxas fatal   : "

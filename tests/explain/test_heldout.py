@@ -363,7 +363,9 @@ BARS = {
     # 45/65 after the eighteenth round (gpu-reset-in-use, rdma-device-unavailable; `other:`
     # relabelled; in-sample); 45/63 once two `other:` TensorRT engines built elsewhere became
     # negatives (user-bug, heldout13's rule; was: in the file)
-    "heldout10.yaml": (45 / 63, 0),
+    # +1 in-sample with toolkit-too-old, added after round 28 (xgboost#11128 relabelled from `other:`;
+    # tests/explain/test_emitter_toolkit_too_old.py)
+    "heldout10.yaml": (46 / 63, 0),
     # scored once at 35/62 with no negative confident (out-of-sample) at e74c745, with heldout10;
     # held at the in-sample 42/62 and no negative confident after the twelfth round, as heldout10
     "heldout11.yaml": (42 / 62, 0),
@@ -380,7 +382,9 @@ BARS = {
     "heldout13.yaml": (51 / 61, 0),
     "heldout14.yaml": (44 / 54, 0),
     "heldout15.yaml": (40 / 61, 1),
-    "heldout16.yaml": (33 / 53, 1),
+    # +1 in-sample with toolkit-too-old, added after round 28 (whisper.cpp#876 relabelled from `other:`;
+    # tests/explain/test_emitter_toolkit_too_old.py)
+    "heldout16.yaml": (34 / 53, 1),
     "heldout17.yaml": (27 / 47, 0),
     # 35/74 after the eighteenth round (video-codec-libs-missing, opencl-no-platform; relabels, was: in
     # the file; in-sample)
@@ -436,7 +440,9 @@ BARS = {
     # "requested number of devices unavailable", DeePMD-kit's CPU build and CPU device, InvokeAI's
     # device_type cpu; no relabels)
     # all three merged: 27/46 with 3 of 28 negatives confident (in-sample)
-    "heldout22.yaml": (27 / 46, 3),
+    # +1 in-sample with toolkit-too-old, added after round 28 (cuPDLPx#11 relabelled from `other:`;
+    # tests/explain/test_emitter_toolkit_too_old.py)
+    "heldout22.yaml": (28 / 46, 3),
     # 13/40 with 7 of 26 negatives confident: out-of-sample, scored once at 30d763f (the twenty-third
     # round, 66 texts from six collectors' parts split by owner; nobody had run explain on them)
     # 16/40 with 7 of 26 negatives confident: in-sample, the twenty-third round, the first part's
