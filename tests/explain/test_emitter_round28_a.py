@@ -94,6 +94,8 @@ def test_a_2010_era_v2_driver_symbol_missing_is_only_a_lead(text):
     "OSError: /opt/app/lib/libasr.so: undefined symbol: cuDevicePrimaryCtxRelease_v2",
     "OSError: /opt/app/lib/libasr.so: undefined symbol: cuCtxCreate_v3",
     "OSError: /opt/app/lib/libasr.so: undefined symbol: cuStreamBeginCapture_v2",
+    # a later _v2 of a cuMemcpy* name (CUDA 12.8's batch copies) is not the 2010 family
+    "OSError: /opt/app/lib/libasr.so: undefined symbol: cuMemcpyBatchAsync_v2",
 ])
 def test_versioned_driver_symbols_the_driver_must_lack_stay_driver_too_old(text):
     assert top_with_confidence(text) == ("driver-too-old", "likely")
