@@ -296,6 +296,8 @@ heldout28.yaml round 28 (71 texts, 39 positives, 32 negatives; collected after h
                `other:`: 16/26 = 61.5 %).
                Part b (i-r, texts 21-45) read: 18/39 and 3 of 32 negatives confident (in-sample;
                tests/explain/test_emitter_round28_b.py; no relabels).
+               Part a (0-9/a-h, texts 1-20) read: 17/39 and 3 of 32 negatives confident
+               (in-sample; tests/explain/test_emitter_round28_a.py; no relabels).
 """
 from __future__ import annotations
 
@@ -558,7 +560,11 @@ BARS = {
     # 21-45: torch's dispatcher for a package's own op without its CUDA kernel
     # extension-ops-missing, TF-TRT's nvinfer stub "symbol not found" cuda-lib-missing (libnvinfer);
     # cuda_fp8.h, CUDA 11.8 on, no longer read as no toolkit; no relabels)
-    "heldout28.yaml": (18 / 39, 3),
+    # 17/39 with 3 of 32 negatives confident: in-sample, the twenty-eighth round, part a (0-9/a-h,
+    # texts 1-20: flashlight's and wav2letter's CUDAUtils.cmake "CUDA required to build CUDA
+    # backend" cuda-home-unset; the 2010-era cu*_v2 driver symbols missing from a library not
+    # linked to libcuda only a lead, vosk-api#752 no longer confident; no relabels)
+    "heldout28.yaml": (17 / 39, 3),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
