@@ -306,6 +306,10 @@ heldout28.yaml round 28 (71 texts, 39 positives, 32 negatives; collected after h
                zed-ros-wrapper#423 [toolkit-too-old], was: in the file.
                All three parts and toolkit-too-old merged: 24/39 and 2 of 32 negatives confident
                (in-sample; 24/27 = 88.9 % with a cause id).
+heldout29.yaml round 29 (62 texts, 32 positives, 30 negatives; collected after heldout28 was
+               scored, while it was being read, by the same rules, by collectors who split the
+               threads by owner (0-9/a-h 17, i-r 2 + i-m 11 + n-r 11, s-z 21), none running
+               `explain`): unscored.
 """
 from __future__ import annotations
 
@@ -582,7 +586,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout29.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -625,7 +629,8 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout11.yaml", "heldout12.yaml", "heldout13.yaml", "heldout14.yaml", "heldout15.yaml",
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
-          "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml"]
+          "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml",
+          "heldout29.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
