@@ -160,6 +160,9 @@ def _from_catalogue(norm: Normalised, table: Dict[str, Signature], found: Sequen
             for h in best.values()]
 
 
+KEYS_VIA = "no known message; the text's keys: "
+
+
 def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional["Model"]) -> List[Explanation]:
     """The causes the text's stable keys point to (keys.py), each `possible` only, saying which
     keys gave it and how much each weighs."""
@@ -171,7 +174,7 @@ def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional["M
         if sig is None or sig.kind != "environment":
             continue
         shown = ", ".join(f"{k} {w:.2f}" for k, w in g.keys[:5])
-        via = f"no known message; the text's keys: {shown} (keys.json: the causes of the labelled texts holding them)"
+        via = f"{KEYS_VIA}{shown} (keys.json: the causes of the labelled texts holding them)"
         out.append(_build(sig, "possible", norm, g.start, g.end, {}, via, bare=True))
     return out
 
@@ -198,8 +201,10 @@ def explain(text: str, key_model: Optional["Model"] = None) -> List[Explanation]
     found = [e for e in found if e.id not in dropped]
     if not any(e.kind == "environment" or e.confidence != "possible" for e in found):
         found += _from_keys(norm, {s.id: s for s in table}, key_model)
-    # a wording judged against real threads before a catalogue inference of the same standing
-    found.sort(key=lambda e: (CONFIDENCE.index(e.confidence), -e.priority, bool(e.via), e.position))
+    # a wording judged against real threads before a catalogue inference of the same standing, and
+    # both before a guess from the keys alone (what the text says before what such texts had)
+    found.sort(key=lambda e: (CONFIDENCE.index(e.confidence), e.via.startswith(KEYS_VIA),
+                              -e.priority, bool(e.via), e.position))
     return found
 
 
