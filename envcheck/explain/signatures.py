@@ -185,59 +185,11 @@ def _driver_cuda(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {"found_note": f" (the driver supports CUDA {cuda} at most)", "index_hint": index_hint(cuda)}
 
 
-# the CPU-only builds a wording names by a group of its own (a framework torch's words do not cover):
-# the group, the package as the title names it, and the fix (torch's, by default, in the data)
-_CPU_BUILDS = (
-    ("ort", "onnxruntime (no GPU provider)", "Uninstall `onnxruntime` and install `onnxruntime-gpu` alone (both "
-     "install the same module, the CPU one shadows the GPU one), built for your CUDA major."),
-    ("paddle", "PaddlePaddle",
-     "Uninstall `paddlepaddle` and install `paddlepaddle-gpu` built for your CUDA (PaddlePaddle's install "
-     "page gives the index for each CUDA; for C++ the GPU build of the Paddle Inference library), then "
-     "check with `python -c \"import paddle; paddle.utils.run_check()\"`."),
-    ("cv2", "OpenCV (no CUDA modules)", "Use an OpenCV built with CUDA (WITH_CUDA=ON; the pip opencv-python wheels "
-     "have none), or the CPU path of the code."),
-    ("faiss", "faiss", "Uninstall faiss-cpu and install a GPU build of faiss alone (`pip install faiss-gpu-cu12` for "
-     "CUDA 12, or conda's faiss-gpu): the CPU and GPU packages install the same `faiss` module, and the one installed "
-     "last replaces the other."),
-    ("tf", "TensorFlow",
-     "TensorFlow 2.11 and later have no GPU build for native Windows: run it under WSL2 (`pip install "
-     "tensorflow[and-cuda]`), or use TensorFlow 2.10 with CUDA 11.2 and cuDNN 8.1; on Linux install "
-     "`tensorflow[and-cuda]` (tensorflow-cpu and the macOS builds have no CUDA)."),
-    ("lgbm", "LightGBM (no GPU learner)",
-     "Install a LightGBM built with the learner asked for: `pip install lightgbm --no-binary lightgbm "
-     "--config-settings=cmake.define.USE_CUDA=ON` (device='cuda') or `USE_GPU=ON` (device='gpu', "
-     "OpenCL), or use device='cpu'."),
-    ("clap", "build of this program",
-     "Install the program's CUDA build, or build it with its CUDA feature (for a Rust program "
-     "`cargo build --release --features cuda`, as its Dockerfile or build docs give it); or run with "
-     "`--device cpu`."),
-    ("tvm", "TVM (built without CUDA)",
-     "Rebuild TVM with CUDA (`set(USE_CUDA ON)` in the build directory's config.cmake, in a clean build "
-     "directory) and reinstall its Python package from that build, so that it loads the new libtvm."),
-    ("decord", "decord (built without CUDA)",
-     "Build decord from source with `cmake .. -DUSE_CUDA=ON` and install its Python package from that "
-     "build (the PyPI decord wheels have no GPU decoder), or decode on the CPU (`ctx=cpu(0)`)."),
-    ("deepmd", "DeePMD-kit",
-     "Install DeePMD-kit's CUDA build (`pip install deepmd-kit[gpu,cu12]`, or conda-forge's deepmd-kit "
-     "with a cuda build string), whose summary reads `build variant: cuda`; if it already does, see why "
-     "its TensorFlow lists no GPU (`python -c \"import tensorflow as tf; "
-     "print(tf.config.list_physical_devices('GPU'))\"`)."),
-    ("colmap", "COLMAP (SiftGPU on OpenGL, no CUDA)",
-     "Use a COLMAP built with CUDA (CUDA_ENABLED; the distributions' packages and the non-CUDA release "
-     "builds have none, so SiftGPU runs on OpenGL shaders), or run on the CPU with "
-     "`--SiftExtraction.use_gpu 0` / `--SiftMatching.use_gpu 0` (newer releases: "
-     "`--FeatureExtraction.use_gpu 0` / `--FeatureMatching.use_gpu 0`)."),
-)
-
-
 def _cpu_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
-    # which framework's CPU-only build the words name (torch's by default); first a group the data describes
+    # which framework's CPU-only build the words name (torch's by default): a group the data describes
     own = next((k[:-4] for k in g if k.endswith("_pkg") and g.get(k[:-4]) is not None), None)
     if own:  # its package, fix and cause are the data's (defaults <group>_pkg, <group>_fix, <group>_cause)
         return {"pkg": g[own + "_pkg"], "pkg_fix": g[own + "_fix"], "cpu_cause": g.get(own + "_cause")}
-    for group, pkg, fix in _CPU_BUILDS:
-        if g.get(group) is not None:
-            return {"pkg": pkg, "pkg_fix": fix}
     if g.get("pkg") == "dgl":
         return {"pkg_fix": "Install DGL's CUDA build for your torch and CUDA from DGL's wheel index (the PyPI dgl is CPU-only)."}
     if g.get("pkg", "").lower() == "mxnet" or g.get("mxnet") is not None:
