@@ -31,6 +31,10 @@ other:) is system-lib-too-old by that id's own cause ("built on a newer system a
 {symver}; the libstdc++ the loader found is older"): _M_addref is exported by GCC 11's libstdc++
 (version CXXABI_1.3.13), which code built by gcc 11 calls and an older one lacks; the id's wording
 for a std:: symbol of the C++ runtime answered it likely already.
+Checked since: `objdump -T` of Debian 12's libstdc++.so.6 (gcc 12.2) lists
+_ZNSt15__exception_ptr13exception_ptr9_M_addrefEv under CXXABI_1.3.13, and libstdc++'s manual
+(https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html) gives "GCC 10.1.0: GLIBCXX_3.4.28,
+CXXABI_1.3.12" and "GCC 11.1.0: GLIBCXX_3.4.29, CXXABI_1.3.13": the version is GCC 11's.
 
 Left, and why: nicehash/excavator#283 ("CUDA error in CudaProgram.cu:456 : unknown error (999)",
 a GTX 980 Ti the closed-source miner no longer supports) names neither the GPU nor its
