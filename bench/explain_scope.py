@@ -1,0 +1,103 @@
+"""Out-of-sample recall of `explain` by scope (issue 21): is the scored-once figure the same on the
+texts envcheck's users paste (PyTorch on NVIDIA GPUs) as on the rest of what the collectors found
+(Lua Torch, early TensorFlow, Caffe, miners, renderers, scientific codes)? Each round from heldout4
+is replayed at the commit it was first scored at (bench/_replay.py, as bench/explain_cv.py's
+replay, without the key fallback: explain as it answered then), and each text is put in a scope by
+its own words, never by its label:
+
+  pytorch   the text names PyTorch: `import torch`, `torch.` attributes, torch's own paths
+            (site-packages/torch, torch/lib, torch/csrc, libtorch, c10), torchvision/torchaudio,
+            torchrun/torch.distributed, "PyTorch"
+  other     everything else
+
+Per round and in total: positives hit / positives in each scope (a hit is test_heldout.py's: the
+first environment cause is the thread's), and negatives answered with a confident (exact/likely)
+environment cause. Then the total per area letter (heldout5.yaml's header: A driver, B shared
+libraries, C architecture, D extension builds, E NCCL/distributed, F containers, G cuDNN/cuBLAS,
+H GPU state, W Windows). Figures only; nothing is judged.
+
+    python bench/explain_scope.py [--quick]     (--quick: the last round only, what CI runs)
+"""
+from __future__ import annotations
+
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
+
+PYTORCH = re.compile(r"\bimport torch\b|\bfrom torch\b|\btorch\.[a-z_]|site-packages[\\/]torch\b|"
+                     r"\btorch[\\/](?:lib|csrc|utils|include|nn|cuda|distributed)\b|\blibtorch|\bc10[\\/:]|"
+                     r"\btorch(?:vision|audio|run)\b|\bpytorch\b", re.I)
+
+
+def scope(text: str) -> str:
+    return "pytorch" if PYTORCH.search(text) else "other"
+
+
+def child(old: Path, name: str) -> None:
+    """In the old tree: one line per text, `pos|neg hit conf area scope`."""
+    from envcheck.explain.match import explain, top_environment_cause
+    for item in yaml.safe_load((old / "tests/fixtures/errors-heldout" / name).read_text()):
+        found = explain(item["text"])
+        want = item["cause"] if isinstance(item["cause"], list) else [item["cause"]]
+        top = top_environment_cause(found)
+        hit = int(item["cause"] is not None and bool(top and top.id in want))
+        conf = int(any(e.kind == "environment" and e.confidence in ("exact", "likely") for e in found))
+        area = str(item.get("area") or "-").split()[0][:1] if item["cause"] is not None else "-"
+        print("neg" if item["cause"] is None else "pos", hit, conf, area, scope(item["text"]))
+
+
+def main(quick: bool) -> int:
+    from _replay import run_at
+    from explain_cv import REPLAY
+    from gen_keys import ROUNDS
+    rounds = list(REPLAY)[-1 if quick else 0:]
+    tot = defaultdict(lambda: [0, 0])          # (scope or area, pos|neg) -> [hit or conf, n]
+    print(f"{'round':<10} {'pytorch hit/pos':>16} {'other hit/pos':>14} {'pytorch neg conf':>17} "
+          f"{'other neg conf':>15}")
+    for name in rounds:
+        commit, k = REPLAY[name]
+        out, why = run_at(__file__, commit, name, ROUNDS[:k])
+        if out is None:
+            print(f"{name[:-5]:<10} not replayed ({why})")
+            continue
+        per = defaultdict(lambda: [0, 0])
+        for line in out.split("\n"):
+            if not line.strip():
+                continue
+            kind, hit, conf, area, sc = line.split()
+            got = int(hit) if kind == "pos" else int(conf)
+            for key in ((sc, kind), ("area " + area, kind)):
+                per[key][0] += got
+                per[key][1] += 1
+        for key, (a, b) in per.items():
+            tot[key][0] += a
+            tot[key][1] += b
+        cells = [per[("pytorch", "pos")], per[("other", "pos")], per[("pytorch", "neg")], per[("other", "neg")]]
+        print(f"{name[:-5]:<10} " + " ".join(f"{a:>{w - 4}}/{b:<3}" for (a, b), w in zip(cells, (16, 14, 17, 15))))
+
+    def pct(key):
+        a, b = tot[key]
+        return f"{a}/{b} = {a / b:.1%}" if b else "0/0"
+    print(f"\ntotal, scored once (replayed): PyTorch texts {pct(('pytorch', 'pos'))}, others "
+          f"{pct(('other', 'pos'))}; negatives confident: PyTorch {pct(('pytorch', 'neg'))}, "
+          f"others {pct(('other', 'neg'))}")
+    for key in sorted(k for k in tot if k[0].startswith("area ") and k[1] == "pos"):
+        print(f"  {key[0]}: {pct(key)}")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        sys.path.insert(0, sys.argv[2])
+        for m in [m for m in sys.modules if m == "envcheck" or m.startswith("envcheck.")]:
+            del sys.modules[m]
+        child(Path(sys.argv[2]), sys.argv[3])
+    else:
+        sys.exit(main("--quick" in sys.argv[1:]))
