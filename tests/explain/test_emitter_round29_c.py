@@ -1,5 +1,5 @@
 """The twenty-ninth round, heldout29's i-r part, texts 41-62 (mapillary/inplace_abn#188 to
-PaddlePaddle/FastDeploy#203, the two i-r texts and the i-m and n-r top-ups in file order): what
+PaddlePaddle/FastDeploy#203: the i-m and n-r top-ups, heldout29d and heldout29e as joined): what
 its misses and its confident negative (scored once at 3823f6e, then read) showed that is general,
 mended from what the emitter prints and what it means, with texts other than any held-out one and
 look-alikes that keep their answers.
