@@ -197,10 +197,11 @@ def test_libnvidia_container_without_cgroup_v2_is_a_toolkit_too_old():
             "unknown.")
     assert _whole(text) == {
         "id": "container-toolkit-too-old", "confidence": "exact",
-        "title": "The NVIDIA Container Toolkit is too old for this host's cgroup v2", "values": {},
+        "title": "The NVIDIA Container Toolkit is too old for this host or image", "values": {},
         "fix": "Upgrade nvidia-container-toolkit, libnvidia-container-tools and libnvidia-container1 to 1.8 or later "
                "(the current release from NVIDIA's repository) and restart Docker; booting with "
-               "systemd.unified_cgroup_hierarchy=0 is the old workaround."}
+               "systemd.unified_cgroup_hierarchy=0 is the old workaround for cgroup v2, an image of CUDA 9.2 or "
+               "earlier the one for an image's requirement."}
 
 
 def test_another_nvidia_container_cli_error_is_not_the_cgroup_one():
