@@ -322,6 +322,10 @@ heldout29.yaml round 29 (62 texts, 32 positives, 30 negatives; collected after h
                tests/explain/test_emitter_round29_a.py; MNN#2297 [torch-not-cuda], was: other:
                the pip-installed MNN Python package is built without the CUDA backend).
                All three parts merged: 17/33 and 1 of 29 negatives confident (in-sample).
+heldout30.yaml round 30 (116 texts, 58 positives, 58 negatives; collected after heldout29 was
+               scored, while it was being read, by the same rules, by collectors who split the
+               threads by owner (0-9/a-f 21, g-m 34, n-s 43, t-z 18), none running `explain`):
+               unscored.
 """
 from __future__ import annotations
 
@@ -615,7 +619,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout30.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 
 
@@ -659,7 +663,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
           "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml",
-          "heldout29.yaml"]
+          "heldout29.yaml", "heldout30.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
