@@ -1,6 +1,6 @@
 """Leave-one-round-out cross-validation of explain's fallback from a text's keys
 (envcheck/explain/keys.py, its table built by tools/explain_catalogue/gen_keys.py). For each scored
-held-out round R from heldout2 to heldout29: the key table is built from the corpus and every other
+held-out round R from heldout2 to heldout30: the key table is built from the corpus and every other
 scored round, never from R, and R is scored with it, as test_heldout.py scores (recall: the first
 environment cause is the thread's; a negative fails on an exact/likely environment cause). Prints
 per round:
@@ -62,7 +62,8 @@ SCORED_ONCE = {"heldout2.yaml": (28, 49), "heldout3.yaml": (23, 40), "heldout4.y
                "heldout26.yaml": (19, 45),
                "heldout27.yaml": (12, 58),
                "heldout28.yaml": (16, 39),
-               "heldout29.yaml": (6, 32)}
+               "heldout29.yaml": (6, 32),
+               "heldout30.yaml": (13, 58)}
 
 
 NONE = Model({"tools": [], "phrases": [], "weights": {}})     # no key has a weight: no fallback
@@ -120,7 +121,8 @@ REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "hel
           "heldout26.yaml": ("4f9f1e9", 25),
           "heldout27.yaml": ("2818658", 26),
           "heldout28.yaml": ("bb3f056", 27),
-          "heldout29.yaml": ("3823f6e", 28)}
+          "heldout29.yaml": ("3823f6e", 28),
+          "heldout30.yaml": ("d5206bf", 29)}
 
 
 def child(old: Path, name: str, earlier) -> None:
