@@ -5,9 +5,12 @@ is replayed at the commit it was first scored at (bench/_replay.py, as bench/exp
 replay, without the key fallback: explain as it answered then), and each text is put in a scope by
 its own words, never by its label:
 
-  pytorch   the text names PyTorch: `import torch`, `torch.` attributes, torch's own paths
-            (site-packages/torch, torch/lib, torch/csrc, libtorch, c10), torchvision/torchaudio,
-            torchrun/torch.distributed, "PyTorch"
+  pytorch   the text names PyTorch: `import torch`, `torch.` attributes, torch's own paths and
+            headers (site-packages/torch, torch/lib, torch/csrc, torch/extension.h, libtorch, c10,
+            c10d, conda-bld/pytorch_*, its shared-memory names /torch_PID_N), torchvision/torchaudio,
+            torchrun/torch.distributed, a torch version requirement, torch's own "Torch not
+            compiled with CUDA enabled", "PyTorch"; Lua Torch's texts (.lua frames, torch7, cutorch,
+            cunn) are not, unless they also name PyTorch's Python side
   other     everything else
 
 Per round and in total: positives hit / positives in each scope (a hit is test_heldout.py's: the
@@ -32,11 +35,20 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 
 PYTORCH = re.compile(r"\bimport torch\b|\bfrom torch\b|\btorch\.[a-z_]|site-packages[\\/]torch\b|"
-                     r"\btorch[\\/](?:lib|csrc|utils|include|nn|cuda|distributed)\b|\blibtorch|\bc10[\\/:]|"
-                     r"\btorch(?:vision|audio|run)\b|\bpytorch\b", re.I)
+                     r"\btorch[\\/](?:lib|csrc|utils|include|nn|cuda|distributed|extension\.h)\b|\blibtorch|"
+                     r"\bc10d?[\\/:]|\btorch(?:vision|audio|run)\b|\bpytorch|torch not compiled with cuda|"
+                     r"\btorch ?(?:[<>=]=?|~=)\s*\d|[\\/]torch_\d+_\d+", re.I)
+
+
+LUA = re.compile(r"\.lua\b|\bluajit\b|\btorch7\b|\bcutorch\b|\bcunn\b|\bluarocks\b", re.I)
+PYTHON = re.compile(r"\bimport torch\b|\bfrom torch\b|site-packages[\\/]torch\b|\bpytorch", re.I)
 
 
 def scope(text: str) -> str:
+    """Lua Torch's texts (torch.CudaTensor, .lua frames, cutorch) are not PyTorch's, unless the text
+    also names PyTorch's Python side."""
+    if LUA.search(text) and not PYTHON.search(text):
+        return "other"
     return "pytorch" if PYTORCH.search(text) else "other"
 
 
