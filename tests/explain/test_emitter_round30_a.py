@@ -19,9 +19,11 @@ look-alikes that keep their answers.
   Tensor::data_ptr<T>(), a member template only from torch 1.3 (pytorch#24847, August 2019: `void*
   data_ptr() const` before), so sources written for 1.3 on stop so on an older torch.
   extension-torch-incompatible, likely (pytorch3d#25: "my pytorch version was older than 1.4"; the
-  held-out SparseConvNet#164, torch 1.1, labelled toolkit-too-old, reads the same and keeps that
-  answer); the id's cause now names data_ptr<T>(). The first error alone, or the two on different
-  lines, is any C++ misuse of a member function: not read.
+  held-out SparseConvNet#164 of heldout27, torch 1.1 with CUDA 9.0 fixed by torch 1.4 with CUDA
+  10.1 and labelled toolkit-too-old, reads the same and had this id, possible, from distutils'
+  failed nvcc line: now likely, a miss as before); the id's cause now names data_ptr<T>(). The
+  first error alone, or the two on different lines, is any C++ misuse of a member function: not
+  read.
 - AWS ParallelCluster's cookbook starts nvidia-fabricmanager only on NVSwitch nodes (P4d, P5:
   `service 'nvidia-fabricmanager' do action [:start, :enable]` when lspci counts more than one
   NVSwitch; recipes/_nvidia_config.rb from 2.10.0, the fabric_manager resource's :configure action
