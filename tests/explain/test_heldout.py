@@ -332,6 +332,8 @@ heldout30.yaml round 30 (116 texts, 58 positives, 58 negatives; collected after 
                (in-sample; 14/58 on main at 3622e8b with the key table learnt from it;
                tests/explain/test_emitter_round30_a.py; Mask2Former#31 [toolkit-torch-mismatch,
                undefined-symbol], was: toolkit-torch-mismatch).
+               Part b (g-m, texts 22-55) read: 14/58 and 7 of 58 negatives confident (in-sample;
+               tests/explain/test_emitter_round30_b.py; no relabels).
 heldout31.yaml round 31 (40 texts, 20 positives, 20 negatives; a round SCOPED to texts that name
                PyTorch, collected while heldout30 was scored and read, by the same rules otherwise
                and without the preference for projects no earlier round named, by collectors who
@@ -636,6 +638,11 @@ BARS = {
     # ParallelCluster's Chef error on the fabric manager service fabric-manager; Mask2Former#31
     # relabelled [toolkit-torch-mismatch, undefined-symbol], was: toolkit-torch-mismatch)
     "heldout30.yaml": (17 / 58, 8),
+    # 14/58 with 7 of 58 negatives confident: in-sample, the thirtieth round, part b (g-m, texts
+    # 22-55: madgraph4gpu's cudacpp.mk notice "CUDA_HOME is not set or is invalid" cuda-home-unset a
+    # lead, its REQUIRE_CUDA error likely; bert-as-service's "no GPU available, fall back to CPU"
+    # gpu-busy-or-unavailable a lead; no relabels)
+    "heldout30.yaml": (14 / 58, 7),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
