@@ -328,6 +328,9 @@ heldout30.yaml round 30 (116 texts, 58 positives, 58 negatives; collected after 
                scored once at d5206bf, after the twenty-ninth round's readers merged, at 13/58 =
                22.4 % with 8 of 58 negatives confident (out-of-sample; 26 positives are
                `other:`: 13/32 = 40.6 %).
+               Part d (t-z, texts 99-116) read: 19/58 and 7 of 58 negatives confident
+               (in-sample; 14/58 on main at 3622e8b with the key table learnt from it;
+               tests/explain/test_emitter_round30_d.py; no relabels).
 """
 from __future__ import annotations
 
@@ -620,7 +623,12 @@ BARS = {
     "heldout29.yaml": (17 / 33, 1),
     # 13/58 with 8 of 58 negatives confident: out-of-sample, scored once at d5206bf (the thirtieth
     # round, 116 texts from four collectors' parts split by owner; nobody had run explain on them)
-    "heldout30.yaml": (13 / 58, 8),
+    # 19/58 with 7 of 58 negatives confident: in-sample, the thirtieth round, part d (t-z, texts
+    # 99-116: AT_CHECK refused by the compiler extension-torch-incompatible; Triton's empty set of
+    # supported GPUs gpu-too-old, possible; nvcc's old-ABI basic_string under a newer g++
+    # gcc-too-new; Simple Transformers' use_cuda check no-driver-found, possible; an unversioned
+    # cuBLAS symbol missing from libtorch cuda-libs-conflict likely -> possible; no relabels)
+    "heldout30.yaml": (19 / 58, 7),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
