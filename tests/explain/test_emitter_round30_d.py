@@ -41,9 +41,10 @@ their answers.
 The confident negative: triton-inference-server/server#4227 (a merged fix of Triton's CPU-only
 build, whose image carried the PyTorch container's libtorch_cuda.so without cuBLASLt: build.py
 then patchelf'd libcublasLt's stub in). cuda-libs-conflict read "libtorch*.so: undefined symbol:
-cublas..." as an older cuBLAS, likely. But cuBLAS, cuBLASLt, cuFFT, cuRAND, cuSOLVER, cuSPARSE (and
-cuDNN, nvJitLink) version their symbols with a node named after the soname, the toolkit's stubs too
-(objdump -T on CUDA 11's libraries), so a torch linked against them names it (", version
+cublas..." as an older cuBLAS, likely. But cuBLAS, cuBLASLt, cuFFT, cuRAND, cuSOLVER and cuSPARSE
+version their symbols with a node named after the soname, the toolkit's stubs too (objdump -T on
+CUDA 11's libraries), as cuDNN 8 and nvJitLink do (real reports' "..., version
+libcudnn_ops_infer.so.8", "version libnvJitLink.so.12"), so a torch linked against them names it (", version
 libcublasLt.so.11", the id's first wording, kept likely); an unversioned reference was left unbound
 at link time and the library is not in the process at all, not two releases of it: possible now.
 NCCL's symbols carry no version, so its missing ncclMemFree stays likely.
