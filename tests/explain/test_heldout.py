@@ -334,6 +334,9 @@ heldout30.yaml round 30 (116 texts, 58 positives, 58 negatives; collected after 
                undefined-symbol], was: toolkit-torch-mismatch).
                Part b (g-m, texts 22-55) read: 14/58 and 7 of 58 negatives confident (in-sample;
                tests/explain/test_emitter_round30_b.py; no relabels).
+               Part d (t-z, texts 99-116) read: 19/58 and 7 of 58 negatives confident
+               (in-sample; 14/58 on main at 3622e8b with the key table learnt from it;
+               tests/explain/test_emitter_round30_d.py; no relabels).
 heldout31.yaml round 31 (40 texts, 20 positives, 20 negatives; a round SCOPED to texts that name
                PyTorch, collected while heldout30 was scored and read, by the same rules otherwise
                and without the preference for projects no earlier round named, by collectors who
@@ -643,6 +646,12 @@ BARS = {
     # lead, its REQUIRE_CUDA error likely; bert-as-service's "no GPU available, fall back to CPU"
     # gpu-busy-or-unavailable a lead; no relabels)
     "heldout30.yaml": (14 / 58, 7),
+    # 19/58 with 7 of 58 negatives confident: in-sample, the thirtieth round, part d (t-z, texts
+    # 99-116: AT_CHECK refused by the compiler extension-torch-incompatible; Triton's empty set of
+    # supported GPUs gpu-too-old, possible; nvcc's old-ABI basic_string under a newer g++
+    # gcc-too-new; Simple Transformers' use_cuda check no-driver-found, possible; an unversioned
+    # cuBLAS symbol missing from libtorch cuda-libs-conflict likely -> possible; no relabels)
+    "heldout30.yaml": (19 / 58, 7),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
