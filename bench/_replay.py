@@ -36,3 +36,11 @@ def run_at(script: str, commit: str, name: str, earlier: Sequence[str]) -> Tuple
             return None, why
         return subprocess.run([sys.executable, script, "--child", tmp, name, *earlier], cwd=tmp,
                               capture_output=True, text=True, check=True).stdout, ""
+
+
+def enter_old_tree(old: str) -> None:
+    """In the child `run_at` starts: make `old`'s envcheck the one imported from here on (drop any
+    envcheck module the script's own imports loaded from this checkout)."""
+    sys.path.insert(0, old)
+    for m in [m for m in sys.modules if m == "envcheck" or m.startswith("envcheck.")]:
+        del sys.modules[m]

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
-from _replay import run_at  # noqa: E402
+from _replay import enter_old_tree, run_at  # noqa: E402
 from gen_keys import CORPUS, HELDOUT, ROUNDS, build, environment_ids, labelled  # noqa: E402
 
 from envcheck.explain.keys import Model, guess  # noqa: E402
@@ -202,9 +202,7 @@ def main(quick: bool) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        sys.path.insert(0, sys.argv[2])
-        for m in [m for m in sys.modules if m == "envcheck" or m.startswith("envcheck.")]:
-            del sys.modules[m]
+        enter_old_tree(sys.argv[2])
         from envcheck.explain.normalise import Normalised  # noqa: F811  (the old tree's)
         from envcheck.explain.match import top_environment_cause  # noqa: F811
         child(Path(sys.argv[2]), sys.argv[3], sys.argv[4:])

@@ -107,9 +107,8 @@ def main(quick: bool) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        sys.path.insert(0, sys.argv[2])
-        for m in [m for m in sys.modules if m == "envcheck" or m.startswith("envcheck.")]:
-            del sys.modules[m]
+        from _replay import enter_old_tree
+        enter_old_tree(sys.argv[2])
         child(Path(sys.argv[2]), sys.argv[3])
     else:
         sys.exit(main("--quick" in sys.argv[1:]))
