@@ -81,7 +81,8 @@ def test_a_versioned_driver_api_symbol_missing_is_driver_too_old(text):
     ("ImportError: /x/cupy/cuda/cudnn.cpython-36m-x86_64-linux-gnu.so: undefined symbol: cudnnSetFilterNdDescriptor_v3",
      "cudnn-version-mismatch"),
     ("ImportError: /x/cupy/cuda/cublas.cpython-36m-x86_64-linux-gnu.so: undefined symbol: cublasCreate_v2", None),
-    ("OSError: /x/libmxnet.so: undefined symbol: nvmlDeviceGetComputeRunningProcesses_v2", None),
+    # (NVML's nvml* symbols, pinned here as not read, are read since the thirtieth round:
+    # libnvidia-ml.so.1 is the driver's own library, test_emitter_round30_c.py)
     # an unversioned driver symbol: the library may not link libcuda at all
     ("ImportError: /x/myext.so: undefined symbol: cuInit", None),
     # torch's C++ names keep undefined-symbol
