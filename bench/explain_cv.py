@@ -1,7 +1,7 @@
 """Leave-one-round-out cross-validation of explain's fallback from a text's keys
 (envcheck/explain/keys.py, its table built by tools/explain_catalogue/gen_keys.py). For each scored
-held-out round R from heldout2 to heldout30: the key table is built from the corpus and every other
-scored round, never from R, and R is scored with it, as test_heldout.py scores (recall: the first
+held-out round R from heldout2 to heldout31 (heldout31 scoped to texts that name PyTorch): the key
+table is built from the corpus and every other scored round, never from R, and R is scored with it, as test_heldout.py scores (recall: the first
 environment cause is the thread's; a negative fails on an exact/likely environment cause). Prints
 per round:
 
@@ -63,7 +63,8 @@ SCORED_ONCE = {"heldout2.yaml": (28, 49), "heldout3.yaml": (23, 40), "heldout4.y
                "heldout27.yaml": (12, 58),
                "heldout28.yaml": (16, 39),
                "heldout29.yaml": (6, 32),
-               "heldout30.yaml": (13, 58)}
+               "heldout30.yaml": (13, 58),
+               "heldout31.yaml": (8, 20)}
 
 
 NONE = Model({"tools": [], "phrases": [], "weights": {}})     # no key has a weight: no fallback
@@ -122,7 +123,8 @@ REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "hel
           "heldout27.yaml": ("2818658", 26),
           "heldout28.yaml": ("bb3f056", 27),
           "heldout29.yaml": ("3823f6e", 28),
-          "heldout30.yaml": ("d5206bf", 29)}
+          "heldout30.yaml": ("d5206bf", 29),
+          "heldout31.yaml": ("11591e4", 30)}
 
 
 def child(old: Path, name: str, earlier) -> None:
