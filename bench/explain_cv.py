@@ -3,8 +3,7 @@
 held-out round R from heldout2 to heldout31 (heldout31 scoped to texts that name PyTorch): the key
 table is built from the corpus and every other scored round, never from R, and R is scored with it,
 as test_heldout.py scores (recall: the first environment cause is the thread's; a negative fails on
-an exact/likely environment cause). Prints
-per round:
+an exact/likely environment cause). Prints per round:
 
   scored once   the out-of-sample figure R got when it was first scored (docs/doctor.md)
   no fallback   explain now, without the key table (in-sample: explain's wordings and catalogue
