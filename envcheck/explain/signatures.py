@@ -261,14 +261,13 @@ _ALLOC_SINCE = {"backend": "2.0", "expandable_segments": "2.1"}   # PYTORCH_CUDA
 
 
 def _torch_binding(g: Dict[str, str]) -> Dict[str, Optional[str]]:
-    # an allocator option of a later torch, TorchSharp built against one libtorch: the words are the defaults'
+    # an allocator option of a later torch, TorchSharp built against one libtorch, pip's pin conflict: the defaults'
     v = {"opt": g.get("allocopt") or "", "since": _ALLOC_SINCE.get(g.get("allocopt") or "")}
     if v["since"]:
         return {"api": "PYTORCH_CUDA_ALLOC_CONF's {opt}".format(**v), "binding_cause": g["alloc_cause"].format(**v)
                 + " ", "binding_fix": g["alloc_fix"].format(**v) + " "}
-    if g.get("torchsharp") is None:
-        return {}
-    return {"binding_cause": g["torchsharp_cause"] + " ", "binding_fix": g["torchsharp_fix"] + " "}
+    own = next((k for k in ("torchsharp", "pipreq") if g.get(k) is not None), None)   # <own>_cause, <own>_fix
+    return {"binding_cause": g[own + "_cause"] + " ", "binding_fix": g[own + "_fix"] + " "} if own else {}
 
 
 # a library's name and its development package (dev-package-missing), by what the text names
