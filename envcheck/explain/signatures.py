@@ -207,6 +207,12 @@ def _nccl_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                 "fw_fix": "Give MirroredStrategy another cross-device reduction there "
                           "(`cross_device_ops=tf.distribute.HierarchicalCopyAllReduce()` or "
                           "`tf.distribute.ReductionToOneDevice()`), or run on Linux/WSL2, whose GPU build has NCCL."}
+    if g.get("dist") is not None:  # no torch.distributed at all (USE_DISTRIBUTED=0)
+        return {"fw_ask": f"torch.distributed for {g['dist']}, absent from this build (USE_DISTRIBUTED=0: torch's "
+                          "Windows wheels before 1.7, its macOS wheels), and for NCCL",
+                "fw_fix": "Run the multi-GPU training on Linux/WSL2; on Windows torch 1.7 or later has torch.distributed "
+                          "with the gloo backend (`init_process_group(backend=\"gloo\")`); on one GPU run the program "
+                          "without its distributed launch."}
     return {}
 
 

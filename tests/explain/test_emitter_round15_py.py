@@ -117,8 +117,9 @@ def test_torch_utils_ffi_is_an_extension_written_for_torch_0_4():
 # --- a package refusing another's release by its own check ---------------------------------------
 
 def _refused_fix(pkg, want):
-    return (f"Install the {pkg} release the message asks for ({want}) with `mim install`, which picks the build for "
-            f"your torch and CUDA, or the release of the refusing package made for the installed {pkg}; OpenMMLab's "
+    return (f"Install the {pkg} release the message asks for ({want}) (mmcv with `mim install`, which picks the "
+            "build for your torch and CUDA; torch from pytorch.org's index for your CUDA, into the Python that runs "
+            f"setup.py), or the release of the refusing package made for the installed {pkg}; OpenMMLab's "
             "compatibility tables list the pairs.")
 
 
