@@ -5,9 +5,30 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence, Tuple
+from typing import Dict, Iterator, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
+
+# each held-out round from heldout4: (the commit it was scored once at, how many of gen_keys.ROUNDS
+# were scored before it); a round joins here when it is scored
+REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "heldout6.yaml": ("9d85a87", 5),
+          "heldout7.yaml": ("9bf9739", 6), "heldout8.yaml": ("0917e07", 7), "heldout9.yaml": ("0917e07", 7),
+          "heldout10.yaml": ("e74c745", 9), "heldout11.yaml": ("e74c745", 9), "heldout12.yaml": ("7d90ef7", 11),
+          "heldout13.yaml": ("65ed21e", 12), "heldout14.yaml": ("58cf552", 13), "heldout15.yaml": ("58cf552", 13),
+          "heldout16.yaml": ("d7705ab", 15), "heldout17.yaml": ("d7705ab", 15),
+          "heldout18.yaml": ("110dd9e", 17), "heldout19.yaml": ("b4f2f93", 18),
+          "heldout20.yaml": ("dac7536", 19),
+          "heldout21.yaml": ("a618545", 20),
+          "heldout22.yaml": ("05ebd54", 21),
+          "heldout23.yaml": ("30d763f", 22),
+          "heldout24.yaml": ("6a7aaaf", 23),
+          "heldout25.yaml": ("5b42059", 24),
+          "heldout26.yaml": ("4f9f1e9", 25),
+          "heldout27.yaml": ("2818658", 26),
+          "heldout28.yaml": ("bb3f056", 27),
+          "heldout29.yaml": ("3823f6e", 28),
+          "heldout30.yaml": ("d5206bf", 29),
+          "heldout31.yaml": ("11591e4", 30)}
 
 
 def old_tree(commit: str, name: str, earlier: Sequence[str], dest: Path) -> Optional[str]:
@@ -44,3 +65,17 @@ def enter_old_tree(old: str) -> None:
     sys.path.insert(0, old)
     for m in [m for m in sys.modules if m == "envcheck" or m.startswith("envcheck.")]:
         del sys.modules[m]
+
+
+def replays(script: str, names: Sequence[str], table: Dict[str, Tuple[str, int]],
+            scored: Sequence[str]) -> Iterator[Tuple[str, str, str]]:
+    """(name, commit, the child's stdout) of each round in `names`, replayed by `script` at the
+    commit `table` gives it, with the rounds `scored` before it; a round whose commit this clone
+    lacks (a shallow clone) is said and skipped."""
+    for name in names:
+        commit, k = table[name]
+        out, why = run_at(script, commit, name, scored[:k])
+        if out is None:
+            print(f"{name[:-5]:<10} at {commit}: not replayed ({why})")
+            continue
+        yield name, commit, out

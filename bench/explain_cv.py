@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
-from _replay import enter_old_tree, run_at  # noqa: E402
+from _replay import REPLAY, enter_old_tree, replays  # noqa: E402
 from gen_keys import CORPUS, HELDOUT, ROUNDS, build, environment_ids, labelled  # noqa: E402
 
 from envcheck.explain.keys import Model, guess  # noqa: E402
@@ -106,25 +106,6 @@ def score_round(name: str, weights) -> dict:
     return r
 
 
-# round: (the commit it was scored once at, the rounds scored before it)
-REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "heldout6.yaml": ("9d85a87", 5),
-          "heldout7.yaml": ("9bf9739", 6), "heldout8.yaml": ("0917e07", 7), "heldout9.yaml": ("0917e07", 7),
-          "heldout10.yaml": ("e74c745", 9), "heldout11.yaml": ("e74c745", 9), "heldout12.yaml": ("7d90ef7", 11),
-          "heldout13.yaml": ("65ed21e", 12), "heldout14.yaml": ("58cf552", 13), "heldout15.yaml": ("58cf552", 13),
-          "heldout16.yaml": ("d7705ab", 15), "heldout17.yaml": ("d7705ab", 15),
-          "heldout18.yaml": ("110dd9e", 17), "heldout19.yaml": ("b4f2f93", 18),
-          "heldout20.yaml": ("dac7536", 19),
-          "heldout21.yaml": ("a618545", 20),
-          "heldout22.yaml": ("05ebd54", 21),
-          "heldout23.yaml": ("30d763f", 22),
-          "heldout24.yaml": ("6a7aaaf", 23),
-          "heldout25.yaml": ("5b42059", 24),
-          "heldout26.yaml": ("4f9f1e9", 25),
-          "heldout27.yaml": ("2818658", 26),
-          "heldout28.yaml": ("bb3f056", 27),
-          "heldout29.yaml": ("3823f6e", 28),
-          "heldout30.yaml": ("d5206bf", 29),
-          "heldout31.yaml": ("11591e4", 30)}
 
 
 def child(old: Path, name: str, earlier) -> None:
@@ -160,12 +141,7 @@ def replay(rounds) -> None:
     print(f"\nreplay at the scoring commits: {'scored once':>12} {'+ keys':>12} {'fired':>6} {'neg conf':>9} "
           f"{'neg any env':>12}")
     rates = []    # (scored once, + keys) of each round replayed; a shallow clone may lack a commit
-    for name in rounds:
-        commit, k = REPLAY[name]
-        out, why = run_at(__file__, commit, name, ROUNDS[:k])
-        if out is None:
-            print(f"{name[:-5]:<10} at {commit}: not replayed ({why})")
-            continue
+    for name, commit, out in replays(__file__, rounds, REPLAY, ROUNDS):
         pos, hit, rescued, fired, neg, conf, anyb, anya = map(int, out.split())
         rates.append((hit / pos, (hit + rescued) / pos))
         print(f"{name[:-5]:<10} at {commit} {hit:>8}/{pos} {hit / pos:5.1%} {hit + rescued:>3}/{pos} "

@@ -40,11 +40,11 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 
+from _replay import REPLAY as ALL_REPLAY  # noqa: E402
+
 LEVERS = ("now", "keys-tie", "last", "specific", "keys-add")
-# round: (the commit it was scored once at, how many of gen_keys.ROUNDS were scored before it)
-REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "heldout6.yaml": ("9d85a87", 5),
-          "heldout7.yaml": ("9bf9739", 6), "heldout8.yaml": ("0917e07", 7), "heldout9.yaml": ("0917e07", 7),
-          "heldout10.yaml": ("e74c745", 9), "heldout11.yaml": ("e74c745", 9), "heldout12.yaml": ("7d90ef7", 11)}
+# the rounds this study replayed (heldout4 to heldout12, before the thirteenth round asked it)
+REPLAY = {n: v for n, v in ALL_REPLAY.items() if int(n[len("heldout"):-len(".yaml")]) <= 12}
 
 
 def raw_scores(lower: str, table) -> dict:
@@ -149,16 +149,12 @@ def child(old: Path, name: str, earlier) -> None:
 
 
 def replay(quick: bool = False) -> None:
-    from _replay import run_at
+    from _replay import replays
     from gen_keys import ROUNDS
     print("\nreplay: explain at the commit R was scored once at, table from the rounds before R")
     means: dict = {}
     items = list(REPLAY.items())[-1:] if quick else list(REPLAY.items())
-    for name, (commit, k) in items:
-        out, why = run_at(__file__, commit, name, ROUNDS[:k])
-        if out is None:
-            print(f"{name[:-5]} at {commit}: not replayed ({why})")
-            continue
+    for name, commit, out in replays(__file__, [n for n, _ in items], REPLAY, ROUNDS):
         _line(f"{name[:-5]} ({commit})", yaml.safe_load(out), means, len(items))
     if means:   # empty when no commit could be replayed
         print(f"{'mean':<24} " + " | ".join(f"{means[v]:>20.1%}" for v in LEVERS))

@@ -66,19 +66,13 @@ def child(old: Path, name: str) -> None:
 
 
 def main(quick: bool) -> int:
-    from _replay import run_at
-    from explain_cv import REPLAY
+    from _replay import REPLAY, replays
     from gen_keys import ROUNDS
     rounds = list(REPLAY)[-1 if quick else 0:]
     tot = defaultdict(lambda: [0, 0])          # (scope or area, pos|neg) -> [hit or conf, n]
     print(f"{'round':<10} {'pytorch hit/pos':>16} {'other hit/pos':>14} {'pytorch neg conf':>17} "
           f"{'other neg conf':>15}")
-    for name in rounds:
-        commit, k = REPLAY[name]
-        out, why = run_at(__file__, commit, name, ROUNDS[:k])
-        if out is None:
-            print(f"{name[:-5]:<10} not replayed ({why})")
-            continue
+    for name, _, out in replays(__file__, rounds, REPLAY, ROUNDS):
         per = defaultdict(lambda: [0, 0])
         for line in out.split("\n"):
             if not line.strip():
