@@ -53,7 +53,7 @@ def _wheel_sources(spec: Dict, z: zipfile.ZipFile) -> Iterable[Tuple[str, str]]:
 
 def read_wheels(cat: Catalogue, specs: List[Dict], wheels: Path) -> None:
     for spec in specs:
-        keep, drop = re.compile(spec["binary_keep"]), re.compile(spec["binary_drop"])
+        keep, drop = re.compile(spec.get("binary_keep", "")), re.compile(spec.get("binary_drop", "(?!)"))
         for ref, path, binary in _builds(spec, wheels):
             with zipfile.ZipFile(path) as z:
                 for name, t in _wheel_sources(spec, z):
