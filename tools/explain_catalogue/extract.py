@@ -150,10 +150,10 @@ _MSG_NAME = re.compile(r"msg|message|err|warn|reason|text|prefix|hint", re.I)
 
 
 def py_const_template(text: str) -> str:
-    """A Python string that is formatted later: printf conversions, str.format fields and
-    string.Template fields (${name}, $name) are wildcards."""
+    """A Python string that is formatted later: printf conversions (with a mapping key too,
+    %(name)s), str.format fields and string.Template fields (${name}, $name) are wildcards."""
     out, pos = [], 0
-    for m in re.finditer(r"%%|" + _PRINTF.pattern + r"|\{\{|\}\}|\{[^{}\s]*\}|\$\{\w+\}|\$[A-Za-z_]\w*", text):
+    for m in re.finditer(r"%%|%\(\w+\)[-+ #0]*\d*(?:\.\d+)?[diouxXeEfgGcrsa]|" + _PRINTF.pattern + r"|\{\{|\}\}|\{[^{}\s]*\}|\$\{\w+\}|\$[A-Za-z_]\w*", text):
         out.append(_brace(text[pos:m.start()]))
         g = m.group()
         out.append("%" if g == "%%" else _brace(g[0]) if g in ("{{", "}}") else WILD)
