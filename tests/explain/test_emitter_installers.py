@@ -105,3 +105,42 @@ def test_a_gpu_checkpoint_on_fewer_gpus_is_only_a_lead():
     got = answers(text)
     assert got.get("no-driver-found") == "possible" and got.get("invalid-device-ordinal") == "possible"
     assert not any(c in ("exact", "likely") for c in got.values())
+
+
+@pytest.mark.parametrize("text", [
+    # transformers/modeling_utils.py (4.40.2)
+    "ValueError: Flash Attention 2 is not available on CPU. Please make sure torch can access a CUDA device.",
+    # transformers 4.30.2 - 4.46.3 modeling_utils.py / quantizers: quantization asked with no GPU
+    "RuntimeError: No GPU found. A GPU is needed for quantization.",
+    # accelerate/accelerator.py (0.20.3 - 1.15.0)
+    "ValueError: fp16 mixed precision requires a GPU (not 'mps').",
+    # transformers/integrations/bitsandbytes.py (4.46.3)
+    "RuntimeError: CUDA is required but not available for bitsandbytes. Please consider installing the "
+    "multi-platform enabled version of bitsandbytes, which is currently a work in progress. Please check currently "
+    "supported platforms and installation instructions at "
+    "https://huggingface.co/docs/bitsandbytes/main/en/installation#multi-backend",
+])
+def test_hugging_face_finding_no_gpu_is_a_cpu_torch_or_no_driver(text):
+    assert top_with_confidence(text) == ("torch-not-cuda", "likely")
+    assert answers(text).get("no-driver-found") == "possible"
+
+
+def test_accelerates_rtx_4000_warning_is_no_p2p_between_those_gpus():
+    # accelerate/state.py (0.34.2)
+    text = ("NotImplementedError: Using RTX 4000 series doesn't support faster communication broadband via P2P or IB. "
+            "Please set `NCCL_P2P_DISABLE=\"1\"` and `NCCL_IB_DISABLE=\"1\" or use `accelerate launch` which will do "
+            "this automatically.")
+    assert top_with_confidence(text) == ("p2p-unsupported", "likely")
+
+
+def test_a_gpu_below_flash_attentions_compute_capability_is_too_old():
+    # transformers/modeling_utils.py (5.17.0)
+    text = ("ValueError: FlashAttention3 requires compute capability >= 9.0, but found NVIDIA A100-SXM4-80GB with "
+            "compute capability 8.x")
+    assert top_with_confidence(text)[0] == "gpu-too-old"
+
+
+def test_bitsandbytes_quantization_asking_for_accelerate_names_no_gpu_cause():
+    # a package missing from the environment, not the GPU stack (transformers' quantizers)
+    text = "ImportError: Using `bitsandbytes` 8-bit quantization requires Accelerate: `pip install 'accelerate>=0.26.0'`"
+    assert not any(c in ("exact", "likely") for c in answers(text).values())
