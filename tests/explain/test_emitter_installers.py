@@ -144,3 +144,11 @@ def test_bitsandbytes_quantization_asking_for_accelerate_names_no_gpu_cause():
     # a package missing from the environment, not the GPU stack (transformers' quantizers)
     text = "ImportError: Using `bitsandbytes` 8-bit quantization requires Accelerate: `pip install 'accelerate>=0.26.0'`"
     assert not any(c in ("exact", "likely") for c in answers(text).values())
+
+
+def test_inductor_finding_no_working_triton_is_only_a_lead():
+    # torch/_inductor/scheduler.py (2.1.2) / exc.py (2.13.0)
+    text = ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: Cannot find a working "
+            "triton installation. Either the package is not installed or it is too old. More information on "
+            "installing Triton can be found at https://github.com/openai/triton")
+    assert answers(text) == {"no-wheel-for-platform": "possible", "package-torch-mismatch": "possible"}
