@@ -367,6 +367,8 @@ heldout32.yaml round 32 (79 texts, 45 positives, 34 negatives; SCOPED like round
                positives are `other:`: 8/31 = 25.8 %).
                Part a (0-9/a-h, texts 1-27) read: 10/45 and 3 of 34 negatives confident
                (in-sample; tests/explain/test_emitter_round32_a.py; no relabels).
+               Part d (s-z, texts 64-79) read: 15/45 and 3 of 34 negatives confident
+               (in-sample; tests/explain/test_emitter_round32_d.py; no relabels).
 """
 from __future__ import annotations
 
@@ -440,8 +442,10 @@ BARS = {
     # tests/explain/test_emitter_toolkit_too_old.py)
     "heldout10.yaml": (46 / 63, 0),
     # scored once at 35/62 with no negative confident (out-of-sample) at e74c745, with heldout10;
-    # held at the in-sample 42/62 and no negative confident after the twelfth round, as heldout10
-    "heldout11.yaml": (42 / 62, 0),
+    # held at the in-sample 42/62 and no negative confident after the twelfth round, as heldout10;
+    # 43/62 once heldout32's s-z reader read glibc < 2.31's "symbol X version libcublasLt.so.N not
+    # defined in file ... with link time reference" (deepmd-kit#2241, cuda-libs-conflict)
+    "heldout11.yaml": (43 / 62, 0),
     # scored once at 38/64 with no negative confident (out-of-sample) at 7d90ef7, after the twelfth
     # round merged; 41/64 once the key table learnt from it (in-sample); 43/64 after the thirteenth
     # round (tests/explain/test_emitter_round13.py: NVRTC refusing another program's arch option is
@@ -705,7 +709,13 @@ BARS = {
     # texts 1-27: torch.utils._pytree's register_pytree_node, public from torch 2.2,
     # package-torch-mismatch; DJL's UnsatisfiedLinkError on a torch DLL "Can't find dependent
     # libraries" windows-dll-load-failed; the torch._six negatives kept; no relabels)
-    "heldout32.yaml": (10 / 45, 3),
+    # 15/45 with 3 of 34 negatives confident: in-sample, the thirty-second round, part d (s-z, texts
+    # 64-79: glibc<2.31's "symbol X version libcublasLt.so.N not defined in file ... with link time
+    # reference" cuda-libs-conflict; torch names a release added (trunc_normal_, SiLU, hub.load's
+    # repo_or_dir, custom_op, DeviceMesh, flex_attention) missing under an older torch
+    # package-torch-mismatch; no relabels)
+    # parts a and d merged: 17/45 with 3 of 34 negatives confident (in-sample)
+    "heldout32.yaml": (17 / 45, 3),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
