@@ -273,7 +273,9 @@ def _torch_binding(g: Dict[str, str]) -> Dict[str, Optional[str]]:
         return {"api": "PYTORCH_CUDA_ALLOC_CONF's {opt}".format(**v), "binding_cause": g["alloc_cause"].format(**v)
                 + " ", "binding_fix": g["alloc_fix"].format(**v) + " "}
     own = next((k for k in ("torchsharp", "pipreq") if g.get(k) is not None), None)   # <own>_cause, <own>_fix
-    return {"binding_cause": g[own + "_cause"] + " ", "binding_fix": g[own + "_fix"] + " "} if own else {}
+    api = "added_" + g.get("api", "?").lower()   # a name a later torch added (the defaults' added_<api>)
+    added = {"api": g[api]} if api in g else {}
+    return {**added, "binding_cause": g[own + "_cause"] + " ", "binding_fix": g[own + "_fix"] + " "} if own else added
 
 
 # a library's name and its development package (dev-package-missing), by what the text names
