@@ -23,6 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
 
+from envcheck.explain import torch_names
+
 DATA = Path(__file__).with_name("catalogue.json")
 WILD = re.compile(r"(?<!\{)\{\}(?!\})")
 _TOKEN = re.compile(r"[a-z0-9_]+")
@@ -363,7 +365,16 @@ def _by_word(tab: Table, t: _Text) -> Iterator[Hit]:
                     yield Hit(cause, conf, m.start(), m.end(), via, {})
 
 
+def _by_torch_name(text: str, lower: str) -> Iterator[Hit]:
+    """A torch module or name the installed torch lacks that another release has (torch_names.py):
+    a lead to a package written for another torch."""
+    for start, end, api, held in torch_names.find(text, lower):
+        via = f"torch's {api} is {held} (torch_names.json, from the release wheels' sources)"
+        yield Hit("package-torch-mismatch", "possible", start, end, via, {"api": f"{api} ({held})"})
+
+
 def find(text: str, lower: str) -> List[Hit]:
     """Every catalogue hit in a normalised text (`lower` is its lower-case copy), in no order."""
     tab, t = table(), _Text(text, lower)
-    return [*_by_word(tab, t), *_by_name(tab, t), *_by_number(tab, t), *_by_generic_description(tab, t)]
+    return [*_by_word(tab, t), *_by_name(tab, t), *_by_number(tab, t), *_by_generic_description(tab, t),
+            *_by_torch_name(text, lower)]

@@ -12,7 +12,9 @@ Inputs (sources.yaml): git snapshots of the emitters' repositories at several ta
 the search tool's `fetch`; never committed), the torch wheel on this machine, this machine's
 CUDA headers and libraries (descriptions from each library's own *GetErrorString via ctypes),
 HIPIFY's name tables, and manual.yaml: messages transcribed from sources that are too large to
-fetch (pytorch/pytorch's C++), each with its repo, path and commit.
+fetch (pytorch/pytorch's C++), each with its repo, path and commit. From the same torch wheels,
+torch_names.py writes envcheck/explain/torch_names.json: which torch modules and module names exist in
+which of the releases read.
 
 This script, extract.py and binaries.py are our own code and contain no fetched code: they
 read string literals and enum tables out of the sources and write data.
@@ -39,6 +41,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 import extract as ex  # noqa: E402  (this directory's own module)
+import torch_names  # noqa: E402  (this directory's own module)
 from binaries import (ENUMS, describer, read_pip_cuda, read_pip_nvrtc, read_pynvml,  # noqa: E402
                       read_wheels, string_table)
 from envcheck.explain.catalogue import apply_causes  # noqa: E402
@@ -287,6 +290,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     read_errno(cat)
     read_snapshots(cat, spec["snapshots"], args.mirrors)
     read_wheels(cat, spec["wheels"], args.wheels)
+    torch_names.from_sources(next(w for w in spec["wheels"] if w["repo"] == "pytorch/pytorch"), args.wheels,
+                             OUT.with_name("torch_names.json"))
     read_manual(cat, HERE / "manual.yaml")
     write(cat, args.out, causes)
     return 0
