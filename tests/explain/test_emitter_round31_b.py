@@ -25,7 +25,8 @@ what it means, with texts other than any held-out one and look-alikes that keep 
   had from its first releases) says the build has no distributed package, and no NCCL with it:
   nccl-not-built, likely, its derive naming the missing call and a fix for that build
   (deep-learning-for-image-processing#249, Windows). A name added to torch.distributed later
-  (ReduceOp, device_mesh ...) can be an old torch's: not read.
+  (ReduceOp, device_mesh ...) can be an old torch's: not read by a wording (torch_names.json, the
+  release table of session 36, gives device_mesh, which 2.1.2 lacks, a `possible` lead).
 - setuptools' easy_install at `python setup.py install` (command/easy_install.py
   process_distribution resolves install_requires against the installed distributions;
   pkg_resources' Environment.best_match calls the installer only when none is in the range, and

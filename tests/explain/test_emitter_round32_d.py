@@ -32,7 +32,8 @@ answers. No confident negative was in this part.
   this very part, the program's own slip against the torch it declares (ultralytics/ultralytics#487,
   torch.cuda.OutOfMemoryError, 1.13; suno-ai/bark#40, torch.cuda.is_bf16_supported, 1.10; both
   fixed in the package's code), so no wording reads any torch name missing; a name no torch ever
-  had (a typo) is not read either.
+  had (a typo) is not read either. (Since then the release table torch_names.json gives every name
+  some release read has and another lacks a `possible` lead, these two included.)
 - cuda-oom's bare 'outofmemoryerror' read "module 'torch.cuda' has no attribute
   'OutOfMemoryError'" (ultralytics#487, a negative) as memory run out, exact: the name in Python's
   words for a torch without it is now passed over (a workload answer, not scored, but wrong).
