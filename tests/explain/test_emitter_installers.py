@@ -152,3 +152,16 @@ def test_inductor_finding_no_working_triton_is_only_a_lead():
             "triton installation. Either the package is not installed or it is too old. More information on "
             "installing Triton can be found at https://github.com/openai/triton")
     assert answers(text) == {"no-wheel-for-platform": "possible", "package-torch-mismatch": "possible"}
+
+
+@pytest.mark.parametrize("text, pkg", [
+    ("ERROR: torch-1.13.1+cu117-cp38-cp38-linux_x86_64.whl is not a supported wheel on this platform.", "torch"),
+    ("ERROR: flash_attn-2.5.8+cu122torch2.3cxx11abiFALSE-cp310-cp310-linux_x86_64.whl is not a supported wheel on "
+     "this platform.", "flash_attn"),
+    # a build tag (PEP 427) between the version and the tags
+    ("ERROR: mmcv_full-1.7.1-1-cp39-cp39-win_amd64.whl is not a supported wheel on this platform.", "mmcv_full"),
+])
+def test_pips_refused_wheel_names_its_package_from_the_file_name(text, pkg):
+    got = explain(text)[0]
+    assert (got.id, got.confidence) == ("no-wheel-for-platform", "likely")
+    assert got.title == f"No wheel of {pkg} for this Python, platform or package index"
