@@ -366,10 +366,10 @@ def _by_word(tab: Table, t: _Text) -> Iterator[Hit]:
 
 
 def _by_torch_name(text: str, lower: str) -> Iterator[Hit]:
-    """A torch module or name the installed torch lacks that another release has (torch_names.py):
-    a lead to a package written for another torch."""
+    """A torch or torchvision module or name the installed release lacks that another release has
+    (torch_names.py): a lead to a package written for another torch."""
     for start, end, api, held in torch_names.find(text, lower):
-        via = f"torch's {api} is {held} (torch_names.json, from the release wheels' sources)"
+        via = f"{api} is {held} (torch_names.json, from the release wheels' sources)"
         yield Hit("package-torch-mismatch", "possible", start, end, via, {"api": f"{api} ({held})"})
 
 

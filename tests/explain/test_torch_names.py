@@ -18,12 +18,14 @@ from tests.explain.answers import answers, top_with_confidence
 DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-def test_the_table_is_well_formed_and_ordered_by_release():
-    doc = json.loads(torch_names.DATA.read_text())
+@pytest.mark.parametrize("pkg", ["torch", "torchvision"])
+def test_the_table_is_well_formed_and_ordered_by_release(pkg):
+    doc = json.loads(torch_names.DATA.read_text())[pkg]
     rel = doc["releases"]
     assert rel == sorted(rel, key=lambda r: tuple(int(x) for x in r.split("."))) and len(rel) >= 5
     spans = list(doc["modules"].values()) + [x.split(":")[1] for s in doc["names"].values() for x in s.split()]
     assert spans and all(len(c) == 2 and DIGITS.index(c[0]) <= DIGITS.index(c[1]) < len(rel) for c in spans)
+    assert all(m == pkg or m.startswith(pkg + ".") for m in [*doc["modules"], *doc["names"]])
     # a module every release has is no release's fault: never stored
     assert DIGITS[0] + DIGITS[len(rel) - 1] not in doc["modules"].values()
 
@@ -39,11 +41,17 @@ def test_the_table_is_well_formed_and_ordered_by_release():
     # torch.distributed.fsdp came with 1.11 (in 1.13.1, not in 1.8.1)
     ("ImportError: cannot import name 'fsdp' from 'torch.distributed' (/opt/conda/lib/python3.8/site-packages/"
      "torch/distributed/__init__.py)", "torch.distributed.fsdp"),
+    # torchvision's: transforms.v2 came with 0.15 (in 0.20.1 of the releases read, not in 0.14.1)
+    ("ModuleNotFoundError: No module named 'torchvision.transforms.v2'", "torchvision.transforms.v2"),
+    # InterpolationMode came with 0.9 (in 0.11.3, not in 0.8.2)
+    ("ImportError: cannot import name 'InterpolationMode' from 'torchvision.transforms' "
+     "(/usr/local/lib/python3.8/dist-packages/torchvision/transforms/__init__.py)",
+     "torchvision.transforms.InterpolationMode"),
 ])
 def test_a_name_another_release_has_is_a_lead_to_a_package_for_another_torch(text, api):
     assert answers(text) == {"package-torch-mismatch": "possible"}
     hit = next(iter(torch_names.find(text, text.lower())))
-    assert hit[2] == api and hit[3].startswith("in torch ")
+    assert hit[2] == api and hit[3].startswith(f"in {api.split('.')[0]} ")
 
 
 @pytest.mark.parametrize("text", [
@@ -55,6 +63,9 @@ def test_a_name_another_release_has_is_a_lead_to_a_package_for_another_torch(tex
     "AttributeError: module 'torch.nn' has no attribute 'Linear'",
     # not torch's module
     "AttributeError: module 'numpy' has no attribute 'Mish'",
+    # torchvision: a name no release has, one every release has
+    "ImportError: cannot import name 'RandomFlipz' from 'torchvision.transforms'",
+    "ImportError: cannot import name 'ToTensor' from 'torchvision.transforms'",
 ])
 def test_a_name_no_release_lacks_or_none_has_is_not_read(text):
     assert "package-torch-mismatch" not in answers(text)
@@ -70,7 +81,7 @@ def test_a_wording_that_knows_the_name_keeps_its_surer_answer():
 @pytest.mark.filterwarnings("ignore")
 def test_the_last_release_read_is_what_the_installed_torch_holds():
     torch = pytest.importorskip("torch")
-    doc = json.loads(torch_names.DATA.read_text())
+    doc = json.loads(torch_names.DATA.read_text())["torch"]
     last = len(doc["releases"]) - 1
     if torch.__version__.split("+")[0] != doc["releases"][-1]:
         pytest.skip(f"torch {torch.__version__} installed, the table's last release is {doc['releases'][-1]}")

@@ -290,8 +290,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     read_errno(cat)
     read_snapshots(cat, spec["snapshots"], args.mirrors)
     read_wheels(cat, spec["wheels"], args.wheels)
-    torch_names.from_sources(next(w for w in spec["wheels"] if w["repo"] == "pytorch/pytorch"), args.wheels,
-                             OUT.with_name("torch_names.json"))
+    torch_names.from_sources(spec["wheels"], args.wheels, OUT.with_name("torch_names.json"))
     read_manual(cat, HERE / "manual.yaml")
     write(cat, args.out, causes)
     return 0
