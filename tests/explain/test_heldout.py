@@ -376,6 +376,16 @@ heldout32.yaml round 32 (79 texts, 45 positives, 34 negatives; SCOPED like round
                Part d (s-z, texts 64-79) read: 15/45 and 3 of 34 negatives confident
                (in-sample; tests/explain/test_emitter_round32_d.py; no relabels).
                All four parts merged: 26/45 and 2 of 34 negatives confident (in-sample).
+heldout33.yaml round 33 (45 texts, 27 positives, 18 negatives; SCOPED like rounds 31 and 32 to
+               texts that name PyTorch, by eight collectors who split the threads by owner
+               (0-9/a-b 4, c 8, d-f 1, g-k 5, l-n 6, o-r 5, s 11, t-z 5) until their context filled
+               or the session's search budget ran out, none running `explain`; fewer than the 60
+               texts issue 21 asks of a round): not yet scored.
+heldout34.yaml round 34, begun and left unfinished (3 texts): threads new to the project held by
+               URL alone and taken as they come, a text word for word a held one included (the
+               next user's paste); its collectors' 433 queries found nearly every settled thread
+               already held before the search budget ran out. Structure-checked, never scored
+               until a later session tops it up to a round.
 """
 from __future__ import annotations
 
@@ -735,11 +745,18 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout33.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 # rounds scoped to one kind of text (their headers state the rule), smaller than the 60 texts issue 21
 # asks of a round: their figure is reported beside the others', never counted as one of them
-SCOPED = {"heldout31.yaml": "texts that name PyTorch"}
+SCOPED = {"heldout31.yaml": "texts that name PyTorch", "heldout33.yaml": "texts that name PyTorch",
+          "heldout34.yaml": "texts that name PyTorch"}
+# rounds that hold a thread new to the project by its URL alone and take it as it comes, its text
+# word for word one already held included (the next user's paste); every other round from the
+# fourth passed over a thread whose text was held, which selects the rarest messages
+BY_URL_ONLY = {"heldout34.yaml"}
+# begun, not yet a round: structure-checked, never run through explain until topped up and scored
+COLLECTING = {"heldout34.yaml"}
 
 
 def _items(name):
@@ -751,13 +768,13 @@ def _wanted(item):
     return want if isinstance(want, list) else [want]
 
 
-@pytest.mark.parametrize("name", sorted(BARS) + sorted(UNSCORED))
+@pytest.mark.parametrize("name", sorted(BARS) + sorted(UNSCORED) + sorted(COLLECTING))
 def test_the_held_out_corpus_is_real_texts_with_sources_and_confirmed_causes(name):
     items = _items(name)
-    assert len(items) >= (20 if name in SCOPED else 60)
+    assert len(items) >= (1 if name in COLLECTING else 20 if name in SCOPED else 60)
     ids = {s.id for s in signatures()}
     negatives = [i for i in items if i["cause"] is None]
-    assert len(negatives) >= 10 and {i["kind"] for i in negatives} <= NEGATIVE_KINDS
+    assert len(negatives) >= (0 if name in COLLECTING else 10) and {i["kind"] for i in negatives} <= NEGATIVE_KINDS
     for item in items:
         assert item["source"].startswith("https://github.com/") and item["text"].strip() and item["settled"]
         if item["cause"] is not None:
@@ -782,7 +799,8 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout16.yaml", "heldout17.yaml", "heldout18.yaml", "heldout19.yaml", "heldout20.yaml", "heldout21.yaml",
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
           "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml",
-          "heldout29.yaml", "heldout30.yaml", "heldout31.yaml", "heldout32.yaml"]
+          "heldout29.yaml", "heldout30.yaml", "heldout31.yaml", "heldout32.yaml", "heldout33.yaml",
+          "heldout34.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
@@ -792,7 +810,8 @@ def test_each_round_from_the_third_is_new_to_every_earlier_one(n):
     texts = {" ".join(i["text"].split()).lower() for i in earlier}
     for item in _items(ROUNDS[n]):
         assert item["source"] not in sources
-        assert " ".join(item["text"].split()).lower() not in texts, item["source"]
+        if ROUNDS[n] not in BY_URL_ONLY:
+            assert " ".join(item["text"].split()).lower() not in texts, item["source"]
 
 
 def _score(items):
