@@ -21,6 +21,7 @@ the order in the log (the earliest is usually the cause).
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set
 
@@ -72,6 +73,12 @@ class Explanation:
 class _Fill(dict):
     def __missing__(self, key: str) -> str:
         return "?"
+
+
+def _shell_words(fill: _Fill) -> _Fill:
+    """The values a check command is filled with, each one shell word (a GPU's name has spaces:
+    `envcheck check --gpu 'GeForce RTX 2080'`); stand-ins (?, X.Y, "(not in the text)") as they are."""
+    return _Fill({k: v if _STAND_IN.fullmatch(str(v)) else shlex.quote(str(v)) for k, v in fill.items()})
 
 
 # a title's variable part: in parentheses with its words ("(compute capability {cc})"), or alone
@@ -138,7 +145,7 @@ def _build(sig: Signature, confidence: str, norm: Normalised, start: int, end: i
         id=sig.id, kind=sig.kind, confidence=confidence,
         title=_bare_title(sig.title, fill) if bare else sig.title.format_map(fill),
         matched=shown, line=line, cause=sig.cause.format_map(fill), fix=sig.fix.format_map(fill),
-        components=list(sig.components), checks=[c.format_map(fill) for c in sig.checks],
+        components=list(sig.components), checks=[c.format_map(_shell_words(fill)) for c in sig.checks],
         values={k: str(v) for k, v in values.items()}, alternatives=alts, via=via,
         position=start, span=end - start, priority=sig.priority)
 

@@ -199,6 +199,18 @@ def test_extracted_versions_reach_the_cause_and_the_suggested_check():
     assert e.title == "CUDA 12.x runtime library not found"
 
 
+def test_a_value_with_spaces_is_one_shell_word_in_the_suggested_check():
+    # torch 1.x's capability warning names the GPU as the driver does, spaces and all
+    import shlex
+    e = explain("UserWarning: Found GPU0 GeForce RTX 2080 which requires CUDA_VERSION >= 10000 to work "
+                "properly, but your PyTorch was compiled with CUDA_VERSION 9000.")[0]
+    words = shlex.split(e.checks[-1])
+    assert words[words.index("--gpu") + 1] == "GeForce RTX 2080", e.checks
+    # a value that is one word already stays as it is, and a stand-in is not quoted
+    e = explain("libcudnn.so.7: cannot open shared object file")[0]
+    assert "--cudnn 7" in " ".join(e.checks) and "'" not in " ".join(e.checks)
+
+
 def test_a_traceback_lists_the_root_cause_first_and_keeps_the_consequence():
     ids = [e.id for e in explain(CASES[1][0])]
     assert ids == ["arch-not-compatible", "no-kernel-image"]
