@@ -324,12 +324,17 @@ def _gcc_below(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     return {"max_gcc": str(int(below) - 1)} if below and int(below) > 1 else {}
 
 
+def _lib_kit(g: Dict[str, str]) -> Dict[str, Optional[str]]:
+    # TensorRT's libraries (libnvinfer*, the ONNX and Caffe/UFF parsers) ship apart from CUDA's toolkit
+    return {"kit": "TensorRT"} if re.match(r"(?:lib)?nv(?:infer|onnxparser|parsers|caffe_parser)", g.get("lib", "")) else {}
+
+
 DERIVE: Dict[str, Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = {
     "cudart": _cudart, "mismatch": _mismatch, "nccl_version": _nccl_version,
     "driver_cuda": _driver_cuda, "cpu_build": _cpu_build, "nccl_build": _nccl_build, "sm_digits": _sm_digits,
     "dev_package": _dev_package, "l4t_note": _l4t_note,
     "native_build": _native_build, "torch_binding": _torch_binding, "driver_lib": _driver_lib,
-    "gcc_below": _gcc_below,
+    "gcc_below": _gcc_below, "lib_kit": _lib_kit,
 }
 
 

@@ -97,12 +97,12 @@ def _cuda_lib(lib, ver, confidence="exact"):
         "id": "cuda-lib-missing", "confidence": confidence,
         "title": f"CUDA library {lib} not found by the dynamic loader",
         "cause": f"The program was built against a CUDA toolkit whose {lib} (soname version {ver}) the loader "
-                 "cannot find: that CUDA is not installed, another CUDA is (sonames carry the major, or "
-                 "major.minor before CUDA 11), or its lib64 is not on LD_LIBRARY_PATH / in ld.so.conf.d for "
-                 "the shell that started the job.",
+                 "cannot find: that release is not installed, another is (sonames carry the major, or "
+                 "major.minor before CUDA 11), or its lib directory is not on LD_LIBRARY_PATH / in ld.so.conf.d "
+                 "for the shell that started the job.",
         "fix": f"Install the CUDA toolkit (or the pip nvidia-* wheel) that provides {lib} (version {ver}), or the "
-               "build of the program made for the CUDA you have; make its lib64 visible (`envcheck env "
-               "--cuda-home /usr/local/cuda-X.Y`).",
+               "build of the program made for the one you have; make its lib directory visible (CUDA's: `envcheck "
+               "env --cuda-home /usr/local/cuda-X.Y`).",
         "values": {"lib": lib, "ver": ver} if ver != "?" else {},
     }
 

@@ -211,6 +211,13 @@ def test_a_value_with_spaces_is_one_shell_word_in_the_suggested_check():
     assert "--cudnn 7" in " ".join(e.checks) and "'" not in " ".join(e.checks)
 
 
+def test_a_missing_tensorrt_library_is_said_to_be_tensorrts_not_the_cuda_toolkits():
+    e = explain("OSError: libnvinfer_plugin.so.8: cannot open shared object file: No such file or directory")[0]
+    assert e.id == "cuda-lib-missing" and "TensorRT" in e.cause and "CUDA toolkit" not in e.cause + e.fix
+    e = explain("ImportError: libcublasLt.so.12: cannot open shared object file: No such file or directory")[0]
+    assert e.id == "cuda-lib-missing" and "CUDA toolkit" in e.cause and "TensorRT" not in e.cause
+
+
 def test_a_traceback_lists_the_root_cause_first_and_keeps_the_consequence():
     ids = [e.id for e in explain(CASES[1][0])]
     assert ids == ["arch-not-compatible", "no-kernel-image"]
