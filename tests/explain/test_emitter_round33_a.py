@@ -142,11 +142,16 @@ def test_sharding_strategy_missing_is_a_package_for_a_newer_torch(text):
 
 @pytest.mark.parametrize("text", [
     "ImportError: cannot import name 'ShardingStrategy' from 'deepspeed.runtime.zero'",
-    # a sibling whose history was not read
-    "ImportError: cannot import name 'MixedPrecision' from 'torch.distributed.fsdp.fully_sharded_data_parallel'",
 ])
 def test_other_sharding_names_are_not_read(text):
     assert "package-torch-mismatch" not in answers(text)
+
+
+def test_a_sibling_the_release_table_dates_is_its_lead():
+    # MixedPrecision came in 1.12, FSDP's module in 1.11: once the table read 1.11.0's wheel it dates it
+    got = answers("ImportError: cannot import name 'MixedPrecision' from "
+                  "'torch.distributed.fsdp.fully_sharded_data_parallel'")
+    assert got.get("package-torch-mismatch") == "possible", got
 
 
 # --- what the left misses rest on ------------------------------------------------------------------

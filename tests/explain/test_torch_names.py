@@ -92,15 +92,24 @@ def test_the_last_release_read_is_what_the_installed_torch_holds():
             mod = importlib.import_module(module)
         except Exception:         # noqa: BLE001  (a module that needs an optional dependency to import)
             continue
+        if mod.__name__ != module:
+            # a module a later release moved, kept importable under its old name by an entry its package
+            # puts in sys.modules (torch.distributed._tensor.device_mesh, 2.5 on): the table reads files,
+            # so it holds the old name's last file; no import of it fails where the alias stands
+            continue
         for item in doc["names"][module].split():
             name, code = item.split(":")
             held_last = DIGITS.index(code[1]) == last
             # a submodule is an attribute once imported, so only names that are not modules count here
             if f"{module}.{name}" in doc["modules"]:
                 continue
+            # private names are often defined under a run-time condition (`if has_triton():`, an
+            # environment variable), which the table, reading the source, counts as defined
+            if name.startswith("_"):
+                continue
             if held_last:
                 assert hasattr(mod, name), f"{module}.{name}: the table says {doc['releases'][-1]} has it"
-            elif not name.startswith("_"):
+            else:
                 assert not hasattr(mod, name), f"{module}.{name}: the table says {doc['releases'][-1]} lacks it"
             checked += 1
     assert checked > 100

@@ -71,6 +71,7 @@ def _names(body: Sequence[ast.stmt]) -> Tuple[Set[str], List[Tuple[str, int]], O
             o, s, _ = _names(inner)
             out |= o
             stars += s
+    out.discard("_")        # the throwaway name (`_ = register_hook(...)`), no module's API
     return out, stars, alls
 
 
