@@ -92,11 +92,6 @@ def test_the_last_release_read_is_what_the_installed_torch_holds():
             mod = importlib.import_module(module)
         except Exception:         # noqa: BLE001  (a module that needs an optional dependency to import)
             continue
-        if mod.__name__ != module:
-            # a module a later release moved, kept importable under its old name by an entry its package
-            # puts in sys.modules (torch.distributed._tensor.device_mesh, 2.5 on): the table reads files,
-            # so it holds the old name's last file; no import of it fails where the alias stands
-            continue
         for item in doc["names"][module].split():
             name, code = item.split(":")
             held_last = DIGITS.index(code[1]) == last
@@ -113,3 +108,50 @@ def test_the_last_release_read_is_what_the_installed_torch_holds():
                 assert not hasattr(mod, name), f"{module}.{name}: the table says {doc['releases'][-1]} lacks it"
             checked += 1
     assert checked > 100
+
+
+def _generator():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "tools" / "explain_catalogue" / "torch_names.py"
+    spec = importlib.util.spec_from_file_location("_torch_names_gen", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_module_kept_importable_by_sys_modules_is_read_with_the_names_it_stands_for(tmp_path):
+    # torch 2.5 moved DTensor to torch.distributed.tensor and keeps the old submodules importable by
+    # a loop of sys.modules entries (torch/distributed/_tensor/__init__.py); _sharded_tensor assigns a
+    # module object. A wheel with both shapes, and a sys.modules line naming no module, read:
+    import zipfile
+    whl = tmp_path / "torch-9.9.9-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr("torch/__init__.py", "")
+        z.writestr("torch/tensor_new/__init__.py", "")
+        z.writestr("torch/tensor_new/mesh.py", "def init_device_mesh():\n    pass\n")
+        z.writestr("torch/tensor_old/__init__.py",
+                   "import sys\nfrom importlib import import_module\nsubmodules = ['mesh', 'gone']\n"
+                   "for submodule in submodules:\n    full = f'torch.tensor_new.{submodule}'\n"
+                   "    sys.modules[f'torch.tensor_old.{submodule}'] = import_module(full)\n")
+        z.writestr("torch/legacy/__init__.py",
+                   "import sys\nimport torch.tensor_new.mesh as _mesh\nsys.modules['torch.legacy_mesh'] = _mesh\n"
+                   "sys.modules['torch.distributed'].GroupName = object\n")
+    mods = _generator().read_release(str(whl))
+    assert "init_device_mesh" in mods["torch.tensor_old.mesh"] and "mesh" in mods["torch.tensor_old"]
+    assert "init_device_mesh" in mods["torch.legacy_mesh"]
+    # an alias of a module the wheel does not have is no module
+    assert "torch.tensor_old.gone" not in mods
+
+
+def test_the_moved_dtensor_modules_are_read_as_the_installed_torch_has_them():
+    torch = pytest.importorskip("torch")
+    doc = json.loads(torch_names.DATA.read_text())["torch"]
+    if torch.__version__.split("+")[0] != doc["releases"][-1]:
+        pytest.skip(f"torch {torch.__version__} installed, the table's last release is {doc['releases'][-1]}")
+    import torch.distributed._tensor.device_mesh as old
+    assert hasattr(old, "init_device_mesh")
+    code = doc["modules"]["torch.distributed._tensor.device_mesh"]
+    assert DIGITS.index(code[1]) == len(doc["releases"]) - 1, code
+    held = dict(x.split(":") for x in doc["names"].get("torch.distributed._tensor.device_mesh", "").split())
+    assert "init_device_mesh" not in held or DIGITS.index(held["init_device_mesh"][1]) == len(doc["releases"]) - 1

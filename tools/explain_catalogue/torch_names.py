@@ -10,7 +10,8 @@ brings (X's __all__, else X's public names), its submodules; for the `torch` nam
 functions torch/_torch_docs.py documents (add_docstr(torch.frombuffer, ...)) and those
 torch/_C/_VariableFunctions.pyi declares (the C functions torch/__init__.py re-exports); imports
 under `if TYPE_CHECKING:` are not names at run time. Only .py files make a module present
-(compiled ones, torch._C, are in every release and never stored). Kept: the modules and names not
+(compiled ones, torch._C, are in every release and never stored), and a `sys.modules["old"] = new`
+a module's top level makes (a moved module kept importable under its old name: the new one's names). Kept: the modules and names not
 present in every release read (a name every release has is no release's fault): modules at most
 four levels below the package; names of modules at most three levels below it with at most one
 private level, outside torch's compiler and export internals (torch._inductor, torch._dynamo,
@@ -75,12 +76,92 @@ def _names(body: Sequence[ast.stmt]) -> Tuple[Set[str], List[Tuple[str, int]], O
     return out, stars, alls
 
 
+def _dotted(node: ast.AST, imported: Dict[str, str]) -> Optional[str]:
+    """`torch.distributed.checkpoint`, or a name `import a.b as name` bound, as a module name."""
+    if isinstance(node, ast.Name):
+        return imported.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value, imported) if not isinstance(node.value, ast.Name) else (
+            imported.get(node.value.id) or node.value.id)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _text(node: ast.AST, var: Optional[str] = None, value: str = "") -> Optional[str]:
+    """A string constant, or an f-string whose only placeholder is `var` (filled with `value`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr) and var:
+        out = ""
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                out += str(part.value)
+            elif isinstance(part, ast.FormattedValue) and getattr(part.value, "id", None) == var:
+                out += value
+            else:
+                return None
+        return out
+    return None
+
+
+def _aliases(body: Sequence[ast.stmt]) -> List[Tuple[str, str]]:
+    """(old module name, the module it stands for) for each `sys.modules["old"] = new` a module's
+    top level makes: a module a release moved, kept importable under its old name
+    (torch/distributed/_tensor/__init__.py from 2.5: a loop over its submodules' names with
+    import_module; torch/distributed/_sharded_tensor/__init__.py: a module object)."""
+    imported: Dict[str, str] = {}
+    lists: Dict[str, List[str]] = {}
+    out: List[Tuple[str, str]] = []
+
+    def one(node: ast.stmt, var: Optional[str] = None, value: str = "", local: Optional[Dict[str, str]] = None) -> None:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript)
+                and isinstance(node.targets[0].value, ast.Attribute) and node.targets[0].value.attr == "modules"):
+            return
+        old = _text(node.targets[0].slice, var, value)
+        v = node.value
+        arg = v.args[0] if isinstance(v, ast.Call) and getattr(v.func, "id", "") == "import_module" and v.args else None
+        new = ((local or {}).get(getattr(arg, "id", "")) or _text(arg, var, value)) if arg is not None else _dotted(v, imported)
+        if old and new:
+            out.append((old, new))
+
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if isinstance(node, ast.Import):
+                    imported[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                elif node.module and not node.level:
+                    imported[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and isinstance(node.value, (ast.List, ast.Tuple))):
+            lists[node.targets[0].id] = [e.value for e in node.value.elts
+                                         if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            it = node.iter
+            names = (lists.get(it.id, []) if isinstance(it, ast.Name) else
+                     [e.value for e in it.elts if isinstance(e, ast.Constant)] if isinstance(it, (ast.List, ast.Tuple))
+                     else [])
+            for value in names:
+                local: Dict[str, str] = {}      # full_module_name = f"torch.distributed.tensor.{submodule}"
+                for inner in node.body:
+                    if (isinstance(inner, ast.Assign) and len(inner.targets) == 1
+                            and isinstance(inner.targets[0], ast.Name)):
+                        text = _text(inner.value, node.target.id, value)
+                        if text:
+                            local[inner.targets[0].id] = text
+                    one(inner, node.target.id, value, local)
+        else:
+            one(node)
+    return out
+
+
 def read_release(whl: str, pkg: str = "torch") -> Dict[str, Set[str]]:
     """Every module of the wheel's package (torch, torchvision) with its names."""
     mods: Dict[str, Set[str]] = defaultdict(set)
     stars: Dict[str, List[Tuple[str, int]]] = defaultdict(list)
     alls: Dict[str, Set[str]] = {}
     packages: Set[str] = set()
+    aliases: List[Tuple[str, str]] = []
+    root = pkg
     with zipfile.ZipFile(whl) as z:
         for n in z.namelist():
             # the .pyi stubs describe compiled modules (torch._C) some releases ship stubs for and
@@ -103,6 +184,7 @@ def read_release(whl: str, pkg: str = "torch") -> Dict[str, Set[str]]:
             except SyntaxError:
                 continue
             o, s, a = _names(tree.body)
+            aliases += _aliases(tree.body)
             mods[m] |= o
             stars[m] += s
             if a:
@@ -121,6 +203,11 @@ def read_release(whl: str, pkg: str = "torch") -> Dict[str, Set[str]]:
                 src = ".".join(base + ([mod] if mod else [])) if level else mod
                 if src in mods:
                     mods[m] |= alls.get(src) or {x for x in mods[src] if not x.startswith("_")}
+    for old, new in aliases:
+        if old.startswith(root + ".") and new in mods:
+            mods[old] = set(mods[new])          # importable under its old name, with the new one's names
+            parent, _, leaf = old.rpartition(".")
+            mods[parent].add(leaf)
     return mods
 
 
