@@ -397,6 +397,11 @@ heldout34.yaml round 34, begun and left unfinished (3 texts): threads new to the
                next user's paste); its collectors' 433 queries found nearly every settled thread
                already held before the search budget ran out. Structure-checked, never scored
                until a later session tops it up to a round.
+heldout35.yaml round 35 (74 texts, 41 positives, 33 negatives; SCOPED like rounds 31-33 to
+               texts that name PyTorch, by the rules of round 33: eight collectors split the threads
+               by owner (0-9/a-b 2, c 6 + 1, d-f 8, g-k 9 + 3, l-n 6 + 7, o-r 4 + 9, s 10,
+               t-z 5 + 4, the second figure a second-wave collector's where the first stopped early),
+               940 queries, none running `explain`): registered unscored at the commit that adds it.
 """
 from __future__ import annotations
 
@@ -771,12 +776,12 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout35.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 # rounds scoped to one kind of text (their headers state the rule), smaller than the 60 texts issue 21
 # asks of a round: their figure is reported beside the others', never counted as one of them
 SCOPED = {"heldout31.yaml": "texts that name PyTorch", "heldout33.yaml": "texts that name PyTorch",
-          "heldout34.yaml": "texts that name PyTorch"}
+          "heldout34.yaml": "texts that name PyTorch", "heldout35.yaml": "texts that name PyTorch"}
 # rounds that hold a thread new to the project by its URL alone and take it as it comes, its text
 # word for word one already held included (the next user's paste); every other round from the
 # fourth passed over a thread whose text was held, which selects the rarest messages
@@ -826,7 +831,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
           "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml",
           "heldout29.yaml", "heldout30.yaml", "heldout31.yaml", "heldout32.yaml", "heldout33.yaml",
-          "heldout34.yaml"]
+          "heldout34.yaml", "heldout35.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
