@@ -168,6 +168,9 @@ CASES = [
     ("Exception: Error initializing context: clGetPlatformIDs (-1001)", "opencl-no-platform", {}),
     ("rdma_helper.cpp:273] Fail to open rdma device mlx5_0: No such file or directory [2]",
      "rdma-device-unavailable", {}),
+    # MKL's own words (tests/explain/test_emitter_mkl.py), the library it names read from the text
+    ("Intel MKL FATAL ERROR: Cannot load libmkl_avx2.so.2 or libmkl_def.so.2.", "mkl-lib-mismatch",
+     {"lib": "libmkl_avx2.so.2"}),
 ]
 
 

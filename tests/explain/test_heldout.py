@@ -376,6 +376,10 @@ heldout32.yaml round 32 (79 texts, 45 positives, 34 negatives; SCOPED like round
                Part d (s-z, texts 64-79) read: 15/45 and 3 of 34 negatives confident
                (in-sample; tests/explain/test_emitter_round32_d.py; no relabels).
                All four parts merged: 26/45 and 2 of 34 negatives confident (in-sample).
+               mkl-lib-mismatch added (round 35's session): 29/45, 2 of 34 (in-sample;
+               tests/explain/test_emitter_mkl.py; DeOldify#504, pytorch#5099 and #1621
+               [mkl-lib-mismatch], was: other: (an MKL too new, a cluster's old MKL first, conda's
+               MKL not found)).
 heldout33.yaml round 33 (45 texts, 27 positives, 18 negatives; SCOPED like rounds 31 and 32 to
                texts that name PyTorch, by eight collectors who split the threads by owner
                (0-9/a-b 4, c 8, d-f 1, g-k 5, l-n 6, o-r 5, s 11, t-z 5) until their context filled
@@ -761,7 +765,8 @@ BARS = {
     # undefined-symbol, likely; pytorch-scripts#18 relabelled [gpu-too-old, no-kernel-image],
     # GPT-SoVITS#490 [cudnn-version-mismatch, cudnn-execution-failed])
     # all four parts merged: 26/45 with 2 of 34 negatives confident (in-sample)
-    "heldout32.yaml": (26 / 45, 2),
+    # 29/45 with 2 of 34: mkl-lib-mismatch added, three `other:` MKL texts relabelled (in-sample)
+    "heldout32.yaml": (29 / 45, 2),
     # 10/27 with 1 of 18 negatives confident: out-of-sample, scored once at 3d8d456 (the thirty-third
     # round, SCOPED like rounds 31 and 32 to texts that name PyTorch, 45 texts; nobody had run explain
     # on them; 5 positives are `other:`: 10/22 with an id; 3 of the 10 from the release table, possible)
