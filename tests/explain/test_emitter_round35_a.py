@@ -96,6 +96,9 @@ from tests.explain.answers import answers, top_with_confidence, whole_cause, who
     # v2.1.0's backslash-continued string
     ("ERROR! Intel® Extension for PyTorch* needs to work with PyTorch       2.1.*, but PyTorch 2.0.1+cu118 is "
      "found. Please switch to the matching version           and run again.", "2.1.*", "2.0.1+cu118"),
+    # the registered sign as a terminal without it writes it
+    ("ERROR! Intel(R) Extension for PyTorch* needs to work with PyTorch 2.2.*, but PyTorch 2.1.0+cu121 is found.",
+     "2.2.*", "2.1.0+cu121"),
     # pasted without the registered sign
     ("ERROR! Intel Extension for PyTorch* needs to work with PyTorch 1.13.*, but PyTorch 1.12.1 is found.",
      "1.13.*", "1.12.1"),
