@@ -249,6 +249,11 @@ def _native_build(g: Dict[str, str]) -> Dict[str, Optional[str]]:
                                 f"none for this CUDA on {g.get('djl_os')} it falls back to the CPU. Elsewhere: ",
                 "native_fix": "Install a CUDA the DJL engine release has native builds for (its engine page lists them), "
                               "or pin one it has with PYTORCH_FLAVOR or the engine's -native-cuXXX dependency. Elsewhere: "}
+    if g.get("djl_platform"):
+        return {"native_cause": f"DJL downloads PyTorch's native library from the builds it publishes per release and "
+                                f"lists none for {g['djl_platform']} (flavor-OS-arch:release). Elsewhere: ",
+                "native_fix": "Use a DJL release whose PyTorch engine has a build for this OS and architecture, or point "
+                              "PYTORCH_LIBRARY_PATH at a local libtorch. Elsewhere: "}
     if g.get("libtf"):
         return {"native_cause": "TensorFlow built its C library for GPUs on native Windows up to 2.10 only; "
                                 f"for {g['libtf']} there is no such file to download. Elsewhere: ",

@@ -20,7 +20,9 @@ RULES = yaml.safe_load((REPO / "tools" / "explain_catalogue" / "causes.yaml").re
 IDS = {s.id: s for s in signatures()}
 CONTEXT_TEXT = {"distributed": "torch.distributed init_process_group", "shm": "/dev/shm", "devnodes": "/dev/nvidia0",
                 "procdriver": "/proc/driver/nvidia/params", "compiler": "/usr/local/cuda/bin/nvcc", "nvcc": "nvcc",
-                "nvidia": "docker run --runtime=nvidia"}
+                "nvidia": "docker run --runtime=nvidia",
+                # a context that holds where the text names no other refusal: nothing to add
+                "not_other_refusal": ""}
 
 # real message texts, as the catalogue's sources print them, for the causes no wording names
 CASES = {
