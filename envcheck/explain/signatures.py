@@ -277,7 +277,8 @@ def _torch_binding(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     if v["since"]:
         return {"api": "PYTORCH_CUDA_ALLOC_CONF's {opt}".format(**v), "binding_cause": g["alloc_cause"].format(**v)
                 + " ", "binding_fix": g["alloc_fix"].format(**v) + " "}
-    own = next((k for k in ("torchsharp", "pipreq") if g.get(k) is not None), None)   # <own>_cause, <own>_fix
+    own = next((k for k in ("torchsharp", "pipreq", "plsched", "opsabort")
+               if g.get(k) is not None), None)  # <own>_cause, <own>_fix
     api = "added_" + g.get("api", "?").lower()   # a name a later torch added (the defaults' added_<api>)
     added = {"api": g[api]} if api in g else {}
     return {**added, "binding_cause": g[own + "_cause"] + " ", "binding_fix": g[own + "_fix"] + " "} if own else added
