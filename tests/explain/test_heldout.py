@@ -422,6 +422,7 @@ heldout35.yaml round 35 (74 texts, 41 positives, 33 negatives; SCOPED like round
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -824,8 +825,16 @@ BY_URL_ONLY = {"heldout34.yaml"}
 COLLECTING = {"heldout34.yaml"}
 
 
+@lru_cache(maxsize=None)
 def _items(name):
+    """A round's texts, read once per process (every round's new-to-the-earlier test reads all the
+    rounds before it); the tests only read them."""
     return yaml.safe_load((HELDOUT / name).read_text())
+
+
+@lru_cache(maxsize=None)
+def _corpus_sources() -> frozenset:
+    return frozenset(i["source"] for f in HELDOUT.parent.glob("errors/*.yaml") for i in yaml.safe_load(f.read_text()))
 
 
 def _wanted(item):
@@ -846,8 +855,7 @@ def test_the_held_out_corpus_is_real_texts_with_sources_and_confirmed_causes(nam
             assert all(c in ids or c.startswith("other:") for c in _wanted(item)), item["source"]
     sources = [i["source"] for i in items]
     assert len(set(sources)) == len(sources), "a thread taken twice"
-    existing = {i["source"] for f in HELDOUT.parent.glob("errors/*.yaml") for i in yaml.safe_load(f.read_text())}
-    assert not existing & set(sources), "a held-out text is also in the corpus the wordings came from"
+    assert not _corpus_sources() & set(sources), "a held-out text is also in the corpus the wordings came from"
 
 
 def test_the_second_round_is_new_to_the_first():
