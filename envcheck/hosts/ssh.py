@@ -43,12 +43,20 @@ _FABRIC_CONFIG: Optional["fabric.Config"] = None
 
 
 def _fabric_config() -> "fabric.Config":
-    """One Fabric config for every connection, with Fabric's own ssh_config loading off: we
-    resolve ssh_config ourselves (--ssh-config, overrides) before a connection is made."""
+    """The Fabric config for one connection, with Fabric's own ssh_config loading off: we resolve
+    ssh_config ourselves (--ssh-config, overrides) before a connection is made.
+
+    A copy per connection, never one shared object: fabric.Connection() writes to its config
+    (`self.inline_ssh_env = ...` is not a class attribute, so invoke's DataProxy turns it into a
+    config modification, and every modification re-merges the config from an empty dict), so a
+    connection being made in one thread could read `gateway`, `user` or `connect_kwargs` from
+    another thread's config while it was empty: "No attribute or config key found for
+    'gateway'" on some hosts of a fan-out (seen in CI). The base is built once; a clone costs
+    about 0.2 ms."""
     global _FABRIC_CONFIG
     if _FABRIC_CONFIG is None:
         _FABRIC_CONFIG = fabric.Config(overrides={"load_ssh_configs": False})
-    return _FABRIC_CONFIG
+    return _FABRIC_CONFIG.clone()
 
 
 class SSHRemote(Remote):
