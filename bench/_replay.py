@@ -5,7 +5,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterator, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -82,3 +82,14 @@ def replays(script: str, names: Sequence[str], table: Dict[str, Tuple[str, int]]
             print(f"{name[:-5]:<10} at {commit}: not replayed ({why})")
             continue
         yield name, commit, out
+
+
+def bench_main(main: Callable[[bool], int], child: Callable[[Path, str, Sequence[str]], None]) -> None:
+    """The `__main__` of a bench that replays rounds: run as `script --child TREE ROUND EARLIER…`
+    (run_at, in the old tree), `child(TREE, ROUND, EARLIER)` with the old tree's envcheck
+    imported; otherwise `main(quick)`, its return the exit code."""
+    if sys.argv[1:2] == ["--child"]:
+        enter_old_tree(sys.argv[2])
+        child(Path(sys.argv[2]), sys.argv[3], sys.argv[4:])
+    else:
+        sys.exit(main("--quick" in sys.argv[1:]))

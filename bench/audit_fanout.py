@@ -216,7 +216,7 @@ def main():
         if label in by:
             print(f"{label.rsplit(',', 1)[0]} / envcheck at 32: {by[label] / thirty_two:.1f}x "
                   f"(target: envcheck at least {factor:g}x faster)")
-    print(f"node-side probe time summed over hosts (all simulated nodes share this machine's CPUs): "
+    print("node-side probe time summed over hosts (all simulated nodes share this machine's CPUs): "
           + ", ".join(f"{n}: {node_seconds[n]:.2f} s" for n in sizes))
 
 

@@ -9,8 +9,9 @@ here is an out-of-sample one. For each text, the first environment cause and its
   negative   an OOM, a bug in the program's code, an unrelated failure: any answer is wrong
 
 Prints the share right at each confidence (the calibration a user reads the word by: docs/doctor.md
-gives it), then, per cause, its confident (exact or likely) answers that were not right, the causes
-whose words claimed too much. Then two time splits, the test of a rule on rounds it was not drawn
+gives it), the same by what gave the answer (a wording, the emitters' catalogue, the keys'
+fallback), then, per cause, its confident (exact or likely) answers that were not right, the
+causes whose words claimed too much. Then two time splits, the test of a rule on rounds it was not drawn
 from: the causes whose confident answers in the earlier rounds were right less often than not (3
 at least), held to `possible` in the later rounds and the answers re-sorted as explain sorts them,
 and what that does there to the right first causes and to the negatives given a confident cause.
@@ -36,14 +37,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
-from _replay import REPLAY, enter_old_tree, replays  # noqa: E402
+from _replay import REPLAY, bench_main, replays  # noqa: E402
 from gen_keys import ROUNDS  # noqa: E402
 
 CONFIDENT = ("exact", "likely")
 LEVELS = ("exact", "likely", "possible")
 
 
-def child(old: Path, name: str) -> None:
+def child(old: Path, name: str, earlier=()) -> None:
     """In a child process whose `envcheck` is the old tree's: one JSON list, per text of the round
     its environment causes in explain's order, each with what that order was sorted by
     (match.explain's key: confidence, a guess from the keys last, priority, a catalogue
@@ -107,6 +108,22 @@ def calibration(rows) -> None:
           f"{silent['negative']:>9}   (no environment cause named)")
 
 
+def by_source(rows) -> None:
+    """The same, by what gave the first cause: a hand-written wording of signatures.yaml, an
+    inference from the emitters' catalogue, or the fallback from the text's keys."""
+    c, right = Counter(), Counter()
+    for r in rows:
+        top, conf, _, k = answer(r)
+        if top:
+            first = min(r["env"], key=lambda e: (LEVELS.index(e[1]), *e[2:]))
+            src = "keys" if first[2] else "catalogue" if first[4] else "wording"
+            c[src, conf] += 1
+            right[src, conf] += k == "right"
+    print(f"\n{'from':<10} {'said':<9} {'answers':>8} {'right':>6}   share right")
+    for src, conf in sorted(c):
+        print(f"{src:<10} {conf:<9} {c[src, conf]:>8} {right[src, conf]:>6}   {right[src, conf] / c[src, conf]:6.1%}")
+
+
 def confident_by_cause(rows):
     """{cause: Counter(right/wrong/other/negative)} of the answers that named it first, confident."""
     per = defaultdict(Counter)
@@ -163,6 +180,7 @@ def main(quick: bool) -> int:
     rows = [r for n in data for r in data[n]]
     print(f"{len(rows)} texts of {len(data)} rounds, each answered by explain at its round's scoring commit\n")
     calibration(rows)
+    by_source(rows)
     by_cause(rows)
     if len(data) >= 4:
         for split in sorted({len(data) // 2, len(data) * 2 // 3}):
@@ -172,8 +190,4 @@ def main(quick: bool) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        enter_old_tree(sys.argv[2])
-        child(Path(sys.argv[2]), sys.argv[3])
-    else:
-        sys.exit(main("--quick" in sys.argv[1:]))
+    bench_main(main, child)

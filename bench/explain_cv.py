@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
-from _replay import REPLAY, enter_old_tree, replays  # noqa: E402
+from _replay import REPLAY, bench_main, replays  # noqa: E402
 from gen_keys import CORPUS, HELDOUT, ROUNDS, build, environment_ids, labelled  # noqa: E402
 
 from envcheck.explain.keys import Model, guess  # noqa: E402
@@ -112,6 +112,9 @@ def score_round(name: str, weights) -> dict:
 def child(old: Path, name: str, earlier) -> None:
     """In a child process whose `envcheck` is the old tree's (keys.py copied in): the round's
     figures by that explain, alone and with the fallback, one line of numbers."""
+    global Normalised, top_environment_cause   # the old tree's, for _hit and the keys' guess too
+    from envcheck.explain.match import top_environment_cause
+    from envcheck.explain.normalise import Normalised
     import gen_keys as G
     from envcheck.explain import keys as K
     from envcheck.explain.match import explain as old_explain
@@ -180,10 +183,4 @@ def main(quick: bool) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        enter_old_tree(sys.argv[2])
-        from envcheck.explain.normalise import Normalised  # noqa: F811  (the old tree's)
-        from envcheck.explain.match import top_environment_cause  # noqa: F811
-        child(Path(sys.argv[2]), sys.argv[3], sys.argv[4:])
-    else:
-        sys.exit(main("--quick" in sys.argv[1:]))
+    bench_main(main, child)

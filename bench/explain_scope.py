@@ -52,7 +52,7 @@ def scope(text: str) -> str:
     return "pytorch" if PYTORCH.search(text) else "other"
 
 
-def child(old: Path, name: str) -> None:
+def child(old: Path, name: str, earlier=()) -> None:
     """In the old tree: one line per text, `pos|neg hit conf area scope`."""
     from envcheck.explain.match import explain, top_environment_cause
     for item in yaml.safe_load((old / "tests/fixtures/errors-heldout" / name).read_text()):
@@ -100,9 +100,5 @@ def main(quick: bool) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        from _replay import enter_old_tree
-        enter_old_tree(sys.argv[2])
-        child(Path(sys.argv[2]), sys.argv[3])
-    else:
-        sys.exit(main("--quick" in sys.argv[1:]))
+    from _replay import bench_main
+    bench_main(main, child)

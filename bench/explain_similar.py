@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
-from _replay import REPLAY, enter_old_tree, replays  # noqa: E402
+from _replay import REPLAY, bench_main, replays  # noqa: E402
 from gen_keys import ROUNDS  # noqa: E402
 
 LEVERS = ("keys", "knn", "centroid", "centroid+")
@@ -174,8 +174,4 @@ def main(quick: bool) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        enter_old_tree(sys.argv[2])
-        child(Path(sys.argv[2]), sys.argv[3], sys.argv[4:])
-    else:
-        sys.exit(main("--quick" in sys.argv[1:]))
+    bench_main(main, child)
