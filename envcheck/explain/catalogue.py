@@ -21,9 +21,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Pattern, Sequence, Tuple
 
-from envcheck.explain import torch_names
+from envcheck.explain import bare_names, torch_names
 
 DATA = Path(__file__).with_name("catalogue.json")
 WILD = re.compile(r"(?<!\{)\{\}(?!\})")
@@ -214,6 +214,7 @@ class Table:
         self.by_token.update({_camel(n): c for n, c in self.codes.items() if _CAMEL.match(n)})
         # and raise them as classes of their own (pynvml's NVMLError_LibRmVersionMismatch)
         self.by_token.update({a.lower(): c for c in self.codes.values() for a in c.get("aka", ())})
+        self.by_bare = bare_names.index(self.codes, self.by_token)
         self.by_word: Dict[str, List[Tuple[str, Dict[str, Any], str]]] = defaultdict(list)
         for t in self.templates:
             self.by_word[t["w"]].append(("t", t, t["t"]))
@@ -313,6 +314,11 @@ def _by_name(tab: Table, t: _Text) -> Iterator[Hit]:
             yield from _code_hits(tab, tab.by_token[token], i, i + n, "by its name", t)
 
 
+def _by_bare_name(tab: Table, t: _Text) -> Iterator[Hit]:
+    for code, start, end in bare_names.find(tab.by_bare, t.text, t.lower, t.words):
+        yield from _code_hits(tab, code, start, end, "by its name in a binding's spelling", t)
+
+
 def _by_number(tab: Table, t: _Text) -> Iterator[Hit]:
     for lib, word, rx in _NUMBER:
         for i in t.places(word):
@@ -376,5 +382,6 @@ def _by_torch_name(text: str, lower: str) -> Iterator[Hit]:
 def find(text: str, lower: str) -> List[Hit]:
     """Every catalogue hit in a normalised text (`lower` is its lower-case copy), in no order."""
     tab, t = table(), _Text(text, lower)
-    return [*_by_word(tab, t), *_by_name(tab, t), *_by_number(tab, t), *_by_generic_description(tab, t),
+    return [*_by_word(tab, t), *_by_name(tab, t), *_by_bare_name(tab, t), *_by_number(tab, t),
+            *_by_generic_description(tab, t),
             *_by_torch_name(text, lower)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from envcheck.errors import UsageError
 from envcheck.explain import catalogue
@@ -168,6 +168,24 @@ def _from_catalogue(norm: Normalised, table: Dict[str, Signature], found: Sequen
 
 
 KEYS_VIA = "no known message; the text's keys: "
+GENERIC_VIA = "the words any program uses for this cause, not one program's own message (signatures.yaml `generic:`)"
+
+
+def _from_generic(norm: Normalised, table: Sequence[Signature]) -> List[Explanation]:
+    """The causes whose generic words (a build "compiled without CUDA", a driver "too old", a GPU
+    below a "compute capability" a library asks for) the text holds, each `possible`: no one
+    emitter's sentence, so they never hide or outrank one, and answer only where nothing did."""
+    out = []
+    for sig in table:
+        for w in sig.generic:
+            if w.anchor is not None and w.anchor not in norm.lower:
+                continue
+            m = w.regex.search(norm.text)
+            if m:
+                out.append(_build(sig, "possible", norm, m.start(), m.end(),
+                                  {k: v for k, v in m.groupdict().items() if v is not None}, GENERIC_VIA))
+                break
+    return out
 
 
 def _from_keys(norm: Normalised, table: Dict[str, Signature], model: Optional["Model"]) -> List[Explanation]:
@@ -206,6 +224,8 @@ def explain(text: str, key_model: Optional["Model"] = None) -> List[Explanation]
     ids = {e.id for e in found}
     dropped = {s for sig in table if sig.id in ids for s in sig.supersedes}
     found = [e for e in found if e.id not in dropped]
+    if not any(e.kind == "environment" or e.confidence != "possible" for e in found):
+        found += _from_generic(norm, table)
     if not any(e.kind == "environment" or e.confidence != "possible" for e in found):
         found += _from_keys(norm, {s.id: s for s in table}, key_model)
     # a wording judged against real threads before a catalogue inference of the same standing, and

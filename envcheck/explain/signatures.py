@@ -66,6 +66,9 @@ class Signature:
     derive: Optional[Callable[[Dict[str, str]], Dict[str, Optional[str]]]] = None
     mid_run: Optional[str] = None   # the confidence when the text shows it raised mid-run
     cpu_run: Optional[str] = None   # the confidence when the text shows the run asked for the CPU
+    # the words any program uses for this cause (no one emitter's sentence): looked for only in a
+    # text nothing else blames on the environment, always `possible` (match.explain)
+    generic: List[Wording] = field(default_factory=list)
 
 
 # where a text shows a CUDA error surfaced in the middle of a run (torch's note on asynchronous
@@ -366,5 +369,6 @@ def signatures() -> Tuple[Signature, ...]:
             alternatives=list(d.get("alternatives", [])),
             supersedes=tuple(d.get("supersedes", ())), defaults=dict(d.get("defaults", {})),
             derive=DERIVE[d["derive"]] if d.get("derive") else None, mid_run=d.get("mid_run"),
-            cpu_run=d.get("cpu_run")))
+            cpu_run=d.get("cpu_run"),
+            generic=[_wording({**w, "confidence": "possible"}) for w in d.get("generic") or []]))
     return tuple(out)
