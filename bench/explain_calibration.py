@@ -9,8 +9,8 @@ here is an out-of-sample one. For each text, the first environment cause and its
   negative   an OOM, a bug in the program's code, an unrelated failure: any answer is wrong
 
 Prints the share right at each confidence (the calibration a user reads the word by: docs/doctor.md
-gives it), the same by what gave the answer (a wording, the emitters' catalogue, the keys'
-fallback), then, per cause, its confident (exact or likely) answers that were not right, the
+gives it), the same by what gave the answer (a wording, the emitters' catalogue, the generic
+words, the keys' fallback), then, per cause, its confident (exact or likely) answers that were not right, the
 causes whose words claimed too much. Then two time splits, the test of a rule on rounds it was not drawn
 from: the causes whose confident answers in the earlier rounds were right less often than not (3
 at least), held to `possible` in the later rounds and the answers re-sorted as explain sorts them,
@@ -53,7 +53,8 @@ def child(old: Path, name: str, earlier=()) -> None:
     rows = []
     for item in yaml.safe_load((old / "tests/fixtures/errors-heldout" / name).read_text()):
         env = [[e.id, e.confidence, getattr(e, "via", "").startswith("no known message"),
-                -getattr(e, "priority", 0), bool(getattr(e, "via", "")), getattr(e, "position", 0)]
+                -getattr(e, "priority", 0), bool(getattr(e, "via", "")), getattr(e, "position", 0),
+                getattr(e, "via", "").startswith("the words any program uses")]
                for e in explain(item["text"]) if e.kind == "environment"]
         rows.append({"source": item.get("source", ""), "env": env})
     print(json.dumps(rows))
@@ -116,7 +117,8 @@ def by_source(rows) -> None:
         top, conf, _, k = answer(r)
         if top:
             first = min(r["env"], key=lambda e: (LEVELS.index(e[1]), *e[2:]))
-            src = "keys" if first[2] else "catalogue" if first[4] else "wording"
+            src = ("keys" if first[2] else "generic" if first[6:7] == [True] else "catalogue" if first[4]
+                   else "wording")
             c[src, conf] += 1
             right[src, conf] += k == "right"
     print(f"\n{'from':<10} {'said':<9} {'answers':>8} {'right':>6}   share right")
