@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 from envcheck.errors import UsageError
 from envcheck.explain import catalogue
 from envcheck.explain.normalise import Normalised
-from envcheck.explain.signatures import AT_INIT, CONFIDENCE, CPU_ASKED, MID_RUN, Signature, signatures
+from envcheck.explain.signatures import AT_INIT, CONFIDENCE, CPU_ASKED, MID_RUN, Signature, Wording, signatures
 
 if TYPE_CHECKING:
     from envcheck.explain.keys import Model
@@ -96,17 +96,21 @@ def _bare_title(title: str, fill: Dict[str, str]) -> str:
     return _SLOT.sub(part, title).format_map(fill)
 
 
+def _search(w: Wording, norm: Normalised):
+    """The wording's match in the text, or None: its anchor looked for first, its context after."""
+    if w.anchor is not None and w.anchor not in norm.lower:
+        return None
+    m = w.regex.search(norm.text)
+    return None if m and w.context is not None and not w.context.search(norm.text) else m
+
+
 def _first_match(sig: Signature, norm: Normalised):
     """The match of the wording with the best confidence, the earliest among equals: a weaker
     wording of the same cause earlier in the text (a generic final line printed before the
     emitter's own words) does not lower the answer; None when no wording matches."""
     best = None
     for w in sig.wordings:
-        if w.anchor is not None and w.anchor not in norm.lower:
-            continue
-        m = w.regex.search(norm.text)
-        if m and w.context is not None and not w.context.search(norm.text):
-            m = None
+        m = _search(w, norm)
         if m and (best is None or (CONFIDENCE.index(w.confidence), m.start())
                   < (CONFIDENCE.index(best[1]), best[0].start())):
             best = (m, w.confidence)
@@ -178,9 +182,7 @@ def _from_generic(norm: Normalised, table: Sequence[Signature]) -> List[Explanat
     out = []
     for sig in table:
         for w in sig.generic:
-            if w.anchor is not None and w.anchor not in norm.lower:
-                continue
-            m = w.regex.search(norm.text)
+            m = _search(w, norm)
             if m:
                 out.append(_build(sig, "possible", norm, m.start(), m.end(),
                                   {k: v for k, v in m.groupdict().items() if v is not None}, GENERIC_VIA))
