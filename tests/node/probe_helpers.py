@@ -2,6 +2,7 @@
 the controller only reads it as text) and build the stand-ins the probe tests plant."""
 from __future__ import annotations
 
+import atexit
 import glob
 import importlib.util
 import os
@@ -19,8 +20,10 @@ from envcheck.audit.probe import probe_source
 REAL_DRIVER = os.path.exists("/proc/driver/nvidia/version")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # the probe script that ships: joined from the installed package's parts (the wheel), exactly as
-# envcheck sends it, and written once to a file so tests can run and import it by path
+# envcheck sends it, and written once to a file so tests can run and import it by path (its
+# folder goes when the test process ends: each xdist worker writes one, every run)
 PROBE = Path(tempfile.mkdtemp(prefix="envcheck-probe-")) / "probe.py"
+atexit.register(shutil.rmtree, str(PROBE.parent), True)
 PROBE.write_text(probe_source(), encoding="utf-8")
 
 
