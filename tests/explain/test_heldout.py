@@ -418,6 +418,12 @@ heldout35.yaml round 35 (74 texts, 41 positives, 33 negatives; SCOPED like round
                [package-torch-mismatch, torchvision-undefined-symbol], was: package-torch-mismatch
                (torchaudio's own CUDA check, the CUDA variant differing)).
                Both parts merged: 32/41 and 1 of 33 negatives confident (in-sample).
+heldout36.yaml round 36 (125 texts, 94 positives, 31 negatives; the first round from FILES in public
+               repositories, the search tool's `code` corpus: errors quoted in FAQs, troubleshooting
+               pages, cluster docs and people's own notes with the cause or fix that worked, taken BY
+               URL ALONE like round 34; five collectors split by symptom area (a 33, b 30, c 18, d 24,
+               e 25 entries, 5 taken twice in effect dropped at the join), 189 queries, none running
+               `explain`): registered unscored at the commit that adds it.
 """
 from __future__ import annotations
 
@@ -811,7 +817,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout36.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 # rounds scoped to one kind of text (their headers state the rule), smaller than the 60 texts issue 21
 # asks of a round: their figure is reported beside the others', never counted as one of them
@@ -820,7 +826,7 @@ SCOPED = {"heldout31.yaml": "texts that name PyTorch", "heldout33.yaml": "texts 
 # rounds that hold a thread new to the project by its URL alone and take it as it comes, its text
 # word for word one already held included (the next user's paste); every other round from the
 # fourth passed over a thread whose text was held, which selects the rarest messages
-BY_URL_ONLY = {"heldout34.yaml"}
+BY_URL_ONLY = {"heldout34.yaml", "heldout36.yaml"}
 # begun, not yet a round: structure-checked, never run through explain until topped up and scored
 COLLECTING = {"heldout34.yaml"}
 
@@ -873,7 +879,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
           "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml",
           "heldout29.yaml", "heldout30.yaml", "heldout31.yaml", "heldout32.yaml", "heldout33.yaml",
-          "heldout34.yaml", "heldout35.yaml"]
+          "heldout34.yaml", "heldout35.yaml", "heldout36.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
