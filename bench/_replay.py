@@ -31,7 +31,8 @@ REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "hel
           "heldout31.yaml": ("11591e4", 30),
           "heldout32.yaml": ("fe46cea", 31),
           "heldout33.yaml": ("3d8d456", 32),
-          "heldout35.yaml": ("a0e635b", 33)}
+          "heldout35.yaml": ("a0e635b", 33),
+          "heldout36.yaml": ("14801ce", 34)}
 
 
 def old_tree(commit: str, name: str, earlier: Sequence[str], dest: Path) -> Optional[str]:

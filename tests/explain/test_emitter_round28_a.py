@@ -101,11 +101,14 @@ def test_versioned_driver_symbols_the_driver_must_lack_stay_driver_too_old(text)
     assert top_with_confidence(text) == ("driver-too-old", "likely")
 
 
+# (the key table's lead for a bare "undefined symbol" was undefined-symbol until heldout36 joined it:
+# its texts brought that cause's share among the texts holding the phrase to 0.5, not above MIN_SCORE,
+# so these get no lead now; what is kept is that no wrong cause is read into them)
 @pytest.mark.parametrize("text, keeps", [
-    # the CUDA libraries' own _v2 names are not the driver's (the loader's generic lead, as before)
-    ("OSError: /opt/app/lib/libasr.so: undefined symbol: cublasCreate_v2", ("undefined-symbol", "possible")),
+    # the CUDA libraries' own _v2 names are not the driver's
+    ("OSError: /opt/app/lib/libasr.so: undefined symbol: cublasCreate_v2", None),
     # a _v2 with a suffix after it (the per-thread stream variants) is not read
-    ("OSError: /opt/app/lib/libasr.so: undefined symbol: cuMemcpyHtoD_v2_ptds", ("undefined-symbol", "possible")),
+    ("OSError: /opt/app/lib/libasr.so: undefined symbol: cuMemcpyHtoD_v2_ptds", None),
 ])
 def test_other_v2_symbols_keep_their_answers(text, keeps):
     assert "driver-too-old" not in answers(text)
