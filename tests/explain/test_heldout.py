@@ -428,6 +428,10 @@ heldout36.yaml round 36 (125 texts, 94 positives, 31 negatives; the first round 
                69.7 % with an id).
                Its misses with an id read: 55/94 and 3 of 31 negatives confident (in-sample;
                tests/explain/test_emitter_round36.py; no relabels).
+heldout37.yaml round 37 (86 texts, 66 positives, 20 negatives; the second round from files, by round
+               36's rules, a file round 36 holds passed over; four collectors split by symptom area
+               (a 19, b 24, c 23, d 20), 214 queries, none running `explain`, collected after round
+               36 was read): registered unscored at the commit that adds it.
 """
 from __future__ import annotations
 
@@ -829,7 +833,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout37.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 # rounds scoped to one kind of text (their headers state the rule), smaller than the 60 texts issue 21
 # asks of a round: their figure is reported beside the others', never counted as one of them
@@ -838,7 +842,7 @@ SCOPED = {"heldout31.yaml": "texts that name PyTorch", "heldout33.yaml": "texts 
 # rounds that hold a thread new to the project by its URL alone and take it as it comes, its text
 # word for word one already held included (the next user's paste); every other round from the
 # fourth passed over a thread whose text was held, which selects the rarest messages
-BY_URL_ONLY = {"heldout34.yaml", "heldout36.yaml"}
+BY_URL_ONLY = {"heldout34.yaml", "heldout36.yaml", "heldout37.yaml"}
 # begun, not yet a round: structure-checked, never run through explain until topped up and scored
 COLLECTING = {"heldout34.yaml"}
 
@@ -891,7 +895,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
           "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml",
           "heldout29.yaml", "heldout30.yaml", "heldout31.yaml", "heldout32.yaml", "heldout33.yaml",
-          "heldout34.yaml", "heldout35.yaml", "heldout36.yaml"]
+          "heldout34.yaml", "heldout35.yaml", "heldout36.yaml", "heldout37.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
