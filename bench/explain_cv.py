@@ -1,6 +1,6 @@
 """Leave-one-round-out cross-validation of explain's fallback from a text's keys
 (envcheck/explain/keys.py, its table built by tools/explain_catalogue/gen_keys.py). For each scored
-held-out round R from heldout2 to heldout36 (heldout31, heldout33 and heldout35 scoped to texts that name PyTorch; heldout36 from files, not threads): the key
+held-out round R from heldout2 to heldout37 (heldout31, heldout33 and heldout35 scoped to texts that name PyTorch; heldout36 and 37 from files, not threads): the key
 table is built from the corpus and every other scored round, never from R, and R is scored with it,
 as test_heldout.py scores (recall: the first environment cause is the thread's; a negative fails on
 an exact/likely environment cause). Prints per round:
@@ -66,7 +66,7 @@ SCORED_ONCE = {"heldout2.yaml": (28, 49), "heldout3.yaml": (23, 40), "heldout4.y
                "heldout30.yaml": (13, 58),
                "heldout31.yaml": (8, 20), "heldout32.yaml": (8, 45),
                "heldout33.yaml": (10, 27), "heldout35.yaml": (19, 41),
-               "heldout36.yaml": (46, 94)}
+               "heldout36.yaml": (46, 94), "heldout37.yaml": (33, 66)}
 
 
 NONE = Model({"tools": [], "phrases": [], "weights": {}})     # no key has a weight: no fallback

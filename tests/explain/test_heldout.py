@@ -431,7 +431,11 @@ heldout36.yaml round 36 (125 texts, 94 positives, 31 negatives; the first round 
 heldout37.yaml round 37 (86 texts, 66 positives, 20 negatives; the second round from files, by round
                36's rules, a file round 36 holds passed over; four collectors split by symptom area
                (a 19, b 24, c 23, d 20), 214 queries, none running `explain`, collected after round
-               36 was read): registered unscored at the commit that adds it.
+               36 was read): scored once at 0eaca80, the commit that joined it, at 33/66 = 50.0 %
+               with 0 of 20 negatives confident (out-of-sample; 22 positives are `other:`: 33/44 =
+               75.0 % with an id).
+               Its misses with an id read: 37/66 and 0 of 20 negatives confident (in-sample;
+               tests/explain/test_emitter_round37.py; no relabels).
 """
 from __future__ import annotations
 
@@ -830,10 +834,17 @@ BARS = {
     # the k8s device plugin finding no NVML, DCGM's row remapping, bitsandbytes' library named
     # missing; tests/explain/test_emitter_round36.py; no relabels)
     "heldout36.yaml": (55 / 94, 3),
+    # 33/66 with 0 of 20 negatives confident: out-of-sample, scored once at 0eaca80 (the thirty-seventh
+    # round, the second from files, collected after the thirty-sixth was read; 22 positives are
+    # `other:`: 33/44 with an id)
+    # 37/66 with 0 of 20: in-sample, its misses with an id read (torch's libuv refusal in its later
+    # spelling, Cython's ndarray size check, Paddle's bare cuDNN load failure, MSVC's C3861 on AT_CHECK;
+    # tests/explain/test_emitter_round37.py; no relabels)
+    "heldout37.yaml": (37 / 66, 0),
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {"heldout37.yaml": (0.90, 0)}
+UNSCORED: dict = {}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 # rounds scoped to one kind of text (their headers state the rule), smaller than the 60 texts issue 21
 # asks of a round: their figure is reported beside the others', never counted as one of them
