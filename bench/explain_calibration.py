@@ -15,11 +15,11 @@ causes whose words claimed too much. Then two time splits, the test of a rule on
 from: the causes whose confident answers in the earlier rounds were right less often than not (3
 at least), held to `possible` in the later rounds and the answers re-sorted as explain sorts them,
 and what that does there to the right first causes and to the negatives given a confident cause.
-Measured through heldout36, it took 5 of 51 (and 6 of 33) confident negatives away and one right
+Measured through heldout37, it took 5 of 51 (and 5 of 31) confident negatives away and one right
 answer in each split, so it is not applied: the caps come from answers by wordings since mended, and would
 hold today's right answers of core messages (NCCL's "no socket interface found") to `possible`.
 
-Its figures through heldout36 are in docs/doctor.md ("How far to trust each word") and in
+Its figures through heldout37 are in docs/doctor.md ("How far to trust each word") and in
 `envcheck explain --help` (envcheck/cli/explain.py): refresh both when a round is scored.
 
     python bench/explain_calibration.py [--quick]     (--quick: the last four rounds, what CI runs)
