@@ -40,3 +40,29 @@ def test_round37_misses_are_answered(text, want):
 ])
 def test_round37_look_alikes_are_left_alone(text, not_this):
     assert not_this not in answers(text)
+
+
+# --- driver-module-in-use: added after the round, four `other:` positives of rounds 36-37 ----------
+
+@pytest.mark.parametrize("text", [
+    "rmmod: ERROR: Module nvidia is in use",
+    "rmmod: ERROR: Module nvidia_drm is in use",
+    "rmmod: ERROR: Module nvidia_modeset is in use by: nvidia_drm",
+    "modprobe: FATAL: Module nvidia_uvm is in use.",
+    "ERROR: An NVIDIA kernel module 'nvidia-uvm' appears to already be loaded in your kernel.  This may be because it\n"
+    "      is in use (for example, by an X server, a CUDA program, or the NVIDIA Persistence Daemon)",
+    "An NVIDIA kernel module ‘nvidia-drm‘ appears to already be loaded in your kernel...",
+    "WARNING: An NVIDIA kernel module 'nvidia-drm' appears to be already loaded in your kernel.",
+])
+def test_a_driver_module_held_by_a_process_is_named(text):
+    assert top_with_confidence(text) == ("driver-module-in-use", "exact")
+
+
+@pytest.mark.parametrize("text", [
+    # another module in use, and the nvidia module merely not loaded
+    "rmmod: ERROR: Module nouveau is in use",
+    "rmmod: ERROR: Module nvidia_uvm is not currently loaded",
+    "modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-45-generic",
+])
+def test_look_alikes_of_a_driver_module_in_use_are_left_alone(text):
+    assert "driver-module-in-use" not in answers(text)
