@@ -93,5 +93,12 @@ def bench_main(main: Callable[[bool], int], child: Callable[[Path, str, Sequence
     if sys.argv[1:2] == ["--child"]:
         enter_old_tree(sys.argv[2])
         child(Path(sys.argv[2]), sys.argv[3], sys.argv[4:])
+        # every envcheck module the replay used came from the old tree (an import of this
+        # checkout's gen_keys inside `child` once brought today's explain back in)
+        stray = sorted(m for m, mod in list(sys.modules.items())
+                       if (m == "envcheck" or m.startswith("envcheck."))
+                       and not str(getattr(mod, "__file__", None) or sys.argv[2]).startswith(sys.argv[2]))
+        if stray:
+            sys.exit(f"replay used this checkout's {stray[0]}, not the tree at the commit ({len(stray)} modules)")
     else:
         sys.exit(main("--quick" in sys.argv[1:]))

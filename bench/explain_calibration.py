@@ -31,14 +31,13 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
 from _replay import REPLAY, bench_main, replays  # noqa: E402
-from gen_keys import ROUNDS  # noqa: E402
+from gen_keys import ROUNDS, read_yaml  # noqa: E402
 
 CONFIDENT = ("exact", "likely")
 LEVELS = ("exact", "likely", "possible")
@@ -51,7 +50,7 @@ def child(old: Path, name: str, earlier=()) -> None:
     inference after a wording, position), so a cap on a cause's confidence can be replayed."""
     from envcheck.explain.match import explain
     rows = []
-    for item in yaml.safe_load((old / "tests/fixtures/errors-heldout" / name).read_text()):
+    for item in read_yaml(old / "tests/fixtures/errors-heldout" / name):
         env = [[e.id, e.confidence, getattr(e, "via", "").startswith("no known message"),
                 -getattr(e, "priority", 0), bool(getattr(e, "via", "")), getattr(e, "position", 0),
                 getattr(e, "via", "").startswith("the words any program uses")]
@@ -74,7 +73,7 @@ def collect(names):
     the file, is the better truth; the answer stays the one given then)."""
     out = {}
     for name, commit, text in replays(__file__, names, REPLAY, ROUNDS):
-        items = yaml.safe_load((REPO / "tests/fixtures/errors-heldout" / name).read_text())
+        items = read_yaml(REPO / "tests/fixtures/errors-heldout" / name)
         rows = json.loads(text)
         assert [r["source"] for r in rows] == [i.get("source", "") for i in items], name
         for r, item in zip(rows, items):

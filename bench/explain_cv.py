@@ -33,14 +33,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
 sys.path.insert(0, str(REPO))
 
 from _replay import REPLAY, bench_main, replays  # noqa: E402
-from gen_keys import CORPUS, HELDOUT, ROUNDS, build, environment_ids, labelled  # noqa: E402
+from gen_keys import CORPUS, HELDOUT, ROUNDS, build, environment_ids, labelled, read_yaml  # noqa: E402
 
 from envcheck.explain.keys import Model, guess  # noqa: E402
 from envcheck.explain.match import explain, top_environment_cause  # noqa: E402
@@ -86,7 +85,7 @@ def score_round(name: str, weights) -> dict:
     env = environment_ids()
     r = {"pos": 0, "base": 0, "cv": 0, "rescued": 0, "broken": 0, "alone": 0, "with_id": 0,
          "neg": 0, "conf": 0, "any": 0, "any_base": 0}
-    for item in yaml.safe_load((HELDOUT / name).read_text()):
+    for item in read_yaml(HELDOUT / name):
         base, cv = explain(item["text"], key_model=NONE), explain(item["text"], key_model=weights)
         if item["cause"] is None:
             r["neg"] += 1
@@ -123,7 +122,7 @@ def child(old: Path, name: str, earlier) -> None:
     G.ROOT, G.CORPUS, G.HELDOUT = old, old / "tests/fixtures/errors", old / "tests/fixtures/errors-heldout"
     env, weights = G.environment_ids(), K.Model(G.build(G.labelled(earlier)))
     n = dict.fromkeys(("pos", "hit", "rescued", "fired", "neg", "conf", "any", "any_after"), 0)
-    for item in yaml.safe_load((G.HELDOUT / name).read_text()):
+    for item in G.read_yaml(G.HELDOUT / name):
         found = old_explain(item["text"])
         fire = not any(e.kind == "environment" or e.confidence != "possible" for e in found)
         g = [x for x in K.guess(Normalised(item["text"]).lower, weights) if x.cause in env] if fire else []
@@ -174,7 +173,7 @@ def main(quick: bool) -> int:
               f" of {r['neg']}")
     print(f"{'mean':<10} {tot['once']:>12.1%} {tot['base']:>12.1%} {tot['cv']:>12.1%} {'':>8} {tot['alone']:>11.1%}")
     weights = Model(build(labelled()))
-    negs = yaml.safe_load((CORPUS / "_negatives.yaml").read_text())
+    negs = read_yaml(CORPUS / "_negatives.yaml")
     named = [i["source"] for i in negs if top_environment_cause(explain(i["text"], key_model=weights))]
     print(f"corpus negatives with any environment cause (full table, in-sample): {len(named)} of {len(negs)}")
     for s in named:

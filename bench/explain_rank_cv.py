@@ -115,7 +115,7 @@ def _line(label: str, n: dict, means: dict, folds: int) -> None:
 
 
 def loro(quick: bool = False) -> None:
-    from gen_keys import HELDOUT, ROUNDS, build, environment_ids, labelled
+    from gen_keys import HELDOUT, ROUNDS, build, environment_ids, labelled, read_yaml
 
     from envcheck.explain.keys import Model
     from envcheck.explain.match import explain
@@ -126,7 +126,7 @@ def loro(quick: bool = False) -> None:
     rounds = ROUNDS[-1:] if quick else ROUNDS
     for name in rounds:
         table = Model(build(labelled([r for r in ROUNDS if r != name])))
-        n = score(yaml.safe_load((HELDOUT / name).read_text()), lambda t: explain(t, key_model=table),
+        n = score(read_yaml(HELDOUT / name), lambda t: explain(t, key_model=table),
                   lambda t: Normalised(t).lower, table, env)
         _line(name[:-5], n, means, len(rounds))
     print(f"{'mean':<24} " + " | ".join(f"{means[v]:>20.1%}" for v in LEVERS))
@@ -143,7 +143,7 @@ def child(old: Path, name: str, earlier) -> None:
     assert K.__file__.startswith(str(old)), K.__file__
     G.ROOT, G.CORPUS, G.HELDOUT = old, old / "tests/fixtures/errors", old / "tests/fixtures/errors-heldout"
     table = K.Model(G.build(G.labelled(earlier)))
-    n = score(yaml.safe_load((G.HELDOUT / name).read_text()), explain, lambda t: Normalised(t).lower,
+    n = score(G.read_yaml(G.HELDOUT / name), explain, lambda t: Normalised(t).lower,
               table, G.environment_ids())
     print(yaml.safe_dump(n))
 

@@ -28,11 +28,12 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
+# (imports this checkout's envcheck; the child drops it for the old tree's: _replay.enter_old_tree)
+from gen_keys import read_yaml  # noqa: E402
 
 PYTORCH = re.compile(r"\bimport torch\b|\bfrom torch\b|\btorch\.[a-z_]|site-packages[\\/]torch\b|"
                      r"\btorch[\\/](?:lib|csrc|utils|include|nn|cuda|distributed|extension\.h)\b|\blibtorch|"
@@ -55,7 +56,7 @@ def scope(text: str) -> str:
 def child(old: Path, name: str, earlier=()) -> None:
     """In the old tree: one line per text, `pos|neg hit conf area scope`."""
     from envcheck.explain.match import explain, top_environment_cause
-    for item in yaml.safe_load((old / "tests/fixtures/errors-heldout" / name).read_text()):
+    for item in read_yaml(old / "tests/fixtures/errors-heldout" / name):
         found = explain(item["text"])
         want = item["cause"] if isinstance(item["cause"], list) else [item["cause"]]
         top = top_environment_cause(found)

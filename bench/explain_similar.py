@@ -29,7 +29,6 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "explain_catalogue"))
@@ -120,7 +119,7 @@ def child(old: Path, name: str, earlier) -> None:
     cents = centroids(vec, causes)
     n = {lever: [0, 0, 0] for lever in LEVERS}
     pos = hits = neg = 0
-    for item in yaml.safe_load((G.HELDOUT / name).read_text()):
+    for item in G.read_yaml(G.HELDOUT / name):
         found = explain(item["text"])
         want = item["cause"] if isinstance(item["cause"], list) else [item["cause"]]
         top = top_environment_cause(found)

@@ -80,22 +80,35 @@ PRECISION = 4
 Labelled = Tuple[str, str, List[str]]     # (where from, text, the ids of its environment causes)
 
 
+def read_yaml(path: Path) -> Any:
+    """A fixture's YAML, by libyaml: about 17 times PyYAML's own parser, and the rounds are 6 MB that
+    every bench and replay reads (the hash-seed test alone read them three times, ~25 s of CPU
+    each on CI). PyYAML's own parser only where libyaml refuses the text: an older commit's round
+    with a tab where libyaml wants an indentation space (rounds 2, 11 and 21 had one until 2026-12-04;
+    the two parsers give equal data for every file both read)."""
+    text = Path(path).read_text()
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
+    except yaml.YAMLError:
+        return yaml.safe_load(text)
+
+
 def environment_ids() -> set:
-    sigs = yaml.safe_load((ROOT / "envcheck" / "explain" / "signatures.yaml").read_text())
+    sigs = read_yaml(ROOT / "envcheck" / "explain" / "signatures.yaml")
     return {s["id"] for s in sigs if s.get("kind", "environment") == "environment"}
 
 
 def corpus_texts(env: set) -> List[Labelled]:
     out = []
     for f in sorted(CORPUS.glob("*.yaml")):
-        for item in yaml.safe_load(f.read_text()):
+        for item in read_yaml(f):
             out.append((f"errors/{f.name}", item["text"], [f.stem] if f.stem in env else []))
     return out
 
 
 def round_texts(name: str, env: set) -> List[Labelled]:
     out = []
-    for item in yaml.safe_load((HELDOUT / name).read_text()):
+    for item in read_yaml(HELDOUT / name):
         want = item["cause"] or []
         want = want if isinstance(want, list) else [want]
         out.append((name, item["text"], [c for c in want if c in env]))
