@@ -440,6 +440,10 @@ heldout37.yaml round 37 (86 texts, 66 positives, 20 negatives; the second round 
                tests/explain/test_emitter_round37.py; no relabels).
                driver-module-in-use added: 39/66 (in-sample; huataihuang nvidia_driver.md#L79 and
                wjxpro #L35 [driver-module-in-use], was: other:).
+heldout38.yaml round 38 (90 texts, 59 positives, 31 negatives; the third round from files, by rounds
+               36 and 37's rules, files of earlier rounds passed over; four collectors split by
+               symptom area (a 23, b 21, c 25, d 21), 248 queries, none running `explain`, collected
+               after round 37 was read): registered unscored, to be scored once.
 """
 from __future__ import annotations
 
@@ -853,7 +857,7 @@ BARS = {
 }
 NEGATIVE_KINDS = {"oom", "user-bug", "unrelated"}
 # collected, not yet scored: structure-checked always, scored once on request (issue 21's bar)
-UNSCORED: dict = {}
+UNSCORED: dict = {"heldout38.yaml": (0.90, 0)}
 SCORE_UNSCORED = os.environ.get("ENVCHECK_SCORE_HELDOUT4") == "1"
 # rounds scoped to one kind of text (their headers state the rule), smaller than the 60 texts issue 21
 # asks of a round: their figure is reported beside the others', never counted as one of them
@@ -862,7 +866,7 @@ SCOPED = {"heldout31.yaml": "texts that name PyTorch", "heldout33.yaml": "texts 
 # rounds that hold a thread new to the project by its URL alone and take it as it comes, its text
 # word for word one already held included (the next user's paste); every other round from the
 # fourth passed over a thread whose text was held, which selects the rarest messages
-BY_URL_ONLY = {"heldout34.yaml", "heldout36.yaml", "heldout37.yaml"}
+BY_URL_ONLY = {"heldout34.yaml", "heldout36.yaml", "heldout37.yaml", "heldout38.yaml"}
 # begun, not yet a round: structure-checked, never run through explain until topped up and scored
 COLLECTING = {"heldout34.yaml"}
 
@@ -916,7 +920,7 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
           "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml",
           "heldout29.yaml", "heldout30.yaml", "heldout31.yaml", "heldout32.yaml", "heldout33.yaml",
-          "heldout34.yaml", "heldout35.yaml", "heldout36.yaml", "heldout37.yaml"]
+          "heldout34.yaml", "heldout35.yaml", "heldout36.yaml", "heldout37.yaml", "heldout38.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
