@@ -33,7 +33,8 @@ REPLAY = {"heldout4.yaml": ("e82f0fd", 3), "heldout5.yaml": ("71faddf", 4), "hel
           "heldout33.yaml": ("3d8d456", 32),
           "heldout35.yaml": ("a0e635b", 33),
           "heldout36.yaml": ("14801ce", 34),
-          "heldout37.yaml": ("0eaca80", 35)}
+          "heldout37.yaml": ("0eaca80", 35),
+          "heldout38.yaml": ("c23f709", 36)}
 
 
 def old_tree(commit: str, name: str, earlier: Sequence[str], dest: Path) -> Optional[str]:

@@ -65,7 +65,8 @@ SCORED_ONCE = {"heldout2.yaml": (28, 49), "heldout3.yaml": (23, 40), "heldout4.y
                "heldout30.yaml": (13, 58),
                "heldout31.yaml": (8, 20), "heldout32.yaml": (8, 45),
                "heldout33.yaml": (10, 27), "heldout35.yaml": (19, 41),
-               "heldout36.yaml": (46, 94), "heldout37.yaml": (33, 66)}
+               "heldout36.yaml": (46, 94), "heldout37.yaml": (33, 66),
+               "heldout38.yaml": (21, 59)}
 
 
 NONE = Model({"tools": [], "phrases": [], "weights": {}})     # no key has a weight: no fallback

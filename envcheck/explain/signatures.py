@@ -315,8 +315,14 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
         else "opencl" if lib.startswith("cl/") else lib
     lib = "cudart" if lib.startswith(("cuda", "vector_", "crt/", "host_", "driver_")) else lib
     lib = "sparsehash" if lib.startswith("google/") else "cublas" if lib == "cublaslt" else lib
-    name, pkg = _DEV_PACKAGES.get("libaio" if lib in ("aio", "async_io") else lib,
-                                  ("the library", "its -dev (-devel) package"))
+    lib = "libaio" if lib in ("aio", "async_io") else lib
+    if lib not in _DEV_PACKAGES and re.fullmatch(r"[a-z][\w+.-]*", lib) and lib != "the library":
+        # any other library a linker names (-lNAME): Debian's and RHEL's names for its package
+        name = lib if lib.startswith("lib") else f"lib{lib}"
+        return {"lib_name": name, "dev_pkg": f"the development package that has {name}.so, often {name}-dev: "
+                                             f"`apt-file search {name}.so` on Debian and Ubuntu, "
+                                             f"`dnf provides '*/{name}.so'` on RHEL"}
+    name, pkg = _DEV_PACKAGES.get(lib, ("the library", "its -dev (-devel) package"))
     return {"lib_name": name, "dev_pkg": pkg}
 
 
