@@ -85,3 +85,27 @@ def test_a_library_no_table_knows_is_named_with_its_development_package():
     from envcheck.explain.match import explain
     (found,) = [e for e in explain("/usr/bin/ld: cannot find -lcblas") if e.id == "dev-package-missing"]
     assert "libcblas" in found.cause and "libcblas-dev" in found.fix and "apt-file search libcblas.so" in found.fix
+
+
+# --- cmake-too-old: added after the round, two `other:` positives of round 36 ------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("CMake Error at CMakeLists.txt:13 (cmake_minimum_required):\n  CMake 3.26 or higher is required.  You are "
+     "running version 3.22.1\n\n-- Configuring incomplete, errors occurred!", ("cmake-too-old", "exact")),
+    ("CMake 3.18 or higher is required. You are running version 3.16.3", ("cmake-too-old", "exact")),
+    ("      CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n        CMake 3.24.0 or higher is required.",
+     ("cmake-too-old", "likely")),
+])
+def test_an_older_cmake_than_the_build_asks_for_is_named(text, want):
+    assert top_with_confidence(text) == want
+
+
+@pytest.mark.parametrize("text", [
+    # CMake's own deprecation warning on a project asking for too OLD a minimum
+    "CMake Deprecation Warning at CMakeLists.txt:1 (cmake_minimum_required):\n  Compatibility with CMake < 3.5 "
+    "will be removed from a future version of CMake.",
+    # a project's prose about the CMake it wants, not CMake's refusal
+    "Note: CMake 3.18 or newer is recommended for CUDA architecture detection",
+])
+def test_cmakes_other_words_are_not_an_old_cmake(text):
+    assert "cmake-too-old" not in answers(text)
