@@ -450,6 +450,10 @@ heldout38.yaml round 38 (90 texts, 59 positives, 31 negatives; the third round f
                `other:`: 21/43 = 48.8 % with an id).
                Its misses with an id read: 31/59 and 0 of 31 negatives confident (in-sample;
                tests/explain/test_emitter_round38.py; no relabels).
+heldout39.yaml round 39, begun and not yet a round (46 texts, 27 positives, 19 negatives): the fourth
+               collection from files, by rounds 36-38's rules, found the code corpus mined out
+               (most named files held already); structure-checked, never run through explain until
+               topped up to 60 or more from another source and scored once.
 """
 from __future__ import annotations
 
@@ -884,9 +888,9 @@ SCOPED = {"heldout31.yaml": "texts that name PyTorch", "heldout33.yaml": "texts 
 # rounds that hold a thread new to the project by its URL alone and take it as it comes, its text
 # word for word one already held included (the next user's paste); every other round from the
 # fourth passed over a thread whose text was held, which selects the rarest messages
-BY_URL_ONLY = {"heldout34.yaml", "heldout36.yaml", "heldout37.yaml", "heldout38.yaml"}
+BY_URL_ONLY = {"heldout34.yaml", "heldout36.yaml", "heldout37.yaml", "heldout38.yaml", "heldout39.yaml"}
 # begun, not yet a round: structure-checked, never run through explain until topped up and scored
-COLLECTING = {"heldout34.yaml"}
+COLLECTING = {"heldout34.yaml", "heldout39.yaml"}
 
 
 @lru_cache(maxsize=None)
@@ -938,7 +942,8 @@ ROUNDS = ["heldout.yaml", "heldout2.yaml", "heldout3.yaml", "heldout4.yaml", "he
           "heldout22.yaml", "heldout23.yaml", "heldout24.yaml",
           "heldout25.yaml", "heldout26.yaml", "heldout27.yaml", "heldout28.yaml",
           "heldout29.yaml", "heldout30.yaml", "heldout31.yaml", "heldout32.yaml", "heldout33.yaml",
-          "heldout34.yaml", "heldout35.yaml", "heldout36.yaml", "heldout37.yaml", "heldout38.yaml"]
+          "heldout34.yaml", "heldout35.yaml", "heldout36.yaml", "heldout37.yaml", "heldout38.yaml",
+          "heldout39.yaml"]
 
 
 @pytest.mark.parametrize("n", range(2, len(ROUNDS)), ids=ROUNDS[2:])
