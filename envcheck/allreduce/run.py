@@ -56,6 +56,10 @@ class Options:
     pairs: Optional[PairSpec] = None      # also rounds of node pairs (envcheck/allreduce/pairs.py)
     sweep: bool = True                    # False: the pair rounds only
     budget: float = 0.0                   # seconds of timed loop per size; 0: exactly warmup/iters
+    # the caller has just seen torch import under node_python on every host it passes (doctor's
+    # torch requirement, which keeps the others out): the preflight does not import it again on
+    # each run (the fleet's, each pair's, each bisection step's: seconds of CPU per node each)
+    torch_verified: bool = False
 
 
 @dataclass
@@ -149,9 +153,13 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, sizes: 
 
     wiring = rp.Wiring(opts.node_python, opts.ifname, opts.master_addr, opts.master_port,
                        opts.connect_timeout, opts.forks)
-    pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say, sections=pf.RANK_SECTIONS,
-                       checks=[lambda nodes: pf.check_torch(nodes, opts.node_python)],
-                       facts_timeout=30 + pf.TORCH_TIMEOUT)
+    if opts.torch_verified:
+        pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say, sections=rp.PROBE_SECTIONS,
+                           facts_timeout=30)
+    else:
+        pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say, sections=pf.RANK_SECTIONS,
+                           checks=[lambda nodes: pf.check_torch(nodes, opts.node_python)],
+                           facts_timeout=30 + pf.TORCH_TIMEOUT)
     if pre.plan is not None:
         report.ifname, report.world_size = pre.plan.ifname, pre.plan.world_size
         report.master_addr, report.master_port = pre.plan.master_addr, pre.plan.master_port

@@ -148,11 +148,15 @@ def doctor(
 
 
 def _show_probe(deep: bool, quick: bool, node_python: Optional[str]) -> typer.Exit:
-    """--show-probe: the audit's probe, then (unless --quick) the rank preflight's sections."""
+    """--show-probe: the audit's probe, `import torch` where the audit is not deep (the deep one
+    tries it), then (unless --quick) the rank preflight's sections (torch already checked)."""
     # lazy: the probe runner and the preflight cost ~100 ms CPU at start-up (-X importtime, issue 26)
-    from envcheck.allreduce.preflight import RANK_SECTIONS
     from envcheck.audit.probe import show_probe as probe_shown
+    from envcheck.doctor.backend import TORCH_SECTIONS
+    from envcheck.ranks.preflight import PROBE_SECTIONS
     reads = [("the audit, on each node", probe_shown(deep=deep and not quick, node_python=node_python))]
+    if not (deep and not quick):
+        reads.append(("whether torch imports, on each node", probe_shown(only=TORCH_SECTIONS, node_python=node_python)))
     if not quick:
-        reads.append(("the all-reduce's preflight, on each node", probe_shown(only=RANK_SECTIONS, node_python=node_python)))
+        reads.append(("the all-reduce's preflight, on each node", probe_shown(only=PROBE_SECTIONS, node_python=node_python)))
     return show_probes_exit(reads)

@@ -123,7 +123,7 @@ def make_backend(remotes: Sequence[Remote], matrix, *, launcher: str = "ssh", co
     ar = Options(backend=backend, nproc_per_node=nproc_per_node, timeout=collective_timeout,
                  rendezvous_timeout=collective_timeout, run_timeout=max(120.0, 4 * collective_timeout),
                  master_port=master_port, ifname=ifname, node_python=node_python or "python3",
-                 connect_timeout=connect_timeout, forks=forks)
+                 connect_timeout=connect_timeout, forks=forks, torch_verified=True)
     extra = {"step_size": step_size} if launcher == "srun" else {}
     cls = SrunBackend if launcher == "srun" else DoctorBackend
     return cls(remotes, matrix, node_python=node_python, forks=forks, timeout=timeout, allreduce=ar,

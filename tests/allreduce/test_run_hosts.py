@@ -13,6 +13,8 @@ import re
 import shlex
 import threading
 
+import pytest
+
 from envcheck.allreduce import run as ar
 from envcheck.allreduce.pairs import BUDGET, ITERS, SLOW, STOP, pair_spec
 from envcheck.allreduce.preflight import TORCH_FIX
@@ -294,3 +296,30 @@ def test_a_node_whose_interpreter_cannot_name_itself_is_refused_under_the_node_p
                            ar.Options(node_python=py, max_bytes=64, **OPTS))
     assert rep.failure == Failure("preflight", f"n1: torch does not import under {py}: "
                                   "ModuleNotFoundError: No module named 'torch'", "n1", None, TORCH_FIX)
+
+
+class Recording(Amended):
+    """Amended, keeping every command it was given."""
+
+    def __init__(self, name, **facts):
+        super().__init__(name, **facts)
+        self.commands = []
+
+    def run(self, command, **kw):
+        self.commands.append(command)
+        return super().run(command, **kw)
+
+
+@pytest.mark.parametrize("verified", [False, True])
+def test_a_caller_that_has_seen_torch_import_is_not_made_to_import_it_again(tmp_path, verified):
+    """doctor checks that torch imports on every node before its all-reduce, and runs one for the
+    fleet, one per pair of nodes and per bisection step: with torch_verified the preflight of each
+    asks the probe for the node's facts only, not for another `import torch` (seconds of CPU per
+    node, minutes on a venv over NFS); nccl-test on its own still asks."""
+    from tests.allreduce.test_run_local import node_python
+    py = node_python(tmp_path, "__version__ = '2.4.0'\n")
+    n1 = Recording("n1")
+    ar.run_allreduce([n1], ar.Options(node_python=py, max_bytes=64, torch_verified=verified, **OPTS))
+    probes = [c for c in n1.commands if "# ---- probe " in c]
+    assert probes and all("--only host,gpus,net,port,resources" in c for c in probes)
+    assert any("torch_import" in c for c in probes) is (not verified)

@@ -214,8 +214,9 @@ def test_installers_and_doctor_show_the_probe_they_run_with_their_sections_and_p
     """--show-probe prints the very command each installer's preflight runs (its ProbeRequest) and
     the script it sends; install-cuda also the read of the tree it installed, doctor the audit's
     and the preflight's."""
-    from envcheck.allreduce.preflight import RANK_SECTIONS
+    from envcheck.doctor.backend import TORCH_SECTIONS
     from envcheck.install import cudnn, envblock
+    from envcheck.ranks.preflight import PROBE_SECTIONS
     from envcheck.install.cuda_facts import InstallArgs, probe_request
     from envcheck.install.cuda_spec import toolkit_spec
     from envcheck.matrix.load import load_matrix
@@ -228,7 +229,8 @@ def test_installers_and_doctor_show_the_probe_they_run_with_their_sections_and_p
         ("install-cudnn", "--cuda", "12.4", "n1"): [cudnn.probe_request("/usr/local/cuda-12.4").show()],
         ("env", "n1", "--cuda-home", "/usr/local/cuda-12.4"):
             [envblock.probe_request(["~/.bashrc"], "/usr/local/cuda-12.4").show()],
-        ("doctor", "n1"): [show_probe(deep=True), show_probe(only=RANK_SECTIONS)],
+        ("doctor", "n1"): [show_probe(deep=True), show_probe(only=PROBE_SECTIONS)],
+        ("doctor", "n1", "--quick"): [show_probe(), show_probe(only=TORCH_SECTIONS)],
     }
     for args, shown in expect.items():
         proc = run_cli(*args, "--show-probe")
