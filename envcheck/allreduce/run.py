@@ -153,13 +153,11 @@ def _preflight(remotes: Sequence[Remote], opts: Options, report: Report, sizes: 
 
     wiring = rp.Wiring(opts.node_python, opts.ifname, opts.master_addr, opts.master_port,
                        opts.connect_timeout, opts.forks)
-    if opts.torch_verified:
-        pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say, sections=rp.PROBE_SECTIONS,
-                           facts_timeout=30)
-    else:
-        pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say, sections=pf.RANK_SECTIONS,
-                           checks=[lambda nodes: pf.check_torch(nodes, opts.node_python)],
-                           facts_timeout=30 + pf.TORCH_TIMEOUT)
+    # torch's import is checked here unless the caller saw it (opts.torch_verified)
+    sections, checks, facts_timeout = (rp.PROBE_SECTIONS, [], 30) if opts.torch_verified else (
+        pf.RANK_SECTIONS, [lambda nodes: pf.check_torch(nodes, opts.node_python)], 30 + pf.TORCH_TIMEOUT)
+    pre = rp.preflight(remotes, wiring, size, notes=report.notes, say=say, sections=sections,
+                       checks=checks, facts_timeout=facts_timeout)
     if pre.plan is not None:
         report.ifname, report.world_size = pre.plan.ifname, pre.plan.world_size
         report.master_addr, report.master_port = pre.plan.master_addr, pre.plan.master_port

@@ -316,7 +316,7 @@ def _dev_package(g: Dict[str, str]) -> Dict[str, Optional[str]]:
     lib = "cudart" if lib.startswith(("cuda", "vector_", "crt/", "host_", "driver_")) else lib
     lib = "sparsehash" if lib.startswith("google/") else "cublas" if lib == "cublaslt" else lib
     lib = "libaio" if lib in ("aio", "async_io") else lib
-    if lib not in _DEV_PACKAGES and re.fullmatch(r"[a-z][\w+.-]*", lib) and lib != "the library":
+    if lib not in _DEV_PACKAGES and re.fullmatch(r"[a-z][\w+.-]*", lib):
         # any other library a linker names (-lNAME): Debian's and RHEL's names for its package
         name = lib if lib.startswith("lib") else f"lib{lib}"
         return {"lib_name": name, "dev_pkg": f"the development package that has {name}.so, often {name}-dev: "
